@@ -1,0 +1,149 @@
+//! Sessions and the one enforcement path for access.
+//!
+//! A [`Session`] is a user bound to the workspace's current metadata generation. It is the
+//! only way to read or write records: every read (get, query, export, history, lookups
+//! resolved during a save) builds its SQL with [`Session::row_filter`] for rows and checks
+//! [`Session::field_level`] for columns. A row the user cannot read is absent (`not_found`),
+//! a field at level `none` is absent (`schema.unknown_field`) — never "forbidden", so neither
+//! existence leaks.
+//!
+//! Row access: `viewAll` (with the object right) sees and edits every row; otherwise
+//! `public_read` lets everyone read and the owner edit, `public_read_write` lets everyone read
+//! and edit, `private` lets only the owner read and edit, and `inherit` (master-detail) gives
+//! on a detail row the access the user has on its master row.
+
+use crate::catalog::{column, Catalog, ObjectAccess, ObjectMeta, UserAccess};
+use crate::definition::{FieldDef, FieldLevel, Sharing};
+use crate::error::{Code, Error, Result};
+use crate::value::Scalar;
+use crate::workspace::Workspace;
+use std::sync::Arc;
+
+pub struct Session<'w> {
+    pub(crate) ws: &'w Workspace,
+    pub(crate) user: Arc<UserAccess>,
+    pub(crate) catalog: Arc<Catalog>,
+}
+
+/// Whether a row filter is for reading or for editing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowAccess {
+    Read,
+    Write,
+}
+
+impl<'w> Session<'w> {
+    pub(crate) fn new(ws: &'w Workspace, user: Arc<UserAccess>) -> Self {
+        let catalog = ws.catalog().expect("session only made on an initialised workspace").clone();
+        Session { ws, user, catalog }
+    }
+
+    pub fn user(&self) -> &UserAccess {
+        &self.user
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub fn workspace(&self) -> &'w Workspace {
+        self.ws
+    }
+
+    /// The object and the user's rights on it, if the user can read it at all.
+    pub fn readable_object(&self, key: &str) -> Result<(&ObjectMeta, &ObjectAccess)> {
+        let unknown = || Error::new(Code::UnknownObject, format!("no object `{key}`"));
+        let meta = self.catalog.object_meta(key).map_err(|_| unknown())?;
+        match self.user.object(key) {
+            Some(acc) if acc.read => Ok((meta, acc)),
+            _ => Err(unknown()),
+        }
+    }
+
+    pub fn field_level(&self, object: &ObjectMeta, field_index: usize) -> FieldLevel {
+        self.user
+            .object(object.key())
+            .map_or(FieldLevel::None, |a| a.fields[field_index])
+    }
+
+    /// The fields of `object` the user can read, in definition order.
+    pub fn readable_fields(&self, object: &str) -> Result<Vec<&FieldDef>> {
+        let (meta, acc) = self.readable_object(object)?;
+        Ok(meta
+            .fields()
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| acc.fields[*i] >= FieldLevel::Read)
+            .map(|(_, f)| f)
+            .collect())
+    }
+
+    /// A readable field by key; unknown and unreadable are the same error.
+    pub fn readable_field<'a>(&self, object: &'a ObjectMeta, key: &str) -> Result<(usize, &'a FieldDef)> {
+        match object.field_index(key) {
+            Some(i) if self.field_level(object, i) >= FieldLevel::Read => Ok((i, &object.fields()[i])),
+            _ => Err(Error::on_field(
+                Code::UnknownField,
+                key.to_string(),
+                format!("no field `{key}` on {}", object.def.label),
+            )),
+        }
+    }
+
+    /// SQL condition (on table alias `alias`) selecting the rows of `object` this user may
+    /// read or write; `None` when every row qualifies. Parameters are appended to `params`.
+    pub fn row_filter(
+        &self,
+        object: &ObjectMeta,
+        alias: &str,
+        mode: RowAccess,
+        params: &mut Vec<Scalar>,
+    ) -> Option<String> {
+        self.row_filter_depth(object, alias, mode, params, 0)
+    }
+
+    fn row_filter_depth(
+        &self,
+        object: &ObjectMeta,
+        alias: &str,
+        mode: RowAccess,
+        params: &mut Vec<Scalar>,
+        depth: usize,
+    ) -> Option<String> {
+        if self.user.is_system {
+            return None;
+        }
+        let acc = match self.user.object(object.key()) {
+            Some(a) if a.read => a,
+            _ => return Some("0".into()),
+        };
+        if acc.view_all {
+            return None;
+        }
+        match (object.def.sharing, mode) {
+            (Sharing::PublicReadWrite, _) | (Sharing::PublicRead, RowAccess::Read) => None,
+            (Sharing::Private | Sharing::PublicRead, _) => {
+                params.push(Scalar::Text(self.user.key.clone()));
+                Some(format!("{alias}.owner = ?"))
+            }
+            (Sharing::Inherit, _) => {
+                let Some((field_idx, master_key)) = &object.master else {
+                    return Some("0".into());
+                };
+                let Ok(master) = self.catalog.object_meta(master_key) else {
+                    return Some("0".into());
+                };
+                if depth > 8 {
+                    return Some("0".into());
+                }
+                let m = format!("m{depth}");
+                let inner = self.row_filter_depth(master, &m, mode, params, depth + 1)?;
+                let md = column(&object.fields()[*field_idx].key);
+                Some(format!(
+                    "EXISTS (SELECT 1 FROM {} {m} WHERE {m}.id = {alias}.{md} AND {inner})",
+                    master.table
+                ))
+            }
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! `countersign-cli bench`: the kernel against hand-written SQL doing the same work, in the
+//! same run, on the same file.
+//!
+//! Setup (not timed): the demo workspace, plus 10,000 accounts and `rows` invoices inserted
+//! with raw SQL. Then:
+//! - **query**: a filtered, sorted, limited query with a one-hop parent filter, run through
+//!   [`Session::query`](crate::Session::query) (spec compile, access, SQL, JSON rows) and as a
+//!   hand-written prepared statement; the two must return the same ids.
+//! - **save**: single-field updates, each its own transaction, through the save path (access,
+//!   coercion, validation rules, version guard, history) versus raw `UPDATE`, and versus raw
+//!   `UPDATE` plus a raw history `INSERT`.
+
+use crate::clock::timestamp;
+use crate::demo;
+use crate::error::{Error, Result};
+use crate::query::QuerySpec;
+use crate::records::table_of;
+use crate::workspace::{Workspace, WorkspaceOptions};
+use rusqlite::params;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub struct BenchOptions {
+    pub rows: usize,
+    pub updates: usize,
+    pub queries: usize,
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BenchReport {
+    pub invoices: usize,
+    pub accounts: usize,
+    pub query: QueryBench,
+    pub save: SaveBench,
+}
+
+#[derive(Debug, Serialize)]
+pub struct QueryBench {
+    pub spec: Value,
+    pub raw_sql: String,
+    pub kernel_sql: String,
+    pub runs: usize,
+    pub rows_returned: usize,
+    pub kernel_median_ms: f64,
+    pub raw_median_ms: f64,
+    /// kernel / raw (goal ≤ 1.5).
+    pub ratio: f64,
+    pub same_ids: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SaveBench {
+    pub updates: usize,
+    pub kernel_per_sec: f64,
+    pub raw_update_per_sec: f64,
+    pub raw_update_and_history_per_sec: f64,
+    /// kernel / raw UPDATE (goal ≥ 0.25).
+    pub ratio_vs_raw_update: f64,
+    pub ratio_vs_raw_update_and_history: f64,
+}
+
+/// A small deterministic generator (xorshift64*), so every run builds the same data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const ACCOUNTS: usize = 10_000;
+const INDUSTRIES: [&str; 7] = ["software", "manufacturing", "retail", "healthcare", "finance", "education", "logistics"];
+const STATUSES: [&str; 5] = ["draft", "sent", "paid", "overdue", "void"];
+
+/// Run the benchmarks; progress and a summary go to stderr, the figures are returned.
+pub fn run(opts: &BenchOptions) -> Result<BenchReport> {
+    let BenchOptions { rows, updates, queries, dir } = opts;
+    let (rows, updates, queries) = (*rows, *updates, (*queries).max(1));
+    let dir = dir.clone().unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(format!("countersign-bench-{}.countersign", std::process::id()));
+    let _cleanup = Cleanup(path.clone());
+    let mut ws = Workspace::create(&path, WorkspaceOptions::default())?;
+    demo::init_demo(&mut ws)?;
+    let say = |s: String| eprintln!("{s}");
+    say(format!("bench: generating {ACCOUNTS} accounts and {rows} invoices in {}", path.display()));
+    let t = Instant::now();
+    generate(&ws, rows)?;
+    say(format!("bench: generated in {:.1}s", t.elapsed().as_secs_f64()));
+
+    let query = bench_query(&ws, queries)?;
+    say(format!(
+        "query   kernel {:>8.2} ms   raw SQL {:>8.2} ms   ratio {:.2}x (goal <= 1.5x)   same ids: {}",
+        query.kernel_median_ms, query.raw_median_ms, query.ratio, query.same_ids
+    ));
+    let save = bench_save(&ws, rows, updates)?;
+    say(format!(
+        "save    kernel {:>8.0}/s   raw UPDATE {:>8.0}/s   raw UPDATE+history {:>8.0}/s   ratio {:.2} (goal >= 0.25), {:.2} vs raw+history",
+        save.kernel_per_sec,
+        save.raw_update_per_sec,
+        save.raw_update_and_history_per_sec,
+        save.ratio_vs_raw_update,
+        save.ratio_vs_raw_update_and_history
+    ));
+    Ok(BenchReport { invoices: rows, accounts: ACCOUNTS, query, save })
+}
+
+struct Cleanup(PathBuf);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = self.0.as_os_str().to_owned();
+            p.push(suffix);
+            let _ = std::fs::remove_file(PathBuf::from(p));
+        }
+    }
+}
+
+fn generate(ws: &Workspace, rows: usize) -> Result<()> {
+    let conn = ws.raw_connection();
+    let now = timestamp(chrono::Utc::now());
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let tx = crate::store::immediate(conn)?;
+    {
+        let mut acc = tx.prepare(&format!(
+            "INSERT INTO {} (id, owner, version, created_at, updated_at, \"f_name\", \"f_industry\", \"f_type\", \"f_annual_revenue\")
+             VALUES (?1, 'ava', 1, ?2, ?2, ?3, ?4, 'customer', ?5)",
+            table_of("account")
+        ))?;
+        for i in 0..ACCOUNTS {
+            let industry = INDUSTRIES[rng.below(INDUSTRIES.len() as u64) as usize];
+            acc.execute(params![
+                format!("bacc_{i:05}"),
+                now,
+                format!("Bench Account {i}"),
+                industry,
+                (rng.below(50_000_000) * 100) as f64
+            ])?;
+        }
+        let mut inv = tx.prepare(&format!(
+            "INSERT INTO {} (id, owner, version, created_at, updated_at, \"f_number\", \"f_account\", \"f_status\",
+                \"f_issue_date\", \"f_due_date\", \"f_paid_date\", \"f_total\", \"f_currency_code\", \"f_po_number\")
+             VALUES (?1, ?2, 1, ?3, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'USD', ?11)",
+            table_of("invoice")
+        ))?;
+        let owners = ["ava", "ben", "eve"];
+        for i in 0..rows {
+            let status = STATUSES[rng.below(STATUSES.len() as u64) as usize];
+            let day = rng.below(700);
+            let issue = chrono::NaiveDate::from_ymd_opt(2025, 1, 1).expect("date") + chrono::Days::new(day);
+            let due = issue + chrono::Days::new(30);
+            let paid = (status == "paid").then(|| (issue + chrono::Days::new(20)).to_string());
+            inv.execute(params![
+                format!("binv_{i:07}"),
+                owners[i % 3],
+                now,
+                format!("BINV-{i:07}"),
+                format!("bacc_{:05}", rng.below(ACCOUNTS as u64)),
+                status,
+                issue.to_string(),
+                due.to_string(),
+                paid,
+                (rng.below(10_000_000) as f64) / 100.0,
+                format!("PO-{}", rng.below(100_000)),
+            ])?;
+        }
+    }
+    tx.commit()?;
+    conn.execute_batch("ANALYZE")?;
+    Ok(())
+}
+
+fn median(mut v: Vec<Duration>) -> f64 {
+    v.sort();
+    v[v.len() / 2].as_secs_f64() * 1000.0
+}
+
+fn bench_query(ws: &Workspace, runs: usize) -> Result<QueryBench> {
+    let spec_json = json!({
+        "object": "invoice",
+        "fields": ["number", "status", "total", "account.name"],
+        "filters": {"all": [
+            {"field": "status", "op": "eq", "value": "overdue"},
+            {"field": "account.industry", "op": "eq", "value": "software"},
+            {"field": "issue_date", "op": "gte", "value": "2025-06-01"}
+        ]},
+        "sort": [{"field": "total", "direction": "desc"}],
+        "limit": 50
+    });
+    let spec = QuerySpec::from_json(&spec_json)?;
+    let session = ws.session("ben")?;
+    let raw_sql = format!(
+        "SELECT i.id, i.\"f_number\", i.\"f_status\", i.\"f_total\", a.\"f_name\"
+         FROM {} i JOIN {} a ON a.id = i.\"f_account\"
+         WHERE i.\"f_status\" = ?1 AND a.\"f_industry\" = ?2 AND i.\"f_issue_date\" >= ?3
+         ORDER BY i.\"f_total\" DESC, i.id LIMIT 50",
+        table_of("invoice"),
+        table_of("account")
+    );
+    let conn = ws.raw_connection();
+    let raw = || -> Result<Vec<String>> {
+        let mut stmt = conn.prepare_cached(&raw_sql)?;
+        let rows = stmt.query_map(params!["overdue", "software", "2025-06-01"], |r| {
+            let id: String = r.get(0)?;
+            let _number: String = r.get(1)?;
+            let _status: String = r.get(2)?;
+            let _total: f64 = r.get(3)?;
+            let _name: String = r.get(4)?;
+            Ok(id)
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    };
+    // Warm both (page cache, statement cache).
+    let raw_ids = raw()?;
+    let kernel_ids: Vec<String> = session
+        .query(&spec)?
+        .records
+        .iter()
+        .map(|r| r["id"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let (mut k, mut r) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let t = Instant::now();
+        let res = session.query(&spec)?;
+        std::hint::black_box(&res);
+        k.push(t.elapsed());
+        let t = Instant::now();
+        std::hint::black_box(raw()?);
+        r.push(t.elapsed());
+    }
+    let (km, rm) = (median(k), median(r));
+    Ok(QueryBench {
+        spec: spec_json,
+        kernel_sql: session.explain(&spec)?,
+        raw_sql,
+        runs,
+        rows_returned: raw_ids.len(),
+        kernel_median_ms: km,
+        raw_median_ms: rm,
+        ratio: km / rm,
+        same_ids: raw_ids == kernel_ids && !raw_ids.is_empty(),
+    })
+}
+
+fn bench_save(ws: &Workspace, rows: usize, updates: usize) -> Result<SaveBench> {
+    if rows == 0 || updates == 0 {
+        return Err(Error::new(crate::Code::InvalidQuery, "bench needs rows and updates"));
+    }
+    let session = ws.session("cara")?;
+    let conn = ws.raw_connection();
+    let mut rng = Rng(42);
+    let mut pick = move || format!("binv_{:07}", rng.below(rows as u64));
+
+    let t = Instant::now();
+    for i in 0..updates {
+        let mut changes = Map::new();
+        changes.insert("po_number".into(), Value::String(format!("K-{i}")));
+        session.update("invoice", &pick(), changes, None)?;
+    }
+    let kernel = updates as f64 / t.elapsed().as_secs_f64();
+
+    let update_sql = format!(
+        "UPDATE {} SET \"f_po_number\" = ?1, version = version + 1, updated_at = ?2 WHERE id = ?3",
+        table_of("invoice")
+    );
+    let t = Instant::now();
+    for i in 0..updates {
+        let tx = crate::store::immediate(conn)?;
+        tx.prepare_cached(&update_sql)?.execute(params![format!("R-{i}"), timestamp(chrono::Utc::now()), pick()])?;
+        tx.commit()?;
+    }
+    let raw_update = updates as f64 / t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    for i in 0..updates {
+        let tx = crate::store::immediate(conn)?;
+        let id = pick();
+        let at = timestamp(chrono::Utc::now());
+        tx.prepare_cached(&update_sql)?.execute(params![format!("H-{i}"), at, id])?;
+        tx.prepare_cached(
+            "INSERT INTO data_history (object, record_id, op, field, old_value, new_value, actor, proposed_by, correlation_id, at, record_version)
+             VALUES ('invoice', ?1, 'update', 'po_number', NULL, ?2, 'cara', NULL, ?3, ?4, 2)",
+        )?
+        .execute(params![id, format!("\"H-{i}\""), format!("raw-{i}"), at])?;
+        tx.commit()?;
+    }
+    let raw_history = updates as f64 / t.elapsed().as_secs_f64();
+    Ok(SaveBench {
+        updates,
+        kernel_per_sec: kernel,
+        raw_update_per_sec: raw_update,
+        raw_update_and_history_per_sec: raw_history,
+        ratio_vs_raw_update: kernel / raw_update,
+        ratio_vs_raw_update_and_history: kernel / raw_history,
+    })
+}

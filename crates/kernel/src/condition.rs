@@ -1,0 +1,397 @@
+//! The condition tree shared by validation rules (`assert`) and query specs (`filters`):
+//! `{"all": […]}`, `{"any": […]}`, `{"not": …}`, `{"field", "op", "value" | "otherField"}`.
+//!
+//! A tree is compiled against an object (fields resolved, operands coerced to the field's
+//! type) into a [`Predicate`], which can be evaluated in memory (validation rules, on the
+//! record about to be saved) or rendered as SQL (queries). Both use the same two-valued logic,
+//! so a filter selects exactly the records for which the same tree holds in memory:
+//! a comparison with a blank side is false (`eq`, `lt`, …, `in`, `contains`), `ne` is
+//! `not eq`, `is_blank`/`is_set` test for blank. `contains` is case-insensitive for ASCII.
+
+use crate::definition::{FieldDef, FieldType};
+use crate::error::{Code, Error, Result};
+use crate::value::{coerce, Scalar};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::cmp::Ordering;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Condition {
+    All(AllOf),
+    Any(AnyOf),
+    Not(NotOf),
+    Compare(Comparison),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AllOf {
+    pub all: Vec<Condition>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AnyOf {
+    pub any: Vec<Condition>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NotOf {
+    pub not: Box<Condition>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Comparison {
+    pub field: String,
+    pub op: Op,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_field: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Lte,
+    Gt,
+    Gte,
+    In,
+    Contains,
+    IsSet,
+    IsBlank,
+}
+
+impl Op {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Eq => "eq",
+            Op::Ne => "ne",
+            Op::Lt => "lt",
+            Op::Lte => "lte",
+            Op::Gt => "gt",
+            Op::Gte => "gte",
+            Op::In => "in",
+            Op::Contains => "contains",
+            Op::IsSet => "is_set",
+            Op::IsBlank => "is_blank",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Textual,
+    Numeric,
+    Date,
+    Datetime,
+    Boolean,
+}
+
+fn family(t: FieldType) -> Family {
+    match t {
+        FieldType::Number | FieldType::Currency => Family::Numeric,
+        FieldType::Date => Family::Date,
+        FieldType::Datetime => Family::Datetime,
+        FieldType::Boolean => Family::Boolean,
+        _ => Family::Textual,
+    }
+}
+
+/// Whether `op` applies to a field of type `t`.
+pub fn check_op(t: FieldType, op: Op) -> Result<()> {
+    use FieldType as T;
+    let ok = match op {
+        Op::Eq | Op::Ne | Op::IsSet | Op::IsBlank => true,
+        Op::In => t != T::Boolean,
+        Op::Lt | Op::Lte | Op::Gt | Op::Gte => !matches!(t, T::Boolean | T::Picklist | T::Lookup),
+        Op::Contains => t.is_textual(),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::new(
+            Code::InvalidQuery,
+            format!("the operator `{}` does not apply to a {} field", op.as_str(), type_name(t)),
+        ))
+    }
+}
+
+/// Whether two fields can be compared with `otherField`.
+pub fn check_comparable(a: FieldType, b: FieldType) -> Result<()> {
+    if family(a) == family(b) {
+        Ok(())
+    } else {
+        Err(Error::new(
+            Code::InvalidQuery,
+            format!("a {} field cannot be compared with a {} field", type_name(a), type_name(b)),
+        ))
+    }
+}
+
+pub fn type_name(t: FieldType) -> &'static str {
+    match t {
+        FieldType::Text => "text",
+        FieldType::LongText => "long text",
+        FieldType::Number => "number",
+        FieldType::Currency => "currency",
+        FieldType::Date => "date",
+        FieldType::Datetime => "date/time",
+        FieldType::Boolean => "boolean",
+        FieldType::Picklist => "picklist",
+        FieldType::Lookup => "lookup",
+        FieldType::Email => "e-mail",
+        FieldType::Phone => "phone",
+        FieldType::Url => "URL",
+    }
+}
+
+/// A field as a condition sees it: its SQL expression, its slot in an in-memory record, and
+/// its definition.
+#[derive(Debug, Clone)]
+pub struct Operand {
+    pub expr: String,
+    pub slot: usize,
+    pub def: FieldDef,
+}
+
+#[derive(Debug, Clone)]
+pub enum Rhs {
+    None,
+    Value(Scalar),
+    Values(Vec<Scalar>),
+    Field(Operand),
+}
+
+#[derive(Debug, Clone)]
+pub enum Predicate {
+    All(Vec<Predicate>),
+    Any(Vec<Predicate>),
+    Not(Box<Predicate>),
+    Cmp { lhs: Operand, op: Op, rhs: Rhs },
+}
+
+/// Coerce a comparison operand: the field's type, but without the precision, scale and
+/// length limits of a stored value (`amount > 1000.5` is a fine filter on a whole-number field).
+fn coerce_operand(def: &FieldDef, v: &Value) -> Result<Scalar> {
+    let mut relaxed = def.clone();
+    relaxed.precision = relaxed.precision.map(|_| 36);
+    relaxed.scale = relaxed.scale.map(|_| 18);
+    relaxed.max_length = Some(1_000_000);
+    match coerce(&relaxed, v) {
+        Ok(Scalar::Null) => Err(Error::on_field(
+            Code::InvalidQuery,
+            def.key.clone(),
+            "a comparison needs a value; use is_blank / is_set to test for blank",
+        )),
+        Ok(s) => Ok(s),
+        Err(m) => Err(Error::on_field(Code::InvalidQuery, def.key.clone(), m)),
+    }
+}
+
+impl Condition {
+    /// Compile against an object. `resolve` maps a field path to its operand, or fails with a
+    /// typed error (unknown or unreadable fields are the same error: absent).
+    pub fn compile(&self, resolve: &mut dyn FnMut(&str) -> Result<Operand>) -> Result<Predicate> {
+        Ok(match self {
+            Condition::All(a) => Predicate::All(
+                a.all.iter().map(|c| c.compile(resolve)).collect::<Result<_>>()?,
+            ),
+            Condition::Any(a) => Predicate::Any(
+                a.any.iter().map(|c| c.compile(resolve)).collect::<Result<_>>()?,
+            ),
+            Condition::Not(n) => Predicate::Not(Box::new(n.not.compile(resolve)?)),
+            Condition::Compare(c) => {
+                let lhs = resolve(&c.field)?;
+                let t = lhs.def.field_type;
+                check_op(t, c.op).map_err(|e| e.with_field(c.field.clone()))?;
+                let rhs = match (c.op, &c.value, &c.other_field) {
+                    (Op::IsSet | Op::IsBlank, None, None) => Rhs::None,
+                    (Op::IsSet | Op::IsBlank, _, _) => {
+                        return Err(Error::on_field(
+                            Code::InvalidQuery,
+                            c.field.clone(),
+                            format!("`{}` takes no value", c.op.as_str()),
+                        ))
+                    }
+                    (_, Some(_), Some(_)) => {
+                        return Err(Error::on_field(
+                            Code::InvalidQuery,
+                            c.field.clone(),
+                            "give either `value` or `otherField`, not both",
+                        ))
+                    }
+                    (Op::In, Some(Value::Array(items)), None) if !items.is_empty() => Rhs::Values(
+                        items
+                            .iter()
+                            .map(|v| coerce_operand(&lhs.def, v).map_err(|e| e.with_field(c.field.clone())))
+                            .collect::<Result<_>>()?,
+                    ),
+                    (Op::In, _, _) => {
+                        return Err(Error::on_field(
+                            Code::InvalidQuery,
+                            c.field.clone(),
+                            "`in` needs a non-empty list `value`",
+                        ))
+                    }
+                    (_, Some(Value::Array(_)), None) => {
+                        return Err(Error::on_field(
+                            Code::InvalidQuery,
+                            c.field.clone(),
+                            format!("`{}` takes one value, not a list", c.op.as_str()),
+                        ))
+                    }
+                    (_, Some(v), None) => {
+                        Rhs::Value(coerce_operand(&lhs.def, v).map_err(|e| e.with_field(c.field.clone()))?)
+                    }
+                    (_, None, Some(other)) => {
+                        let o = resolve(other)?;
+                        check_comparable(t, o.def.field_type).map_err(|e| e.with_field(c.field.clone()))?;
+                        Rhs::Field(o)
+                    }
+                    (_, None, None) => {
+                        return Err(Error::on_field(
+                            Code::InvalidQuery,
+                            c.field.clone(),
+                            format!("`{}` needs a `value` or an `otherField`", c.op.as_str()),
+                        ))
+                    }
+                };
+                Predicate::Cmp { lhs, op: c.op, rhs }
+            }
+        })
+    }
+}
+
+fn equal(a: &Scalar, b: &Scalar) -> bool {
+    !a.is_null() && !b.is_null() && a == b
+}
+
+fn order(a: &Scalar, b: &Scalar) -> Option<Ordering> {
+    match (a, b) {
+        (Scalar::Num(x), Scalar::Num(y)) => x.partial_cmp(y),
+        (Scalar::Text(x), Scalar::Text(y)) => Some(x.as_bytes().cmp(y.as_bytes())),
+        (Scalar::Bool(x), Scalar::Bool(y)) => Some(x.cmp(y)),
+        _ => None,
+    }
+}
+
+impl Predicate {
+    /// Evaluate on an in-memory record whose values are indexed by operand slot.
+    pub fn eval(&self, record: &[Scalar]) -> bool {
+        match self {
+            Predicate::All(ps) => ps.iter().all(|p| p.eval(record)),
+            Predicate::Any(ps) => ps.iter().any(|p| p.eval(record)),
+            Predicate::Not(p) => !p.eval(record),
+            Predicate::Cmp { lhs, op, rhs } => {
+                let l = &record[lhs.slot];
+                let r = match rhs {
+                    Rhs::None | Rhs::Values(_) => &Scalar::Null,
+                    Rhs::Value(v) => v,
+                    Rhs::Field(o) => &record[o.slot],
+                };
+                match op {
+                    Op::IsSet => !l.is_null(),
+                    Op::IsBlank => l.is_null(),
+                    Op::Eq => equal(l, r),
+                    Op::Ne => !equal(l, r),
+                    Op::In => match rhs {
+                        Rhs::Values(vs) => vs.iter().any(|v| equal(l, v)),
+                        _ => false,
+                    },
+                    Op::Contains => match (l, r) {
+                        (Scalar::Text(h), Scalar::Text(n)) => {
+                            h.to_ascii_lowercase().contains(&n.to_ascii_lowercase())
+                        }
+                        _ => false,
+                    },
+                    Op::Lt | Op::Lte | Op::Gt | Op::Gte => {
+                        if l.is_null() || r.is_null() {
+                            return false;
+                        }
+                        match order(l, r) {
+                            Some(o) => match op {
+                                Op::Lt => o == Ordering::Less,
+                                Op::Lte => o != Ordering::Greater,
+                                Op::Gt => o == Ordering::Greater,
+                                _ => o != Ordering::Less,
+                            },
+                            None => false,
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Render as a SQL boolean expression that is never NULL, pushing parameters in order.
+    pub fn to_sql(&self, sql: &mut String, params: &mut Vec<Scalar>) {
+        match self {
+            Predicate::All(ps) | Predicate::Any(ps) => {
+                let joiner = if matches!(self, Predicate::All(_)) { " AND " } else { " OR " };
+                sql.push('(');
+                for (i, p) in ps.iter().enumerate() {
+                    if i > 0 {
+                        sql.push_str(joiner);
+                    }
+                    p.to_sql(sql, params);
+                }
+                sql.push(')');
+            }
+            Predicate::Not(p) => {
+                sql.push_str("(NOT ");
+                p.to_sql(sql, params);
+                sql.push(')');
+            }
+            Predicate::Cmp { lhs, op, rhs } => {
+                let l = &lhs.expr;
+                if *op == Op::Ne {
+                    sql.push_str("(NOT ");
+                    Predicate::Cmp { lhs: lhs.clone(), op: Op::Eq, rhs: rhs.clone() }.to_sql(sql, params);
+                    sql.push(')');
+                    return;
+                }
+                match op {
+                    Op::IsSet => return sql.push_str(&format!("({l} IS NOT NULL)")),
+                    Op::IsBlank => return sql.push_str(&format!("({l} IS NULL)")),
+                    _ => {}
+                }
+                let r = match rhs {
+                    Rhs::Field(o) => {
+                        sql.push_str(&format!("({l} IS NOT NULL AND {} IS NOT NULL AND ", o.expr));
+                        o.expr.clone()
+                    }
+                    Rhs::Value(v) => {
+                        sql.push_str(&format!("({l} IS NOT NULL AND "));
+                        params.push(v.clone());
+                        "?".to_string()
+                    }
+                    Rhs::Values(vs) => {
+                        sql.push_str(&format!("({l} IS NOT NULL AND "));
+                        params.extend(vs.iter().cloned());
+                        format!("({})", vec!["?"; vs.len()].join(", "))
+                    }
+                    Rhs::None => "NULL".to_string(),
+                };
+                let cmp = match op {
+                    Op::Eq => format!("{l} = {r}"),
+                    Op::Lt => format!("{l} < {r}"),
+                    Op::Lte => format!("{l} <= {r}"),
+                    Op::Gt => format!("{l} > {r}"),
+                    Op::Gte => format!("{l} >= {r}"),
+                    Op::In => format!("{l} IN {r}"),
+                    Op::Contains => format!("instr(lower({l}), lower({r})) > 0"),
+                    Op::Ne | Op::IsSet | Op::IsBlank => unreachable!("handled above"),
+                };
+                sql.push_str(&cmp);
+                sql.push(')');
+            }
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! CSV import (through the save path, row by row, with per-row errors) and export of a query.
+//!
+//! An import is one transaction; each row is saved inside a savepoint, so a failing row leaves
+//! nothing behind. `AllOrNothing` (the default) commits only if every row passed;
+//! `SkipInvalid` commits the rows that passed. `dry_run` always rolls back: it is the mapping
+//! preview. Lookup cells may hold a record id or the exact name of a record the user can read;
+//! a name that matches several records is an error on that row, never a guess.
+
+use crate::access::{RowAccess, Session};
+use crate::catalog::column;
+use crate::definition::{FieldLevel, FieldType};
+use crate::error::{Code, Error, Result};
+use crate::query::QuerySpec;
+use crate::records::{SaveContext, SaveRequest};
+use crate::store;
+use crate::value::Scalar;
+use rusqlite::params_from_iter;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImportMode {
+    #[default]
+    AllOrNothing,
+    SkipInvalid,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    pub mode: ImportMode,
+    pub dry_run: bool,
+    /// Column header → field key (`id`, `owner` allowed; empty string ignores the column).
+    /// Without it, columns map to fields by key or, case-insensitively, by label.
+    pub mapping: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ColumnMapping {
+    pub column: String,
+    /// `None`: the column is ignored.
+    pub field: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RowError {
+    /// 1-based line of the row in the file (the header is line 1).
+    pub line: u64,
+    pub code: Code,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ImportReport {
+    pub object: String,
+    pub mode: ImportMode,
+    pub dry_run: bool,
+    pub mapping: Vec<ColumnMapping>,
+    pub rows: u64,
+    /// Rows written (or, in a dry run or a refused all-or-nothing import, that would be).
+    pub imported: u64,
+    pub failed: u64,
+    /// Whether anything was written.
+    pub committed: bool,
+    pub errors: Vec<RowError>,
+    pub correlation_id: String,
+}
+
+/// Read a CSV into `object` as this session's user.
+pub fn import_csv(session: &Session<'_>, object: &str, input: impl Read, opts: &ImportOptions) -> Result<ImportReport> {
+    let (meta, _) = session.readable_object(object)?;
+    let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(input);
+    let headers = reader
+        .headers()
+        .map_err(|e| Error::new(Code::InvalidCsv, format!("cannot read the header row: {e}")))?
+        .clone();
+    if headers.is_empty() {
+        return Err(Error::new(Code::InvalidCsv, "the file has no header row"));
+    }
+    let mut mapping = Vec::new();
+    let mut unmapped = Vec::new();
+    for h in headers.iter() {
+        let field = match &opts.mapping {
+            Some(m) => match m.get(h) {
+                Some(f) if f.is_empty() => None,
+                Some(f) => Some(f.clone()),
+                None => {
+                    unmapped.push(h.to_string());
+                    None
+                }
+            },
+            None => {
+                let h = h.trim();
+                if h == "id" || h == "owner" {
+                    Some(h.to_string())
+                } else {
+                    let found = meta
+                        .fields()
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| session.field_level(meta, *i) >= FieldLevel::Read)
+                        .find(|(_, f)| f.key == h || f.label.eq_ignore_ascii_case(h))
+                        .map(|(_, f)| f.key.clone());
+                    if found.is_none() {
+                        unmapped.push(h.to_string());
+                    }
+                    found
+                }
+            }
+        };
+        mapping.push(ColumnMapping { column: h.to_string(), field });
+    }
+    if !unmapped.is_empty() {
+        return Err(Error::new(
+            Code::InvalidCsv,
+            format!(
+                "column(s) {} match no field of {} you can see; map or remove them",
+                unmapped.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "),
+                meta.def.label
+            ),
+        ));
+    }
+    for m in &mapping {
+        if let Some(f) = &m.field {
+            if f != "id" && f != "owner" {
+                session.readable_field(meta, f)?;
+            }
+        }
+    }
+
+    let conn = session.workspace().conn();
+    let tx = store::immediate(conn)?;
+    let correlation_id = session.workspace().ids.correlation_id();
+    let ctx = SaveContext { proposed_by: None, correlation_id: Some(correlation_id.clone()) };
+    let mut report = ImportReport {
+        object: object.to_string(),
+        mode: opts.mode,
+        dry_run: opts.dry_run,
+        mapping: mapping.clone(),
+        rows: 0,
+        imported: 0,
+        failed: 0,
+        committed: false,
+        errors: Vec::new(),
+        correlation_id,
+    };
+    for rec in reader.records() {
+        report.rows += 1;
+        let result = rec
+            .map_err(|e| Error::new(Code::InvalidCsv, format!("unreadable row: {e}")))
+            .and_then(|rec| {
+                let line = rec.position().map_or(0, |p| p.line());
+                let mut values = Map::new();
+                let (mut id, mut owner) = (None, None);
+                for (m, cell) in mapping.iter().zip(rec.iter()) {
+                    match m.field.as_deref() {
+                        None => {}
+                        Some("id") => id = Some(cell.trim().to_string()).filter(|s| !s.is_empty()),
+                        Some("owner") => owner = Some(cell.trim().to_string()).filter(|s| !s.is_empty()),
+                        Some(f) => {
+                            let v = resolve_lookup_name(session, object, f, cell)?;
+                            values.insert(f.to_string(), v);
+                        }
+                    }
+                }
+                let req = SaveRequest::Create { object: object.to_string(), values, id, owner };
+                store::savepoint(&tx, || session.save_within(&tx, req, &ctx)).map(|_| line)
+            });
+        match result {
+            Ok(_) => report.imported += 1,
+            Err(e) => {
+                report.failed += 1;
+                report.errors.push(RowError {
+                    line: report.rows + 1,
+                    code: e.code,
+                    field: e.field,
+                    message: e.message,
+                });
+            }
+        }
+    }
+    let commit = !opts.dry_run && (report.failed == 0 || opts.mode == ImportMode::SkipInvalid) && report.imported > 0;
+    if commit {
+        tx.commit()?;
+        report.committed = true;
+    }
+    Ok(report)
+}
+
+/// A lookup cell may name its record instead of giving its id.
+fn resolve_lookup_name(session: &Session<'_>, object: &str, field: &str, cell: &str) -> Result<Value> {
+    let v = Value::String(cell.to_string());
+    let (meta, _) = session.readable_object(object)?;
+    let Some(f) = meta.field(field) else { return Ok(v) };
+    if f.field_type != FieldType::Lookup || cell.trim().is_empty() {
+        return Ok(v);
+    }
+    let Ok((target, _)) = session.readable_object(f.target.as_deref().unwrap_or_default()) else {
+        return Ok(v);
+    };
+    let conn = session.workspace().conn();
+    if session.load_row(conn, target, cell.trim(), RowAccess::Read)?.is_some() {
+        return Ok(v);
+    }
+    let mut params = vec![Scalar::Text(cell.trim().to_string())];
+    let mut sql = format!(
+        "SELECT t.id FROM {} t WHERE lower(t.{}) = lower(?)",
+        target.table,
+        column(&target.def.name_field)
+    );
+    if let Some(filter) = session.row_filter(target, "t", RowAccess::Read, &mut params) {
+        sql.push_str(" AND ");
+        sql.push_str(&filter);
+    }
+    sql.push_str(" LIMIT 2");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let ids: Vec<String> = stmt
+        .query_map(params_from_iter(params.iter()), |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    match ids.as_slice() {
+        [one] => Ok(Value::String(one.clone())),
+        [] => Ok(v),
+        _ => Err(Error::on_field(
+            Code::InvalidValue,
+            field,
+            format!("`{}` matches several {}; give the record id", cell.trim(), target.def.plural_label),
+        )),
+    }
+}
+
+/// Write the result of a query spec as CSV (header: `id` and the selected paths). Without a
+/// `limit` in the spec every matching record is written. Returns the number of records.
+pub fn export_csv(session: &Session<'_>, spec: &QuerySpec, out: impl Write) -> Result<u64> {
+    let q = session.compile_query(spec, true)?;
+    let mut w = csv::Writer::from_writer(out);
+    let mut header = vec!["id".to_string()];
+    header.extend(q.columns.iter().map(|c| c.path.clone()));
+    let csv_err = |e: csv::Error| Error::new(Code::Storage, format!("cannot write the CSV: {e}"));
+    w.write_record(&header).map_err(csv_err)?;
+    let mut n = 0u64;
+    session.for_each_row(&q, |id, values| {
+        let mut rec = vec![id];
+        rec.extend(q.columns.iter().zip(&values).map(|(c, v)| v.to_text(Some(&c.def))));
+        w.write_record(&rec).map_err(csv_err)?;
+        n += 1;
+        Ok(true)
+    })?;
+    w.flush()?;
+    Ok(n)
+}

@@ -1,0 +1,519 @@
+//! The workspace definition file (`countersign.workspace/v1`): its serde types and its
+//! validation. A definition is checked in two passes, both of which report every problem with
+//! the JSON pointer it belongs to: first against `schemas/workspace.schema.json` (shape), then
+//! against the semantic rules no JSON Schema can say (references between objects, fields,
+//! permission sets and users; values that fit their field's type).
+
+use crate::condition::{Comparison, Condition};
+use crate::error::{Code, Detail, Error, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::OnceLock;
+
+pub const FORMAT: &str = "countersign.workspace/v1";
+pub const SCHEMA_TEXT: &str = include_str!("../../../schemas/workspace.schema.json");
+
+/// Keys the kernel keeps for itself.
+pub const SYSTEM_FIELDS: [&str; 5] = ["id", "owner", "version", "created_at", "updated_at"];
+pub const SYSTEM_USER: &str = "system";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceDefinition {
+    pub format: String,
+    pub name: String,
+    #[serde(default = "default_currency")]
+    pub currency: String,
+    pub objects: Vec<ObjectDef>,
+    pub permission_sets: Vec<PermissionSetDef>,
+    pub users: Vec<UserDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<BTreeMap<String, String>>,
+}
+
+fn default_currency() -> String {
+    "USD".into()
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Sharing {
+    Private,
+    PublicRead,
+    PublicReadWrite,
+    Inherit,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectDef {
+    pub key: String,
+    pub label: String,
+    pub plural_label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub sharing: Sharing,
+    pub name_field: String,
+    pub fields: Vec<FieldDef>,
+    #[serde(default)]
+    pub validation_rules: Vec<ValidationRuleDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<LayoutDef>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldType {
+    Text,
+    LongText,
+    Number,
+    Currency,
+    Date,
+    Datetime,
+    Boolean,
+    Picklist,
+    Lookup,
+    Email,
+    Phone,
+    Url,
+}
+
+impl FieldType {
+    pub fn is_textual(self) -> bool {
+        matches!(
+            self,
+            FieldType::Text | FieldType::LongText | FieldType::Email | FieldType::Phone | FieldType::Url
+        )
+    }
+    pub fn is_numeric(self) -> bool {
+        matches!(self, FieldType::Number | FieldType::Currency)
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum AiVisibility {
+    #[default]
+    Allowed,
+    Never,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PicklistValue {
+    pub value: String,
+    pub label: String,
+    #[serde(default = "yes")]
+    pub active: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldDef {
+    pub key: String,
+    pub label: String,
+    #[serde(rename = "type")]
+    pub field_type: FieldType,
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default)]
+    pub unique: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<PicklistValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    #[serde(default)]
+    pub master_detail: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub help_text: Option<String>,
+    #[serde(default)]
+    pub ai_visibility: AiVisibility,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ValidationRuleDef {
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default = "yes")]
+    pub active: bool,
+    pub assert: Condition,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_field: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LayoutDef {
+    pub sections: Vec<LayoutSection>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LayoutSection {
+    pub label: String,
+    pub fields: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum ObjectRight {
+    Read,
+    Create,
+    Edit,
+    Delete,
+}
+
+/// A field's access level. Ordered: `None < Read < Edit`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldLevel {
+    None,
+    Read,
+    Edit,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionSetDef {
+    pub key: String,
+    pub label: String,
+    #[serde(default)]
+    pub system: Vec<String>,
+    #[serde(default)]
+    pub objects: BTreeMap<String, Vec<ObjectRight>>,
+    #[serde(default)]
+    pub fields: BTreeMap<String, FieldLevel>,
+    #[serde(default)]
+    pub view_all: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct UserDef {
+    pub key: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    #[serde(default = "yes")]
+    pub active: bool,
+    pub permission_sets: Vec<String>,
+}
+
+fn schema_validator() -> &'static jsonschema::Validator {
+    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let schema: Value = serde_json::from_str(SCHEMA_TEXT).expect("workspace schema is JSON");
+        jsonschema::validator_for(&schema).expect("workspace schema compiles")
+    })
+}
+
+impl WorkspaceDefinition {
+    /// Parse and fully validate a definition. Errors list every problem with its JSON path.
+    pub fn from_json(doc: &Value) -> Result<Self> {
+        let details: Vec<Detail> = schema_validator()
+            .iter_errors(doc)
+            .map(|e| Detail {
+                path: pointer_or_root(e.instance_path().as_str()),
+                message: e.to_string(),
+            })
+            .collect();
+        if !details.is_empty() {
+            return Err(invalid(details));
+        }
+        let def: WorkspaceDefinition = serde_json::from_value(doc.clone()).map_err(|e| {
+            invalid(vec![Detail {
+                path: "/".into(),
+                message: e.to_string(),
+            }])
+        })?;
+        let details = def.semantic_problems();
+        if !details.is_empty() {
+            return Err(invalid(details));
+        }
+        Ok(def)
+    }
+
+    pub fn from_str(text: &str) -> Result<Self> {
+        let doc: Value = serde_json::from_str(text).map_err(|e| {
+            invalid(vec![Detail {
+                path: format!("line {} column {}", e.line(), e.column()),
+                message: format!("not JSON: {e}"),
+            }])
+        })?;
+        Self::from_json(&doc)
+    }
+
+    pub fn object(&self, key: &str) -> Option<&ObjectDef> {
+        self.objects.iter().find(|o| o.key == key)
+    }
+
+    fn semantic_problems(&self) -> Vec<Detail> {
+        let mut p = Problems::default();
+        let objects: HashMap<&str, &ObjectDef> =
+            self.objects.iter().map(|o| (o.key.as_str(), o)).collect();
+        let mut seen = HashSet::new();
+        for (oi, obj) in self.objects.iter().enumerate() {
+            let at = format!("/objects/{oi}");
+            if !seen.insert(obj.key.as_str()) {
+                p.add(format!("{at}/key"), format!("object key `{}` is used twice", obj.key));
+            }
+            check_object(obj, &at, &objects, &mut p);
+        }
+        // Master-detail chains must end (no cycles).
+        for (oi, obj) in self.objects.iter().enumerate() {
+            let mut cur = obj;
+            for _ in 0..=self.objects.len() {
+                match master_of(cur).and_then(|t| objects.get(t)) {
+                    Some(next) => cur = next,
+                    None => break,
+                }
+                if cur.key == obj.key {
+                    p.add(
+                        format!("/objects/{oi}"),
+                        format!("master-detail relationships of `{}` form a cycle", obj.key),
+                    );
+                    break;
+                }
+            }
+        }
+        let mut set_keys = HashSet::new();
+        for (si, set) in self.permission_sets.iter().enumerate() {
+            let at = format!("/permissionSets/{si}");
+            if !set_keys.insert(set.key.as_str()) {
+                p.add(format!("{at}/key"), format!("permission set `{}` is defined twice", set.key));
+            }
+            for okey in set.objects.keys() {
+                if !objects.contains_key(okey.as_str()) {
+                    p.add(format!("{at}/objects/{okey}"), format!("no object `{okey}`"));
+                }
+            }
+            for path in set.fields.keys() {
+                let (o, f) = path.split_once('.').unwrap_or((path, ""));
+                let known = objects
+                    .get(o)
+                    .is_some_and(|obj| obj.fields.iter().any(|fd| fd.key == f));
+                if !known {
+                    p.add(format!("{at}/fields/{path}"), format!("no field `{path}`"));
+                }
+            }
+        }
+        let mut user_keys = HashSet::new();
+        for (ui, user) in self.users.iter().enumerate() {
+            let at = format!("/users/{ui}");
+            if user.key == SYSTEM_USER {
+                p.add(format!("{at}/key"), "the user key `system` is reserved".to_string());
+            }
+            if !user_keys.insert(user.key.as_str()) {
+                p.add(format!("{at}/key"), format!("user `{}` is defined twice", user.key));
+            }
+            for (pi, ps) in user.permission_sets.iter().enumerate() {
+                if !set_keys.contains(ps.as_str()) {
+                    p.add(format!("{at}/permissionSets/{pi}"), format!("no permission set `{ps}`"));
+                }
+            }
+        }
+        if let Some(data) = &self.data {
+            for okey in data.keys() {
+                if !objects.contains_key(okey.as_str()) {
+                    p.add(format!("/data/{okey}"), format!("no object `{okey}`"));
+                }
+            }
+        }
+        p.0
+    }
+}
+
+/// The object's master (the target of its master-detail field), if any.
+pub fn master_of(obj: &ObjectDef) -> Option<&str> {
+    obj.fields
+        .iter()
+        .find(|f| f.master_detail)
+        .and_then(|f| f.target.as_deref())
+}
+
+fn check_object(obj: &ObjectDef, at: &str, objects: &HashMap<&str, &ObjectDef>, p: &mut Problems) {
+    let mut keys = HashSet::new();
+    for (fi, f) in obj.fields.iter().enumerate() {
+        let fat = format!("{at}/fields/{fi}");
+        if !keys.insert(f.key.as_str()) {
+            p.add(format!("{fat}/key"), format!("field key `{}` is used twice", f.key));
+        }
+        if let (Some(prec), Some(scale)) = (f.precision, f.scale) {
+            if scale > prec {
+                p.add(format!("{fat}/scale"), format!("scale {scale} exceeds precision {prec}"));
+            }
+        }
+        if let Some(values) = &f.values {
+            let mut vs = HashSet::new();
+            for (vi, v) in values.iter().enumerate() {
+                if !vs.insert(v.value.as_str()) {
+                    p.add(format!("{fat}/values/{vi}"), format!("picklist value `{}` is listed twice", v.value));
+                }
+            }
+            if !values.iter().any(|v| v.active) {
+                p.add(format!("{fat}/values"), "a picklist needs at least one active value".to_string());
+            }
+        }
+        if let Some(target) = &f.target {
+            if !objects.contains_key(target.as_str()) {
+                p.add(format!("{fat}/target"), format!("no object `{target}`"));
+            }
+        }
+        if f.master_detail && !f.required {
+            p.add(format!("{fat}/required"), "a master-detail field must be required".to_string());
+        }
+        if f.unique && !matches!(f.field_type, FieldType::Text | FieldType::Email | FieldType::Phone | FieldType::Url | FieldType::Number) {
+            p.add(format!("{fat}/unique"), format!("a {:?} field cannot be unique", f.field_type).to_lowercase());
+        }
+        if let Some(default) = &f.default {
+            match f.field_type {
+                FieldType::Lookup => p.add(format!("{fat}/default"), "a lookup cannot have a default".to_string()),
+                _ => {
+                    if let Err(e) = crate::value::coerce_definition_value(f, default) {
+                        p.add(format!("{fat}/default"), e);
+                    } else if f.field_type == FieldType::Picklist {
+                        let active = f.values.iter().flatten().any(|v| v.active && Some(v.value.as_str()) == default.as_str());
+                        if !active {
+                            p.add(format!("{fat}/default"), "a picklist default must be an active value".to_string());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    match obj.fields.iter().find(|f| f.key == obj.name_field) {
+        None => p.add(format!("{at}/nameField"), format!("no field `{}` on `{}`", obj.name_field, obj.key)),
+        Some(f) if !f.field_type.is_textual() => p.add(
+            format!("{at}/nameField"),
+            "the name field must be a text, e-mail, phone or URL field".to_string(),
+        ),
+        Some(_) => {}
+    }
+    let md: Vec<&FieldDef> = obj.fields.iter().filter(|f| f.master_detail).collect();
+    match (obj.sharing, md.len()) {
+        (Sharing::Inherit, 1) | (Sharing::Private | Sharing::PublicRead | Sharing::PublicReadWrite, 0) => {}
+        (Sharing::Inherit, _) => p.add(
+            format!("{at}/sharing"),
+            "`inherit` sharing needs exactly one master-detail field".to_string(),
+        ),
+        (_, _) => p.add(
+            format!("{at}/sharing"),
+            "an object with a master-detail field must use `inherit` sharing".to_string(),
+        ),
+    }
+    let mut rule_keys = HashSet::new();
+    for (ri, rule) in obj.validation_rules.iter().enumerate() {
+        let rat = format!("{at}/validationRules/{ri}");
+        if !rule_keys.insert(rule.key.as_str()) {
+            p.add(format!("{rat}/key"), format!("rule key `{}` is used twice", rule.key));
+        }
+        if let Some(ef) = &rule.error_field {
+            if !keys.contains(ef.as_str()) {
+                p.add(format!("{rat}/errorField"), format!("no field `{ef}` on `{}`", obj.key));
+            }
+        }
+        check_condition(obj, &rule.assert, &format!("{rat}/assert"), p);
+    }
+    if let Some(layout) = &obj.layout {
+        let mut placed = HashSet::new();
+        for (si, s) in layout.sections.iter().enumerate() {
+            for (fi, f) in s.fields.iter().enumerate() {
+                let lat = format!("{at}/layout/sections/{si}/fields/{fi}");
+                if !keys.contains(f.as_str()) {
+                    p.add(lat, format!("no field `{f}` on `{}`", obj.key));
+                } else if !placed.insert(f.as_str()) {
+                    p.add(lat, format!("field `{f}` is placed twice"));
+                }
+            }
+        }
+    }
+}
+
+fn check_condition(obj: &ObjectDef, c: &Condition, at: &str, p: &mut Problems) {
+    match c {
+        Condition::All(all) => {
+            for (i, c) in all.all.iter().enumerate() {
+                check_condition(obj, c, &format!("{at}/all/{i}"), p);
+            }
+        }
+        Condition::Any(any) => {
+            for (i, c) in any.any.iter().enumerate() {
+                check_condition(obj, c, &format!("{at}/any/{i}"), p);
+            }
+        }
+        Condition::Not(not) => check_condition(obj, &not.not, &format!("{at}/not"), p),
+        Condition::Compare(cmp) => {
+            if let Err(e) = check_rule_comparison(obj, cmp) {
+                p.add(at.to_string(), e);
+            }
+        }
+    }
+}
+
+fn check_rule_comparison(obj: &ObjectDef, cmp: &Comparison) -> std::result::Result<(), String> {
+    let find = |k: &str| {
+        obj.fields
+            .iter()
+            .find(|f| f.key == k)
+            .ok_or_else(|| format!("a validation rule can only use the fields of `{}`; no field `{k}`", obj.key))
+    };
+    let field = find(&cmp.field)?;
+    crate::condition::check_op(field.field_type, cmp.op).map_err(|e| e.message)?;
+    if let Some(other) = &cmp.other_field {
+        let o = find(other)?;
+        crate::condition::check_comparable(field.field_type, o.field_type).map_err(|e| e.message)?;
+    }
+    if let Some(v) = &cmp.value {
+        let items: Vec<&Value> = match v {
+            Value::Array(a) => a.iter().collect(),
+            v => vec![v],
+        };
+        for item in items {
+            crate::value::coerce_definition_value(field, item)?;
+        }
+    }
+    Ok(())
+}
+
+#[derive(Default)]
+struct Problems(Vec<Detail>);
+
+impl Problems {
+    fn add(&mut self, path: String, message: String) {
+        self.0.push(Detail { path, message });
+    }
+}
+
+fn pointer_or_root(p: &str) -> String {
+    if p.is_empty() {
+        "/".into()
+    } else {
+        p.to_string()
+    }
+}
+
+fn invalid(details: Vec<Detail>) -> Error {
+    let first = details
+        .first()
+        .map(|d| format!("{}: {}", d.path, d.message))
+        .unwrap_or_default();
+    Error::new(
+        Code::InvalidDefinition,
+        format!("the workspace definition is invalid ({} problem(s)); first: {first}", details.len()),
+    )
+    .with_details(details)
+}

@@ -1,0 +1,218 @@
+//! The one error shape of the kernel: `{code, fault, message, field?, retriable}`.
+//!
+//! Every failure a caller can see is an [`Error`]. The `code` is a stable dotted string the
+//! UI and CLI branch on; `fault` says who can fix it; `field` names the field a save or query
+//! error belongs to, so a form can show it in place.
+
+use serde::Serialize;
+use std::fmt;
+
+/// Who can act on an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fault {
+    /// The user's input or request; they can change it.
+    User,
+    /// The workspace's configuration (definition, permissions); an admin can change it.
+    Admin,
+    /// The program or the machine (disk, database file, bug).
+    Platform,
+}
+
+/// Stable error codes. Their string form (`Code::as_str`) is part of the public contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    /// The acting user lacks an object, field or system right.
+    Permission,
+    /// The record does not exist or the user cannot see it (the two are indistinguishable).
+    NotFound,
+    /// The record's version moved since the caller read it.
+    Conflict,
+    /// A value does not fit its field's type (scale, length, format, picklist, lookup).
+    InvalidValue,
+    /// A required field is blank.
+    Required,
+    /// A `unique` field already holds this value on another record.
+    Duplicate,
+    /// A validation rule of the object failed; `message` is the rule's.
+    ValidationRule,
+    /// The record cannot be deleted: other records need it (a required lookup points at it).
+    InUse,
+    /// A field key that does not exist or that the user cannot read.
+    UnknownField,
+    /// An object key that does not exist or that the user cannot read.
+    UnknownObject,
+    /// An unknown user key.
+    UnknownUser,
+    /// A query spec that is malformed (bad op, bad value for the op, too deep a path).
+    InvalidQuery,
+    /// A workspace definition that does not satisfy the JSON Schema or its semantic rules.
+    InvalidDefinition,
+    /// A deploy that would lose data and was not forced.
+    DestructiveChange,
+    /// A CSV file that cannot be read or mapped.
+    InvalidCsv,
+    /// The workspace file was written by a newer Countersign.
+    StoreTooNew,
+    /// The file is not a Countersign workspace.
+    NotAWorkspace,
+    /// The workspace has no definition deployed yet.
+    NotInitialized,
+    /// The workspace already holds a definition (init refused).
+    AlreadyInitialized,
+    /// SQLite or file-system failure (disk full, locked, corrupt).
+    Storage,
+    /// An invariant of the kernel broke; a bug.
+    Internal,
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::Permission => "permission",
+            Code::NotFound => "not_found",
+            Code::Conflict => "conflict",
+            Code::InvalidValue => "record.invalid_value",
+            Code::Required => "record.required",
+            Code::Duplicate => "record.duplicate",
+            Code::ValidationRule => "record.validation_rule",
+            Code::InUse => "record.in_use",
+            Code::UnknownField => "schema.unknown_field",
+            Code::UnknownObject => "schema.unknown_object",
+            Code::UnknownUser => "access.unknown_user",
+            Code::InvalidQuery => "query.invalid",
+            Code::InvalidDefinition => "definition.invalid",
+            Code::DestructiveChange => "definition.destructive_change",
+            Code::InvalidCsv => "import.invalid_csv",
+            Code::StoreTooNew => "store.too_new",
+            Code::NotAWorkspace => "store.not_a_workspace",
+            Code::NotInitialized => "store.not_initialized",
+            Code::AlreadyInitialized => "store.already_initialized",
+            Code::Storage => "store.io",
+            Code::Internal => "internal",
+        }
+    }
+
+    fn default_fault(self) -> Fault {
+        match self {
+            Code::InvalidDefinition | Code::DestructiveChange | Code::NotInitialized => Fault::Admin,
+            Code::StoreTooNew | Code::Storage | Code::Internal => Fault::Platform,
+            _ => Fault::User,
+        }
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// One detail of a multi-part error (definition validation lists every problem with its path).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Detail {
+    /// JSON pointer into the document (`/objects/2/fields/0/type`) or a CSV row label.
+    pub path: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Error {
+    pub code: Code,
+    pub fault: Fault,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    pub retriable: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<Detail>,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Error {
+            code,
+            fault: code.default_fault(),
+            message: message.into(),
+            field: None,
+            retriable: false,
+            details: Vec::new(),
+        }
+    }
+
+    pub fn on_field(code: Code, field: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::new(code, message).with_field(field)
+    }
+
+    pub fn with_field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    pub fn with_fault(mut self, fault: Fault) -> Self {
+        self.fault = fault;
+        self
+    }
+
+    pub fn with_details(mut self, details: Vec<Detail>) -> Self {
+        self.details = details;
+        self
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        Error::new(Code::Internal, message)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)?;
+        if let Some(field) = &self.field {
+            write!(f, " (field `{field}`)")?;
+        }
+        for d in &self.details {
+            write!(f, "\n  {}: {}", d.path, d.message)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        use rusqlite::ffi::ErrorCode as C;
+        let (retriable, message) = match &e {
+            rusqlite::Error::SqliteFailure(f, _) => match f.code {
+                C::DatabaseBusy | C::DatabaseLocked => (
+                    true,
+                    "the workspace is busy in another process; try again".to_string(),
+                ),
+                C::DiskFull => (
+                    false,
+                    "the disk is full; nothing was written".to_string(),
+                ),
+                C::ReadOnly | C::CannotOpen | C::PermissionDenied => {
+                    (false, format!("the workspace file cannot be written: {e}"))
+                }
+                C::DatabaseCorrupt | C::NotADatabase => {
+                    (false, format!("the workspace file is damaged: {e}"))
+                }
+                _ => (false, format!("storage error: {e}")),
+            },
+            _ => (false, format!("storage error: {e}")),
+        };
+        Error {
+            retriable,
+            ..Error::new(Code::Storage, message)
+        }
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::new(Code::Storage, format!("file error: {e}"))
+    }
+}

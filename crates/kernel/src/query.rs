@@ -1,0 +1,349 @@
+//! Query specs: `{object, fields, filters, sort, limit, offset}` run as one parameterized SQL
+//! statement through the user's session.
+//!
+//! Fields, filters and sort keys may name one-hop parent paths (`account.name`): each lookup
+//! used becomes a LEFT JOIN whose ON clause carries the user's row filter for the parent, so a
+//! parent the user cannot read contributes blanks, exactly as if it were absent. Unknown and
+//! unreadable fields are the same typed error. `filters` is the condition tree of validation
+//! rules (see `condition`), with the same semantics.
+
+use crate::access::{RowAccess, Session};
+use crate::catalog::{column, ObjectMeta};
+use crate::condition::{Condition, Operand};
+use crate::definition::{FieldDef, FieldType};
+use crate::error::{Code, Error, Result};
+use crate::value::Scalar;
+use rusqlite::params_from_iter;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::sync::OnceLock;
+
+pub const DEFAULT_LIMIT: u32 = 100;
+pub const MAX_LIMIT: u32 = 10_000;
+pub const SCHEMA_TEXT: &str = include_str!("../../../schemas/query-spec.schema.json");
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct QuerySpec {
+    pub object: String,
+    #[serde(default)]
+    pub fields: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filters: Option<Condition>,
+    #[serde(default)]
+    pub sort: Vec<SortKey>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SortKey {
+    pub field: String,
+    #[serde(default)]
+    pub direction: Direction,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    #[default]
+    Asc,
+    Desc,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct QueryResult {
+    pub object: String,
+    /// The selected paths, in order; every record has `id` plus these keys.
+    pub fields: Vec<String>,
+    pub records: Vec<Map<String, Value>>,
+    /// More records match beyond `offset + limit`.
+    pub has_more: bool,
+    pub limit: u32,
+    pub offset: u32,
+}
+
+fn spec_validator() -> &'static jsonschema::Validator {
+    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let schema: Value = serde_json::from_str(SCHEMA_TEXT).expect("query-spec schema is JSON");
+        jsonschema::validator_for(&schema).expect("query-spec schema compiles")
+    })
+}
+
+impl QuerySpec {
+    /// Parse a spec from JSON, checking it against `schemas/query-spec.schema.json` first so
+    /// that every shape problem is reported with its path.
+    pub fn from_json(doc: &Value) -> Result<QuerySpec> {
+        let details: Vec<crate::error::Detail> = spec_validator()
+            .iter_errors(doc)
+            .map(|e| crate::error::Detail {
+                path: if e.instance_path().as_str().is_empty() { "/".into() } else { e.instance_path().as_str().to_string() },
+                message: e.to_string(),
+            })
+            .collect();
+        if let Some(first) = details.first() {
+            return Err(Error::new(
+                Code::InvalidQuery,
+                format!("the query spec is malformed: {}: {}", first.path, first.message),
+            )
+            .with_details(details));
+        }
+        serde_json::from_value(doc.clone())
+            .map_err(|e| Error::new(Code::InvalidQuery, format!("the query spec is malformed: {e}")))
+    }
+
+    pub fn from_str(text: &str) -> Result<QuerySpec> {
+        let doc: Value = serde_json::from_str(text)
+            .map_err(|e| Error::new(Code::InvalidQuery, format!("the query spec is not JSON: {e}")))?;
+        Self::from_json(&doc)
+    }
+}
+
+/// A spec turned into SQL for one session.
+pub(crate) struct CompiledQuery {
+    pub sql: String,
+    pub params: Vec<Scalar>,
+    pub columns: Vec<Column>,
+    pub limit: u32,
+    pub offset: u32,
+}
+
+pub(crate) struct Column {
+    pub path: String,
+    pub def: FieldDef,
+}
+
+struct Join {
+    lookup: String,
+    alias: String,
+    sql: String,
+}
+
+struct Builder<'s, 'w> {
+    session: &'s Session<'w>,
+    meta: &'s ObjectMeta,
+    joins: Vec<Join>,
+    join_params: Vec<Scalar>,
+}
+
+fn system_field(key: &str) -> Option<FieldDef> {
+    let (label, t) = match key {
+        "id" => ("Id", FieldType::Text),
+        "owner" => ("Owner", FieldType::Text),
+        "version" => ("Version", FieldType::Number),
+        "created_at" => ("Created", FieldType::Datetime),
+        "updated_at" => ("Last Modified", FieldType::Datetime),
+        _ => return None,
+    };
+    Some(FieldDef {
+        key: key.into(),
+        label: label.into(),
+        field_type: t,
+        required: false,
+        unique: false,
+        max_length: None,
+        precision: (t == FieldType::Number).then_some(18),
+        scale: (t == FieldType::Number).then_some(0),
+        values: None,
+        target: None,
+        master_detail: false,
+        default: None,
+        help_text: None,
+        ai_visibility: Default::default(),
+    })
+}
+
+impl Builder<'_, '_> {
+    /// Resolve a field path to its SQL expression, adding a join for a parent path.
+    fn resolve(&mut self, path: &str) -> Result<Operand> {
+        let unknown = |msg: String| Error::on_field(Code::UnknownField, path.to_string(), msg);
+        match path.split_once('.') {
+            None => self.own_field(self.meta, "t", path).map_err(|e| e.with_field(path.to_string())),
+            Some((lookup, rest)) => {
+                if rest.contains('.') {
+                    return Err(Error::on_field(
+                        Code::InvalidQuery,
+                        path.to_string(),
+                        "paths may go one hop up (`account.name`), not further",
+                    ));
+                }
+                let (_, f) = self.session.readable_field(self.meta, lookup).map_err(|e| e.with_field(path.to_string()))?;
+                if f.field_type != FieldType::Lookup {
+                    return Err(unknown(format!("`{lookup}` is not a lookup; `{path}` does not exist")));
+                }
+                let target_key = f.target.clone().unwrap_or_default();
+                let (target, _) = self
+                    .session
+                    .readable_object(&target_key)
+                    .map_err(|_| unknown(format!("no field `{path}` on {}", self.meta.def.label)))?;
+                let alias = match self.joins.iter().find(|j| j.lookup == lookup) {
+                    Some(j) => j.alias.clone(),
+                    None => {
+                        let alias = format!("p{}", self.joins.len());
+                        let mut on = format!("{alias}.id = t.{}", column(lookup));
+                        if let Some(filter) = self.session.row_filter(target, &alias, RowAccess::Read, &mut self.join_params) {
+                            on.push_str(" AND ");
+                            on.push_str(&filter);
+                        }
+                        self.joins.push(Join {
+                            lookup: lookup.to_string(),
+                            alias: alias.clone(),
+                            sql: format!(" LEFT JOIN {} {alias} ON {on}", target.table),
+                        });
+                        alias
+                    }
+                };
+                self.own_field(target, &alias, rest).map_err(|e| {
+                    Error::on_field(e.code, path.to_string(), format!("no field `{path}` on {}", self.meta.def.label))
+                })
+            }
+        }
+    }
+
+    fn own_field(&self, meta: &ObjectMeta, alias: &str, key: &str) -> Result<Operand> {
+        if let Some(def) = system_field(key) {
+            return Ok(Operand { expr: format!("{alias}.{key}"), slot: 0, def });
+        }
+        let (_, f) = self.session.readable_field(meta, key)?;
+        Ok(Operand { expr: format!("{alias}.{}", column(key)), slot: 0, def: f.clone() })
+    }
+}
+
+impl Session<'_> {
+    pub(crate) fn compile_query(&self, spec: &QuerySpec, unlimited: bool) -> Result<CompiledQuery> {
+        let (meta, _) = self.readable_object(&spec.object)?;
+        let limit = match spec.limit {
+            Some(0) => return Err(Error::new(Code::InvalidQuery, "limit must be at least 1")),
+            Some(n) if n > MAX_LIMIT && !unlimited => {
+                return Err(Error::new(Code::InvalidQuery, format!("limit is at most {MAX_LIMIT}; page with offset")))
+            }
+            Some(n) => n,
+            None if unlimited => u32::MAX,
+            None => DEFAULT_LIMIT,
+        };
+        let offset = spec.offset.unwrap_or(0);
+        let mut b = Builder { session: self, meta, joins: Vec::new(), join_params: Vec::new() };
+        let paths: Vec<String> = if spec.fields.is_empty() {
+            self.readable_fields(&spec.object)?.iter().map(|f| f.key.clone()).collect()
+        } else {
+            spec.fields.clone()
+        };
+        let mut columns = Vec::new();
+        let mut select = String::from("SELECT t.id");
+        for p in &paths {
+            if p == "id" || columns.iter().any(|c: &Column| &c.path == p) {
+                continue;
+            }
+            let op = b.resolve(p)?;
+            select.push_str(", ");
+            select.push_str(&op.expr);
+            columns.push(Column { path: p.clone(), def: op.def });
+        }
+        let mut where_params = Vec::new();
+        let mut wheres = Vec::new();
+        if let Some(filter) = self.row_filter(meta, "t", RowAccess::Read, &mut where_params) {
+            wheres.push(filter);
+        }
+        if let Some(cond) = &spec.filters {
+            let pred = cond.compile(&mut |p| b.resolve(p))?;
+            let mut s = String::new();
+            pred.to_sql(&mut s, &mut where_params);
+            wheres.push(s);
+        }
+        let mut order = Vec::new();
+        for k in &spec.sort {
+            let op = b.resolve(&k.field)?;
+            if op.def.field_type == FieldType::LongText {
+                return Err(Error::on_field(Code::InvalidQuery, k.field.clone(), "long text fields cannot be sorted"));
+            }
+            order.push(match k.direction {
+                Direction::Asc => format!("{} ASC NULLS LAST", op.expr),
+                Direction::Desc => format!("{} DESC NULLS LAST", op.expr),
+            });
+        }
+        // Ties are broken by id so that paging is stable.
+        if !spec.sort.iter().any(|k| k.field == "id") {
+            order.push("t.id ASC".into());
+        }
+        let mut sql = select;
+        sql.push_str(&format!(" FROM {} t", meta.table));
+        for j in &b.joins {
+            sql.push_str(&j.sql);
+        }
+        if !wheres.is_empty() {
+            sql.push_str(" WHERE ");
+            sql.push_str(&wheres.join(" AND "));
+        }
+        sql.push_str(" ORDER BY ");
+        sql.push_str(&order.join(", "));
+        let mut params = b.join_params;
+        params.extend(where_params);
+        if limit != u32::MAX {
+            sql.push_str(" LIMIT ? OFFSET ?");
+            params.push(Scalar::Num((limit as f64) + if unlimited { 0.0 } else { 1.0 }));
+            params.push(Scalar::Num(offset as f64));
+        } else if offset > 0 {
+            sql.push_str(" LIMIT -1 OFFSET ?");
+            params.push(Scalar::Num(offset as f64));
+        }
+        Ok(CompiledQuery { sql, params, columns, limit, offset })
+    }
+
+    /// Run a query spec as this user.
+    pub fn query(&self, spec: &QuerySpec) -> Result<QueryResult> {
+        let q = self.compile_query(spec, false)?;
+        let mut records = Vec::new();
+        let mut has_more = false;
+        self.for_each_row(&q, |id, values| {
+            if records.len() as u32 == q.limit {
+                has_more = true;
+                return Ok(false);
+            }
+            let mut m = Map::with_capacity(values.len() + 1);
+            m.insert("id".into(), Value::String(id));
+            for (c, v) in q.columns.iter().zip(values) {
+                m.insert(c.path.clone(), v.to_json(Some(&c.def)));
+            }
+            records.push(m);
+            Ok(true)
+        })?;
+        Ok(QueryResult {
+            object: spec.object.clone(),
+            fields: q.columns.iter().map(|c| c.path.clone()).collect(),
+            records,
+            has_more,
+            limit: q.limit,
+            offset: q.offset,
+        })
+    }
+
+    /// Stream rows of a compiled query; `f` returns false to stop.
+    pub(crate) fn for_each_row(
+        &self,
+        q: &CompiledQuery,
+        mut f: impl FnMut(String, Vec<Scalar>) -> Result<bool>,
+    ) -> Result<()> {
+        let mut stmt = self.ws.conn().prepare_cached(&q.sql)?;
+        let mut rows = stmt.query(params_from_iter(q.params.iter()))?;
+        while let Some(r) = rows.next()? {
+            let id: String = r.get(0)?;
+            let mut values = Vec::with_capacity(q.columns.len());
+            for (i, c) in q.columns.iter().enumerate() {
+                values.push(Scalar::from_column(c.def.field_type, r.get_ref(i + 1)?));
+            }
+            if !f(id, values)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The SQL a spec becomes for this user (for `explain` and tests).
+    pub fn explain(&self, spec: &QuerySpec) -> Result<String> {
+        Ok(self.compile_query(spec, false)?.sql)
+    }
+}

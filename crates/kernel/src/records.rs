@@ -1,0 +1,755 @@
+//! Records and the one save path.
+//!
+//! Every record write — a UI edit, an import row, demo loading, and later a proposal accept,
+//! an undo or an auto-apply — goes through [`Session::save`] (or, inside an import's
+//! transaction, [`Session::save_within`]), which runs in this order:
+//!
+//! 1. object and field access for the acting user;
+//! 2. type coercion (precision/scale, length, formats, active picklist values for new values,
+//!    lookups that resolve to a record the user can read, `unique`, `required`);
+//! 3. validation rules on the record as it would be after the save;
+//! 4. the write, guarded by the record version;
+//! 5. one data-history entry per changed field (old, new, actor, proposedBy, correlation id,
+//!    time);
+//! 6. the version bump.
+//!
+//! Each save is one IMMEDIATE transaction: it is written whole or not at all.
+
+use crate::access::{RowAccess, Session};
+use crate::catalog::{column, table, ObjectMeta};
+use crate::clock::timestamp;
+use crate::definition::{FieldDef, FieldLevel, FieldType, SYSTEM_USER};
+use crate::error::{Code, Detail, Error, Result};
+use crate::store;
+use crate::value::{coerce, Scalar};
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// A record as a user sees it: only the fields they can read.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Record {
+    pub object: String,
+    pub id: String,
+    pub owner: String,
+    pub version: i64,
+    pub created_at: String,
+    pub updated_at: String,
+    pub fields: Map<String, Value>,
+}
+
+#[derive(Debug, Clone)]
+pub enum SaveRequest {
+    Create {
+        object: String,
+        values: Map<String, Value>,
+        /// Keep a given id (imports); a new one is made otherwise.
+        id: Option<String>,
+        /// Owner other than the acting user (needs `viewAll` on the object).
+        owner: Option<String>,
+    },
+    Update {
+        object: String,
+        id: String,
+        /// Field key → new value; the key `owner` transfers the record.
+        changes: Map<String, Value>,
+        /// Refuse with `conflict` unless the record is still at this version.
+        expected_version: Option<i64>,
+    },
+    Delete {
+        object: String,
+        id: String,
+        expected_version: Option<i64>,
+    },
+}
+
+/// Who else is behind a save (a proposal, a capability) and how it is grouped.
+#[derive(Debug, Clone, Default)]
+pub struct SaveContext {
+    pub proposed_by: Option<String>,
+    pub correlation_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SaveOutcome {
+    pub object: String,
+    pub id: String,
+    /// The record's version after the save (for a delete, the version it had).
+    pub version: i64,
+    pub operation: &'static str,
+    /// Field keys whose values changed.
+    pub changed: Vec<String>,
+    pub correlation_id: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct HistoryEntry {
+    pub seq: i64,
+    pub object: String,
+    pub record_id: String,
+    pub operation: String,
+    pub field: String,
+    pub old_value: Value,
+    pub new_value: Value,
+    pub actor: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposed_by: Option<String>,
+    pub correlation_id: String,
+    pub at: String,
+    pub record_version: i64,
+}
+
+/// A stored row: system columns and every field's value by field index.
+#[derive(Debug, Clone)]
+pub(crate) struct Row {
+    pub id: String,
+    pub owner: String,
+    pub version: i64,
+    pub created_at: String,
+    pub updated_at: String,
+    pub values: Vec<Scalar>,
+}
+
+fn select_row_sql(o: &ObjectMeta) -> String {
+    let mut sql = String::from("SELECT t.id, t.owner, t.version, t.created_at, t.updated_at");
+    for f in o.fields() {
+        sql.push_str(", t.");
+        sql.push_str(&column(&f.key));
+    }
+    sql.push_str(&format!(" FROM {} t WHERE t.id = ?", o.table));
+    sql
+}
+
+impl Session<'_> {
+    /// Read one record. Absent if it does not exist or the user cannot read it.
+    pub fn get(&self, object: &str, id: &str) -> Result<Record> {
+        let (meta, _) = self.readable_object(object)?;
+        let row = self
+            .load_row(self.ws.conn(), meta, id, RowAccess::Read)?
+            .ok_or_else(|| not_found(meta, id))?;
+        Ok(self.to_record(meta, &row))
+    }
+
+    pub(crate) fn to_record(&self, meta: &ObjectMeta, row: &Row) -> Record {
+        let mut fields = Map::new();
+        for (i, f) in meta.fields().iter().enumerate() {
+            if self.field_level(meta, i) >= FieldLevel::Read {
+                fields.insert(f.key.clone(), row.values[i].to_json(Some(f)));
+            }
+        }
+        Record {
+            object: meta.key().to_string(),
+            id: row.id.clone(),
+            owner: row.owner.clone(),
+            version: row.version,
+            created_at: row.created_at.clone(),
+            updated_at: row.updated_at.clone(),
+            fields,
+        }
+    }
+
+    pub(crate) fn load_row(&self, conn: &Connection, meta: &ObjectMeta, id: &str, mode: RowAccess) -> Result<Option<Row>> {
+        let mut sql = select_row_sql(meta);
+        let mut params = vec![Scalar::Text(id.to_string())];
+        if let Some(filter) = self.row_filter(meta, "t", mode, &mut params) {
+            sql.push_str(" AND ");
+            sql.push_str(&filter);
+        }
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let n = meta.fields().len();
+        Ok(stmt
+            .query_row(params_from_iter(params.iter()), |r| {
+                let mut values = Vec::with_capacity(n);
+                for (i, f) in meta.fields().iter().enumerate() {
+                    values.push(Scalar::from_column(f.field_type, r.get_ref(5 + i)?));
+                }
+                Ok(Row {
+                    id: r.get(0)?,
+                    owner: r.get(1)?,
+                    version: r.get(2)?,
+                    created_at: r.get(3)?,
+                    updated_at: r.get(4)?,
+                    values,
+                })
+            })
+            .optional()?)
+    }
+
+    /// The one save path, as its own transaction.
+    pub fn save(&self, req: SaveRequest, ctx: &SaveContext) -> Result<SaveOutcome> {
+        let tx = store::immediate(self.ws.conn())?;
+        let out = self.save_within(&tx, req, ctx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    pub fn create(&self, object: &str, values: Map<String, Value>) -> Result<SaveOutcome> {
+        self.save(
+            SaveRequest::Create { object: object.into(), values, id: None, owner: None },
+            &SaveContext::default(),
+        )
+    }
+
+    pub fn update(&self, object: &str, id: &str, changes: Map<String, Value>, expected_version: Option<i64>) -> Result<SaveOutcome> {
+        self.save(
+            SaveRequest::Update { object: object.into(), id: id.into(), changes, expected_version },
+            &SaveContext::default(),
+        )
+    }
+
+    pub fn delete(&self, object: &str, id: &str, expected_version: Option<i64>) -> Result<SaveOutcome> {
+        self.save(
+            SaveRequest::Delete { object: object.into(), id: id.into(), expected_version },
+            &SaveContext::default(),
+        )
+    }
+
+    /// The one save path inside a caller's transaction (imports group many saves in one).
+    /// On error nothing of this save is left in the transaction only if the caller wraps it
+    /// in a savepoint or rolls back; [`Session::save`] does the latter.
+    pub fn save_within(&self, conn: &Connection, req: SaveRequest, ctx: &SaveContext) -> Result<SaveOutcome> {
+        let correlation_id = ctx.correlation_id.clone().unwrap_or_else(|| self.ws.ids.correlation_id());
+        let w = Write { conn, ctx, correlation_id, at: timestamp(self.ws.clock.now()) };
+        match req {
+            SaveRequest::Create { object, values, id, owner } => self.create_within(&w, &object, values, id, owner),
+            SaveRequest::Update { object, id, changes, expected_version } => {
+                self.update_within(&w, &object, &id, changes, expected_version)
+            }
+            SaveRequest::Delete { object, id, expected_version } => self.delete_within(&w, &object, &id, expected_version),
+        }
+    }
+
+    fn create_within(
+        &self,
+        w: &Write<'_>,
+        object: &str,
+        values: Map<String, Value>,
+        id: Option<String>,
+        owner: Option<String>,
+    ) -> Result<SaveOutcome> {
+        let (meta, acc) = self.readable_object(object)?;
+        if !acc.create {
+            return Err(Error::new(Code::Permission, format!("you cannot create {}", meta.def.plural_label)));
+        }
+        let owner = match owner {
+            None => self.user.key.clone(),
+            Some(o) => self.check_new_owner(meta, &o, None)?,
+        };
+        let mut slots = vec![Scalar::Null; meta.fields().len()];
+        let mut given = vec![false; slots.len()];
+        for (key, v) in &values {
+            let i = self.editable_field(meta, key)?;
+            slots[i] = self.coerce_new(w.conn, meta, i, v, None)?;
+            given[i] = true;
+        }
+        for (i, f) in meta.fields().iter().enumerate() {
+            if !given[i] {
+                if let Some(d) = &f.default {
+                    slots[i] = coerce(f, d).map_err(|m| Error::internal(format!("default of {}: {m}", f.key)))?;
+                }
+            }
+            if f.required && slots[i].is_null() {
+                return Err(required(f));
+            }
+        }
+        if let Some((md, _)) = &meta.master {
+            if let Scalar::Text(parent) = &slots[*md] {
+                self.check_master_writable(w.conn, meta, *md, parent)?;
+            }
+        }
+        let id = match id {
+            Some(id) => {
+                check_id(&id)?;
+                id
+            }
+            None => self.ws.ids.record_id(object),
+        };
+        self.check_unique(w.conn, meta, &slots, &id, None)?;
+        check_rules(meta, &slots)?;
+
+        let mut sql = format!("INSERT INTO {} (id, owner, version, created_at, updated_at", meta.table);
+        for f in meta.fields() {
+            sql.push_str(", ");
+            sql.push_str(&column(&f.key));
+        }
+        sql.push_str(") VALUES (?, ?, 1, ?, ?");
+        sql.push_str(&", ?".repeat(slots.len()));
+        sql.push(')');
+        let mut p: Vec<Scalar> = vec![
+            Scalar::Text(id.clone()),
+            Scalar::Text(owner.clone()),
+            Scalar::Text(w.at.clone()),
+            Scalar::Text(w.at.clone()),
+        ];
+        p.extend(slots.iter().cloned());
+        w.conn.prepare_cached(&sql)?.execute(params_from_iter(p.iter())).map_err(|e| {
+            if matches!(&e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation) {
+                Error::new(Code::Duplicate, format!("a {} with id `{id}` already exists", meta.def.label))
+            } else {
+                e.into()
+            }
+        })?;
+        let mut changed = Vec::new();
+        self.history(w, meta, &id, "create", "owner", &Scalar::Null, &Scalar::Text(owner), None, 1)?;
+        for (i, f) in meta.fields().iter().enumerate() {
+            if !slots[i].is_null() {
+                self.history(w, meta, &id, "create", &f.key, &Scalar::Null, &slots[i], Some(f), 1)?;
+                changed.push(f.key.clone());
+            }
+        }
+        Ok(SaveOutcome {
+            object: object.into(),
+            id,
+            version: 1,
+            operation: "create",
+            changed,
+            correlation_id: w.correlation_id.clone(),
+        })
+    }
+
+    fn update_within(
+        &self,
+        w: &Write<'_>,
+        object: &str,
+        id: &str,
+        changes: Map<String, Value>,
+        expected_version: Option<i64>,
+    ) -> Result<SaveOutcome> {
+        let (meta, acc) = self.readable_object(object)?;
+        let row = self.load_row(w.conn, meta, id, RowAccess::Read)?.ok_or_else(|| not_found(meta, id))?;
+        if !acc.edit {
+            return Err(Error::new(Code::Permission, format!("you cannot edit {}", meta.def.plural_label)));
+        }
+        self.check_row_writable(w.conn, meta, id)?;
+        if let Some(v) = expected_version {
+            if v != row.version {
+                return Err(conflict(meta, id, v, row.version));
+            }
+        }
+        let mut slots = row.values.clone();
+        let mut changed: Vec<usize> = Vec::new();
+        let mut new_owner = None;
+        for (key, v) in &changes {
+            if key == "owner" {
+                let o = v.as_str().ok_or_else(|| {
+                    Error::on_field(Code::InvalidValue, "owner", "the owner is a user key")
+                })?;
+                if o != row.owner {
+                    new_owner = Some(self.check_new_owner(meta, o, Some(&row.owner))?);
+                }
+                continue;
+            }
+            let i = self.editable_field(meta, key)?;
+            let value = self.coerce_new(w.conn, meta, i, v, Some(&row.values[i]))?;
+            let f = &meta.fields()[i];
+            if value != row.values[i] {
+                if f.required && value.is_null() {
+                    return Err(required(f));
+                }
+                slots[i] = value;
+                changed.push(i);
+            }
+        }
+        if changed.is_empty() && new_owner.is_none() {
+            return Ok(SaveOutcome {
+                object: object.into(),
+                id: id.into(),
+                version: row.version,
+                operation: "update",
+                changed: vec![],
+                correlation_id: w.correlation_id.clone(),
+            });
+        }
+        if let Some((md, _)) = &meta.master {
+            if changed.contains(md) {
+                if let Scalar::Text(parent) = &slots[*md] {
+                    self.check_master_writable(w.conn, meta, *md, parent)?;
+                }
+            }
+        }
+        let unique_changed: Vec<usize> = changed.iter().copied().filter(|i| meta.fields()[*i].unique).collect();
+        self.check_unique(w.conn, meta, &slots, id, Some(&unique_changed))?;
+        check_rules(meta, &slots)?;
+
+        let version = row.version + 1;
+        let mut sql = format!("UPDATE {} SET version = ?, updated_at = ?", meta.table);
+        let mut p = vec![Scalar::Num(version as f64), Scalar::Text(w.at.clone())];
+        if let Some(o) = &new_owner {
+            sql.push_str(", owner = ?");
+            p.push(Scalar::Text(o.clone()));
+        }
+        for i in &changed {
+            sql.push_str(&format!(", {} = ?", column(&meta.fields()[*i].key)));
+            p.push(slots[*i].clone());
+        }
+        sql.push_str(" WHERE id = ? AND version = ?");
+        p.push(Scalar::Text(id.into()));
+        p.push(Scalar::Num(row.version as f64));
+        let n = w.conn.prepare_cached(&sql)?.execute(params_from_iter(p.iter()))?;
+        if n != 1 {
+            return Err(conflict(meta, id, row.version, -1));
+        }
+        if let Some(o) = &new_owner {
+            let old = Scalar::Text(row.owner.clone());
+            self.history(w, meta, id, "update", "owner", &old, &Scalar::Text(o.clone()), None, version)?;
+        }
+        let mut keys = Vec::new();
+        for i in changed {
+            let f = &meta.fields()[i];
+            self.history(w, meta, id, "update", &f.key, &row.values[i], &slots[i], Some(f), version)?;
+            keys.push(f.key.clone());
+        }
+        if new_owner.is_some() {
+            keys.push("owner".into());
+        }
+        Ok(SaveOutcome {
+            object: object.into(),
+            id: id.into(),
+            version,
+            operation: "update",
+            changed: keys,
+            correlation_id: w.correlation_id.clone(),
+        })
+    }
+
+    fn delete_within(&self, w: &Write<'_>, object: &str, id: &str, expected_version: Option<i64>) -> Result<SaveOutcome> {
+        let (meta, acc) = self.readable_object(object)?;
+        let row = self.load_row(w.conn, meta, id, RowAccess::Read)?.ok_or_else(|| not_found(meta, id))?;
+        if !acc.delete {
+            return Err(Error::new(Code::Permission, format!("you cannot delete {}", meta.def.plural_label)));
+        }
+        self.check_row_writable(w.conn, meta, id)?;
+        if let Some(v) = expected_version {
+            if v != row.version {
+                return Err(conflict(meta, id, v, row.version));
+            }
+        }
+        self.remove_row(w, meta, &row)?;
+        Ok(SaveOutcome {
+            object: object.into(),
+            id: id.into(),
+            version: row.version,
+            operation: "delete",
+            changed: vec![],
+            correlation_id: w.correlation_id.clone(),
+        })
+    }
+
+    /// Delete a row: master-detail children go with it; optional lookups pointing at it are
+    /// cleared (with history); a required lookup pointing at it refuses the delete.
+    fn remove_row(&self, w: &Write<'_>, meta: &ObjectMeta, row: &Row) -> Result<()> {
+        for r in &meta.referenced_by {
+            let child = self.catalog.object_meta(&r.object)?;
+            let (fi, f) = child.field_index(&r.field).map(|i| (i, &child.fields()[i])).expect("reference field");
+            let ids: Vec<String> = {
+                let mut stmt = w
+                    .conn
+                    .prepare_cached(&format!("SELECT id FROM {} WHERE {} = ?1", child.table, column(&r.field)))?;
+                let rows = stmt.query_map([&row.id], |r| r.get(0))?;
+                rows.collect::<rusqlite::Result<_>>()?
+            };
+            if ids.is_empty() {
+                continue;
+            }
+            if r.master_detail {
+                for cid in ids {
+                    let crow = self.load_row(w.conn, child, &cid, RowAccess::Read)?;
+                    let crow = match crow {
+                        Some(c) => c,
+                        None => self.system_row(w.conn, child, &cid)?,
+                    };
+                    self.remove_row(w, child, &crow)?;
+                }
+            } else if f.required {
+                return Err(Error::new(
+                    Code::InUse,
+                    format!(
+                        "{} `{}` cannot be deleted: {} {} record(s) need it in `{}`",
+                        meta.def.label,
+                        row.id,
+                        ids.len(),
+                        child.def.label,
+                        f.label
+                    ),
+                ));
+            } else {
+                for cid in ids {
+                    let crow = self.system_row(w.conn, child, &cid)?;
+                    let v = crow.version + 1;
+                    w.conn
+                        .prepare_cached(&format!(
+                            "UPDATE {} SET {} = NULL, version = ?1, updated_at = ?2 WHERE id = ?3",
+                            child.table,
+                            column(&f.key)
+                        ))?
+                        .execute(params![v, w.at, cid])?;
+                    self.history(w, child, &cid, "update", &f.key, &crow.values[fi], &Scalar::Null, Some(f), v)?;
+                }
+            }
+        }
+        w.conn
+            .prepare_cached(&format!("DELETE FROM {} WHERE id = ?1", meta.table))?
+            .execute([&row.id])?;
+        self.history(w, meta, &row.id, "delete", "owner", &Scalar::Text(row.owner.clone()), &Scalar::Null, None, row.version)?;
+        for (i, f) in meta.fields().iter().enumerate() {
+            if !row.values[i].is_null() {
+                self.history(w, meta, &row.id, "delete", &f.key, &row.values[i], &Scalar::Null, Some(f), row.version)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn system_row(&self, conn: &Connection, meta: &ObjectMeta, id: &str) -> Result<Row> {
+        let system = Session { ws: self.ws, user: self.catalog.system_user(), catalog: self.catalog.clone() };
+        system.load_row(conn, meta, id, RowAccess::Read)?.ok_or_else(|| Error::internal(format!("row {id} vanished")))
+    }
+
+    /// The field index of an editable field; unknown/unreadable → absent, read-only → permission.
+    fn editable_field(&self, meta: &ObjectMeta, key: &str) -> Result<usize> {
+        let (i, f) = self.readable_field(meta, key)?;
+        if self.field_level(meta, i) < FieldLevel::Edit {
+            return Err(Error::on_field(Code::Permission, key, format!("you cannot edit {}", f.label)));
+        }
+        Ok(i)
+    }
+
+    /// Coerce a value being written. `current` is the stored value on update: an unchanged
+    /// value is accepted as it is (a retired picklist value or an old lookup stays valid).
+    fn coerce_new(&self, conn: &Connection, meta: &ObjectMeta, i: usize, v: &Value, current: Option<&Scalar>) -> Result<Scalar> {
+        let f = &meta.fields()[i];
+        let value = coerce(f, v).map_err(|m| Error::on_field(Code::InvalidValue, f.key.clone(), m))?;
+        if value.is_null() || current == Some(&value) {
+            return Ok(value);
+        }
+        match f.field_type {
+            FieldType::Picklist => {
+                let s = value.as_str().unwrap_or_default();
+                let active = f.values.iter().flatten().any(|pv| pv.value == s && pv.active);
+                if !active {
+                    return Err(Error::on_field(
+                        Code::InvalidValue,
+                        f.key.clone(),
+                        format!("`{s}` is a retired value of {}; choose an active one", f.label),
+                    ));
+                }
+            }
+            FieldType::Lookup => {
+                let target = self.catalog.object_meta(f.target.as_deref().unwrap_or_default())?;
+                let id = value.as_str().unwrap_or_default();
+                let visible = self.user.object(target.key()).is_some_and(|a| a.read)
+                    && self.load_row(conn, target, id, RowAccess::Read)?.is_some();
+                if !visible {
+                    return Err(Error::on_field(
+                        Code::InvalidValue,
+                        f.key.clone(),
+                        format!("no {} `{id}` that you can see", target.def.label),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        Ok(value)
+    }
+
+    fn check_row_writable(&self, conn: &Connection, meta: &ObjectMeta, id: &str) -> Result<()> {
+        let mut params = vec![Scalar::Text(id.to_string())];
+        if let Some(filter) = self.row_filter(meta, "t", RowAccess::Write, &mut params) {
+            let sql = format!("SELECT count(*) FROM {} t WHERE t.id = ? AND {filter}", meta.table);
+            let n: i64 = conn.prepare_cached(&sql)?.query_row(params_from_iter(params.iter()), |r| r.get(0))?;
+            if n == 0 {
+                return Err(Error::new(
+                    Code::Permission,
+                    format!("you can see {} `{id}` but not change it", meta.def.label),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A detail record can be created or moved only under a master the user can edit.
+    fn check_master_writable(&self, conn: &Connection, meta: &ObjectMeta, md: usize, parent: &str) -> Result<()> {
+        let master = self.catalog.object_meta(meta.fields()[md].target.as_deref().unwrap_or_default())?;
+        self.check_row_writable(conn, master, parent)
+            .map_err(|e| Error::on_field(Code::Permission, meta.fields()[md].key.clone(), e.message))
+    }
+
+    fn check_new_owner(&self, meta: &ObjectMeta, owner: &str, current: Option<&str>) -> Result<String> {
+        let may_assign = self.user.is_system
+            || self.user.object(meta.key()).is_some_and(|a| a.view_all)
+            || current == Some(self.user.key.as_str())
+            || (current.is_none() && owner == self.user.key);
+        if !may_assign {
+            return Err(Error::on_field(
+                Code::Permission,
+                "owner",
+                format!("you cannot assign {} to another owner", meta.def.plural_label),
+            ));
+        }
+        let user = self.catalog.user(owner).map_err(|e| e.with_field("owner"))?;
+        if !user.active {
+            return Err(Error::on_field(Code::InvalidValue, "owner", format!("user `{owner}` is inactive")));
+        }
+        Ok(owner.to_string())
+    }
+
+    /// `only`: the unique fields to check (update: the changed ones); `None`: all.
+    fn check_unique(&self, conn: &Connection, meta: &ObjectMeta, slots: &[Scalar], id: &str, only: Option<&[usize]>) -> Result<()> {
+        for (i, f) in meta.fields().iter().enumerate() {
+            if !f.unique || slots[i].is_null() || only.is_some_and(|o| !o.contains(&i)) {
+                continue;
+            }
+            let sql = format!("SELECT count(*) FROM {} WHERE {} = ?1 AND id <> ?2", meta.table, column(&f.key));
+            let n: i64 = conn.prepare_cached(&sql)?.query_row(params![slots[i], id], |r| r.get(0))?;
+            if n > 0 {
+                return Err(Error::on_field(
+                    Code::Duplicate,
+                    f.key.clone(),
+                    format!("another {} already has {} `{}`", meta.def.label, f.label, slots[i].to_text(Some(f))),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn history(
+        &self,
+        w: &Write<'_>,
+        meta: &ObjectMeta,
+        id: &str,
+        op: &str,
+        field: &str,
+        old: &Scalar,
+        new: &Scalar,
+        def: Option<&FieldDef>,
+        version: i64,
+    ) -> Result<()> {
+        let json = |s: &Scalar| -> Option<String> {
+            (!s.is_null()).then(|| s.to_json(def).to_string())
+        };
+        w.conn
+            .prepare_cached(
+                "INSERT INTO data_history (object, record_id, op, field, old_value, new_value, actor, proposed_by, correlation_id, at, record_version)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )?
+            .execute(params![
+                meta.key(),
+                id,
+                op,
+                field,
+                json(old),
+                json(new),
+                if self.user.is_system { SYSTEM_USER } else { self.user.key.as_str() },
+                w.ctx.proposed_by,
+                w.correlation_id,
+                w.at,
+                version
+            ])?;
+        Ok(())
+    }
+
+    /// The data history of a record, oldest first, limited to the fields the user can read.
+    /// Deleted records' history is visible to users with `viewAll` on the object only.
+    pub fn history_of(&self, object: &str, id: &str) -> Result<Vec<HistoryEntry>> {
+        let (meta, acc) = self.readable_object(object)?;
+        let exists = self.load_row(self.ws.conn(), meta, id, RowAccess::Read)?.is_some();
+        if !exists && !(acc.view_all || self.user.is_system) {
+            return Err(not_found(meta, id));
+        }
+        let mut stmt = self.ws.conn().prepare_cached(
+            "SELECT seq, op, field, old_value, new_value, actor, proposed_by, correlation_id, at, record_version
+             FROM data_history WHERE object = ?1 AND record_id = ?2 ORDER BY seq",
+        )?;
+        let rows = stmt.query_map(params![object, id], |r| {
+            let parse = |s: Option<String>| s.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or(Value::Null);
+            Ok(HistoryEntry {
+                seq: r.get(0)?,
+                object: object.to_string(),
+                record_id: id.to_string(),
+                operation: r.get(1)?,
+                field: r.get(2)?,
+                old_value: parse(r.get(3)?),
+                new_value: parse(r.get(4)?),
+                actor: r.get(5)?,
+                proposed_by: r.get(6)?,
+                correlation_id: r.get(7)?,
+                at: r.get(8)?,
+                record_version: r.get(9)?,
+            })
+        })?;
+        let mut out = Vec::new();
+        for e in rows {
+            let e = e?;
+            let readable = e.field == "owner"
+                || meta.field_index(&e.field).is_some_and(|i| self.field_level(meta, i) >= FieldLevel::Read);
+            if readable {
+                out.push(e);
+            }
+        }
+        if out.is_empty() && !exists {
+            return Err(not_found(meta, id));
+        }
+        Ok(out)
+    }
+}
+
+struct Write<'c> {
+    conn: &'c Connection,
+    ctx: &'c SaveContext,
+    correlation_id: String,
+    at: String,
+}
+
+fn check_rules(meta: &ObjectMeta, slots: &[Scalar]) -> Result<()> {
+    let failed: Vec<_> = meta.rules.iter().filter(|r| !r.predicate.eval(slots)).collect();
+    let Some(first) = failed.first() else {
+        return Ok(());
+    };
+    let mut e = Error::new(Code::ValidationRule, first.message.clone()).with_details(
+        failed
+            .iter()
+            .map(|r| Detail {
+                path: r.error_field.clone().unwrap_or_else(|| r.key.clone()),
+                message: r.message.clone(),
+            })
+            .collect(),
+    );
+    e.field = first.error_field.clone();
+    Err(e)
+}
+
+fn check_id(id: &str) -> Result<()> {
+    let ok = !id.is_empty()
+        && id.len() <= 64
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::on_field(Code::InvalidValue, "id", format!("`{id}` is not a valid record id (letters, digits, _ and -)")))
+    }
+}
+
+fn required(f: &FieldDef) -> Error {
+    Error::on_field(Code::Required, f.key.clone(), format!("{} is required", f.label))
+}
+
+fn not_found(meta: &ObjectMeta, id: &str) -> Error {
+    Error::new(Code::NotFound, format!("no {} `{id}`", meta.def.label))
+}
+
+fn conflict(meta: &ObjectMeta, id: &str, expected: i64, actual: i64) -> Error {
+    let now = if actual >= 0 { format!(" it is at version {actual}") } else { " it changed meanwhile".into() };
+    Error::new(
+        Code::Conflict,
+        format!(
+            "{} `{id}` was changed since you read it (you had version {expected};{now}); reload and try again",
+            meta.def.label
+        ),
+    )
+}
+
+/// The table name of an object, for benchmarks that compare with hand-written SQL.
+#[doc(hidden)]
+pub fn table_of(object: &str) -> String {
+    table(object)
+}

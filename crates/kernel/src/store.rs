@@ -1,0 +1,151 @@
+//! The SQLite file: opening, pragmas, versioned migrations and transactions.
+//!
+//! Kernel tables are created by append-only migrations (`MIGRATIONS[i]` brings the file from
+//! version `i` to `i + 1`, recorded in `PRAGMA user_version`). A file whose version is newer
+//! than this build knows is refused, never "upgraded down". Record tables (`obj_<object>`)
+//! are not migrations: deploying a definition creates and alters them (see `deploy`).
+
+use crate::error::{Code, Error, Result};
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use std::path::Path;
+use std::time::Duration;
+
+/// `PRAGMA application_id` of a Countersign workspace ("CSG1").
+pub const APPLICATION_ID: i32 = 0x4353_4731;
+
+/// Append-only. Never edit a published entry; add a new one.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: metadata generations and data history.
+    "CREATE TABLE metadata_generation (
+        generation  INTEGER PRIMARY KEY,
+        definition  TEXT NOT NULL,
+        deployed_at TEXT NOT NULL,
+        deployed_by TEXT NOT NULL,
+        forced      INTEGER NOT NULL DEFAULT 0,
+        summary     TEXT NOT NULL DEFAULT '[]'
+    );
+    CREATE TABLE data_history (
+        seq            INTEGER PRIMARY KEY,
+        object         TEXT NOT NULL,
+        record_id      TEXT NOT NULL,
+        op             TEXT NOT NULL CHECK (op IN ('create', 'update', 'delete')),
+        field          TEXT NOT NULL,
+        old_value      TEXT,
+        new_value      TEXT,
+        actor          TEXT NOT NULL,
+        proposed_by    TEXT,
+        correlation_id TEXT NOT NULL,
+        at             TEXT NOT NULL,
+        record_version INTEGER NOT NULL
+    );
+    CREATE INDEX data_history_by_record ON data_history (object, record_id, seq);
+    CREATE INDEX data_history_by_correlation ON data_history (correlation_id);",
+];
+
+pub fn schema_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// Open (or create) a workspace file and bring its kernel tables up to date.
+pub fn open(path: &Path, create: bool) -> Result<Connection> {
+    if !create && !path.exists() {
+        return Err(Error::new(
+            Code::NotInitialized,
+            format!("no workspace at {}; create one with `init`", path.display()),
+        ));
+    }
+    let flags = if create {
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+    } | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(path, flags)?;
+    configure(&conn).map_err(|e| not_a_workspace(e, path))?;
+    migrate(&conn, path)?;
+    Ok(conn)
+}
+
+fn not_a_workspace(e: Error, path: &Path) -> Error {
+    if e.message.contains("damaged") || e.message.contains("not a database") {
+        Error::new(
+            Code::NotAWorkspace,
+            format!("{} is not a Countersign workspace (not an SQLite database)", path.display()),
+        )
+    } else {
+        e
+    }
+}
+
+fn configure(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(Duration::from_secs(5))?;
+    // WAL: readers never block the writer. NORMAL sync is atomic and consistent in WAL mode.
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
+        return Err(Error::new(Code::Storage, format!("could not enable WAL (journal mode {mode})")));
+    }
+    conn.execute_batch(
+        "PRAGMA foreign_keys = ON;
+         PRAGMA synchronous = NORMAL;
+         PRAGMA temp_store = MEMORY;",
+    )?;
+    conn.set_prepared_statement_cache_capacity(128);
+    Ok(())
+}
+
+fn migrate(conn: &Connection, path: &Path) -> Result<()> {
+    let app_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if app_id != APPLICATION_ID {
+        let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
+        if app_id != 0 || tables > 0 {
+            return Err(Error::new(
+                Code::NotAWorkspace,
+                format!("{} is an SQLite file but not a Countersign workspace", path.display()),
+            ));
+        }
+    }
+    if version > schema_version() {
+        return Err(Error::new(
+            Code::StoreTooNew,
+            format!(
+                "{} was written by a newer Countersign (store version {version}; this build knows up to {}). \
+                 Update Countersign to open it; the file was not changed.",
+                path.display(),
+                schema_version()
+            ),
+        ));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let tx = immediate(conn)?;
+        tx.execute_batch(sql)?;
+        tx.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {};",
+            i + 1
+        ))?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// Begin an IMMEDIATE transaction (the write lock is taken up front, so a save never fails
+/// half-way on a lock upgrade). Dropped without `commit`, it rolls back.
+pub fn immediate(conn: &Connection) -> Result<Transaction<'_>> {
+    Ok(Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?)
+}
+
+/// Run `f` inside a savepoint: on error everything `f` wrote is undone and the outer
+/// transaction goes on. Used to keep one bad row of an import from leaving anything behind.
+pub fn savepoint<T>(conn: &Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    conn.execute_batch("SAVEPOINT row_write")?;
+    match f() {
+        Ok(v) => {
+            conn.execute_batch("RELEASE row_write")?;
+            Ok(v)
+        }
+        Err(e) => {
+            conn.execute_batch("ROLLBACK TO row_write; RELEASE row_write")?;
+            Err(e)
+        }
+    }
+}
