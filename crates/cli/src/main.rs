@@ -147,7 +147,8 @@ fn default_workspace() -> Result<(PathBuf, bool)> {
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
     };
-    let base = base.ok_or_else(|| Error::new(Code::Storage, "cannot find the app-data directory; pass --workspace"))?;
+    let base = base
+        .ok_or_else(|| Error::new(Code::Storage, "cannot find the app-data directory; pass --workspace"))?;
     Ok((base.join("countersign").join("demo.countersign"), true))
 }
 
@@ -195,7 +196,10 @@ fn run(cli: Cli) -> Result<Value> {
     let user = cli.user.clone().ok_or_else(|| {
         let users: Vec<String> =
             ws.catalog().map(|c| c.user_keys().map(String::from).collect()).unwrap_or_default();
-        Error::new(Code::UnknownUser, format!("say who you act as with --as USER (one of: {})", users.join(", ")))
+        Error::new(
+            Code::UnknownUser,
+            format!("say who you act as with --as USER (one of: {})", users.join(", ")),
+        )
     })?;
     let session = ws.session(&user)?;
     match cli.command {
@@ -217,7 +221,9 @@ fn run(cli: Cli) -> Result<Value> {
             to_json(&session.save(req, &SaveContext::default())?)
         }
         Command::Delete { object, id, version } => to_json(&session.delete(&object, &id, version)?),
-        Command::History { object, id } => Ok(json!({ "entries": to_json(&session.history_of(&object, &id)?)? })),
+        Command::History { object, id } => {
+            Ok(json!({ "entries": to_json(&session.history_of(&object, &id)?)? }))
+        }
         Command::Import { object, file, skip_invalid, dry_run } => {
             let f = std::fs::File::open(&file)?;
             let opts = ImportOptions {
@@ -235,7 +241,11 @@ fn run(cli: Cli) -> Result<Value> {
                     .errors
                     .iter()
                     .map(|r| countersign_kernel::error::Detail {
-                        path: format!("line {}{}", r.line, r.field.as_ref().map(|f| format!(" `{f}`")).unwrap_or_default()),
+                        path: format!(
+                            "line {}{}",
+                            r.line,
+                            r.field.as_ref().map(|f| format!(" `{f}`")).unwrap_or_default()
+                        ),
                         message: r.message.clone(),
                     })
                     .collect();
@@ -259,7 +269,9 @@ fn run(cli: Cli) -> Result<Value> {
             }
         }
         Command::Describe { object } => describe(&session, object.as_deref()),
-        Command::Init { .. } | Command::Deploy { .. } | Command::Bench { .. } => unreachable!("handled above"),
+        Command::Init { .. } | Command::Deploy { .. } | Command::Bench { .. } => {
+            unreachable!("handled above")
+        }
     }
 }
 

@@ -61,9 +61,7 @@ impl<'w> Session<'w> {
     }
 
     pub fn field_level(&self, object: &ObjectMeta, field_index: usize) -> FieldLevel {
-        self.user
-            .object(object.key())
-            .map_or(FieldLevel::None, |a| a.fields[field_index])
+        self.user.object(object.key()).map_or(FieldLevel::None, |a| a.fields[field_index])
     }
 
     /// The fields of `object` the user can read, in definition order.

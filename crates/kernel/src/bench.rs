@@ -78,7 +78,8 @@ impl Rng {
 }
 
 const ACCOUNTS: usize = 10_000;
-const INDUSTRIES: [&str; 7] = ["software", "manufacturing", "retail", "healthcare", "finance", "education", "logistics"];
+const INDUSTRIES: [&str; 7] =
+    ["software", "manufacturing", "retail", "healthcare", "finance", "education", "logistics"];
 const STATUSES: [&str; 5] = ["draft", "sent", "paid", "overdue", "void"];
 
 /// Run the benchmarks; progress and a summary go to stderr, the figures are returned.
@@ -276,7 +277,11 @@ fn bench_save(ws: &Workspace, rows: usize, updates: usize) -> Result<SaveBench> 
     let t = Instant::now();
     for i in 0..updates {
         let tx = crate::store::immediate(conn)?;
-        tx.prepare_cached(&update_sql)?.execute(params![format!("R-{i}"), timestamp(chrono::Utc::now()), pick()])?;
+        tx.prepare_cached(&update_sql)?.execute(params![
+            format!("R-{i}"),
+            timestamp(chrono::Utc::now()),
+            pick()
+        ])?;
         tx.commit()?;
     }
     let raw_update = updates as f64 / t.elapsed().as_secs_f64();

@@ -118,12 +118,18 @@ impl Catalog {
             for r in o.validation_rules.iter().filter(|r| r.active) {
                 let mut resolve = |path: &str| -> Result<Operand> {
                     let slot = *field_index.get(path).ok_or_else(|| {
-                        Error::new(Code::InvalidDefinition, format!("rule `{}` names unknown field `{path}`", r.key))
+                        Error::new(
+                            Code::InvalidDefinition,
+                            format!("rule `{}` names unknown field `{path}`", r.key),
+                        )
                     })?;
                     Ok(Operand { expr: column(path), slot, def: o.fields[slot].clone() })
                 };
                 let predicate = r.assert.compile(&mut resolve).map_err(|e| {
-                    Error::new(Code::InvalidDefinition, format!("rule `{}` of `{}`: {}", r.key, o.key, e.message))
+                    Error::new(
+                        Code::InvalidDefinition,
+                        format!("rule `{}` of `{}`: {}", r.key, o.key, e.message),
+                    )
                 })?;
                 rules.push(CompiledRule {
                     key: r.key.clone(),
@@ -219,11 +225,7 @@ impl Catalog {
 }
 
 fn effective_access(def: &WorkspaceDefinition, user: &crate::definition::UserDef) -> UserAccess {
-    let sets: Vec<_> = def
-        .permission_sets
-        .iter()
-        .filter(|s| user.permission_sets.contains(&s.key))
-        .collect();
+    let sets: Vec<_> = def.permission_sets.iter().filter(|s| user.permission_sets.contains(&s.key)).collect();
     let mut objects = HashMap::new();
     for o in &def.objects {
         let mut acc = ObjectAccess { fields: vec![FieldLevel::None; o.fields.len()], ..Default::default() };

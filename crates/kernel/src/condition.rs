@@ -184,6 +184,10 @@ fn coerce_operand(def: &FieldDef, v: &Value) -> Result<Scalar> {
     relaxed.precision = relaxed.precision.map(|_| 36);
     relaxed.scale = relaxed.scale.map(|_| 18);
     relaxed.max_length = Some(1_000_000);
+    if matches!(def.field_type, FieldType::Email | FieldType::Phone | FieldType::Url) {
+        // `email contains "acme"` is a fine filter; formats bind stored values, not searches.
+        relaxed.field_type = FieldType::Text;
+    }
     match coerce(&relaxed, v) {
         Ok(Scalar::Null) => Err(Error::on_field(
             Code::InvalidQuery,
@@ -200,12 +204,12 @@ impl Condition {
     /// typed error (unknown or unreadable fields are the same error: absent).
     pub fn compile(&self, resolve: &mut dyn FnMut(&str) -> Result<Operand>) -> Result<Predicate> {
         Ok(match self {
-            Condition::All(a) => Predicate::All(
-                a.all.iter().map(|c| c.compile(resolve)).collect::<Result<_>>()?,
-            ),
-            Condition::Any(a) => Predicate::Any(
-                a.any.iter().map(|c| c.compile(resolve)).collect::<Result<_>>()?,
-            ),
+            Condition::All(a) => {
+                Predicate::All(a.all.iter().map(|c| c.compile(resolve)).collect::<Result<_>>()?)
+            }
+            Condition::Any(a) => {
+                Predicate::Any(a.any.iter().map(|c| c.compile(resolve)).collect::<Result<_>>()?)
+            }
             Condition::Not(n) => Predicate::Not(Box::new(n.not.compile(resolve)?)),
             Condition::Compare(c) => {
                 let lhs = resolve(&c.field)?;

@@ -71,7 +71,12 @@ pub struct ImportReport {
 }
 
 /// Read a CSV into `object` as this session's user.
-pub fn import_csv(session: &Session<'_>, object: &str, input: impl Read, opts: &ImportOptions) -> Result<ImportReport> {
+pub fn import_csv(
+    session: &Session<'_>,
+    object: &str,
+    input: impl Read,
+    opts: &ImportOptions,
+) -> Result<ImportReport> {
     let (meta, _) = session.readable_object(object)?;
     let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(input);
     let headers = reader
@@ -150,9 +155,8 @@ pub fn import_csv(session: &Session<'_>, object: &str, input: impl Read, opts: &
     };
     for rec in reader.records() {
         report.rows += 1;
-        let result = rec
-            .map_err(|e| Error::new(Code::InvalidCsv, format!("unreadable row: {e}")))
-            .and_then(|rec| {
+        let result =
+            rec.map_err(|e| Error::new(Code::InvalidCsv, format!("unreadable row: {e}"))).and_then(|rec| {
                 let line = rec.position().map_or(0, |p| p.line());
                 let mut values = Map::new();
                 let (mut id, mut owner) = (None, None);
@@ -183,7 +187,8 @@ pub fn import_csv(session: &Session<'_>, object: &str, input: impl Read, opts: &
             }
         }
     }
-    let commit = !opts.dry_run && (report.failed == 0 || opts.mode == ImportMode::SkipInvalid) && report.imported > 0;
+    let commit =
+        !opts.dry_run && (report.failed == 0 || opts.mode == ImportMode::SkipInvalid) && report.imported > 0;
     if commit {
         tx.commit()?;
         report.committed = true;
@@ -218,9 +223,8 @@ fn resolve_lookup_name(session: &Session<'_>, object: &str, field: &str, cell: &
     }
     sql.push_str(" LIMIT 2");
     let mut stmt = conn.prepare_cached(&sql)?;
-    let ids: Vec<String> = stmt
-        .query_map(params_from_iter(params.iter()), |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
+    let ids: Vec<String> =
+        stmt.query_map(params_from_iter(params.iter()), |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     match ids.as_slice() {
         [one] => Ok(Value::String(one.clone())),
         [] => Ok(v),

@@ -112,6 +112,14 @@ fn yes() -> bool {
     true
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_allowed(v: &AiVisibility) -> bool {
+    *v == AiVisibility::Allowed
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct FieldDef {
@@ -119,9 +127,9 @@ pub struct FieldDef {
     pub label: String,
     #[serde(rename = "type")]
     pub field_type: FieldType,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub required: bool,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub unique: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_length: Option<u32>,
@@ -133,13 +141,13 @@ pub struct FieldDef {
     pub values: Option<Vec<PicklistValue>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub master_detail: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub help_text: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_allowed")]
     pub ai_visibility: AiVisibility,
 }
 
@@ -226,20 +234,13 @@ impl WorkspaceDefinition {
     pub fn from_json(doc: &Value) -> Result<Self> {
         let details: Vec<Detail> = schema_validator()
             .iter_errors(doc)
-            .map(|e| Detail {
-                path: pointer_or_root(e.instance_path().as_str()),
-                message: e.to_string(),
-            })
+            .map(|e| Detail { path: pointer_or_root(e.instance_path().as_str()), message: e.to_string() })
             .collect();
         if !details.is_empty() {
             return Err(invalid(details));
         }
-        let def: WorkspaceDefinition = serde_json::from_value(doc.clone()).map_err(|e| {
-            invalid(vec![Detail {
-                path: "/".into(),
-                message: e.to_string(),
-            }])
-        })?;
+        let def: WorkspaceDefinition = serde_json::from_value(doc.clone())
+            .map_err(|e| invalid(vec![Detail { path: "/".into(), message: e.to_string() }]))?;
         let details = def.semantic_problems();
         if !details.is_empty() {
             return Err(invalid(details));
@@ -263,8 +264,7 @@ impl WorkspaceDefinition {
 
     fn semantic_problems(&self) -> Vec<Detail> {
         let mut p = Problems::default();
-        let objects: HashMap<&str, &ObjectDef> =
-            self.objects.iter().map(|o| (o.key.as_str(), o)).collect();
+        let objects: HashMap<&str, &ObjectDef> = self.objects.iter().map(|o| (o.key.as_str(), o)).collect();
         let mut seen = HashSet::new();
         for (oi, obj) in self.objects.iter().enumerate() {
             let at = format!("/objects/{oi}");
@@ -303,9 +303,7 @@ impl WorkspaceDefinition {
             }
             for path in set.fields.keys() {
                 let (o, f) = path.split_once('.').unwrap_or((path, ""));
-                let known = objects
-                    .get(o)
-                    .is_some_and(|obj| obj.fields.iter().any(|fd| fd.key == f));
+                let known = objects.get(o).is_some_and(|obj| obj.fields.iter().any(|fd| fd.key == f));
                 if !known {
                     p.add(format!("{at}/fields/{path}"), format!("no field `{path}`"));
                 }
@@ -339,10 +337,7 @@ impl WorkspaceDefinition {
 
 /// The object's master (the target of its master-detail field), if any.
 pub fn master_of(obj: &ObjectDef) -> Option<&str> {
-    obj.fields
-        .iter()
-        .find(|f| f.master_detail)
-        .and_then(|f| f.target.as_deref())
+    obj.fields.iter().find(|f| f.master_detail).and_then(|f| f.target.as_deref())
 }
 
 fn check_object(obj: &ObjectDef, at: &str, objects: &HashMap<&str, &ObjectDef>, p: &mut Problems) {
@@ -361,7 +356,10 @@ fn check_object(obj: &ObjectDef, at: &str, objects: &HashMap<&str, &ObjectDef>, 
             let mut vs = HashSet::new();
             for (vi, v) in values.iter().enumerate() {
                 if !vs.insert(v.value.as_str()) {
-                    p.add(format!("{fat}/values/{vi}"), format!("picklist value `{}` is listed twice", v.value));
+                    p.add(
+                        format!("{fat}/values/{vi}"),
+                        format!("picklist value `{}` is listed twice", v.value),
+                    );
                 }
             }
             if !values.iter().any(|v| v.active) {
@@ -376,19 +374,36 @@ fn check_object(obj: &ObjectDef, at: &str, objects: &HashMap<&str, &ObjectDef>, 
         if f.master_detail && !f.required {
             p.add(format!("{fat}/required"), "a master-detail field must be required".to_string());
         }
-        if f.unique && !matches!(f.field_type, FieldType::Text | FieldType::Email | FieldType::Phone | FieldType::Url | FieldType::Number) {
-            p.add(format!("{fat}/unique"), format!("a {:?} field cannot be unique", f.field_type).to_lowercase());
+        if f.unique
+            && !matches!(
+                f.field_type,
+                FieldType::Text | FieldType::Email | FieldType::Phone | FieldType::Url | FieldType::Number
+            )
+        {
+            p.add(
+                format!("{fat}/unique"),
+                format!("a {:?} field cannot be unique", f.field_type).to_lowercase(),
+            );
         }
         if let Some(default) = &f.default {
             match f.field_type {
-                FieldType::Lookup => p.add(format!("{fat}/default"), "a lookup cannot have a default".to_string()),
+                FieldType::Lookup => {
+                    p.add(format!("{fat}/default"), "a lookup cannot have a default".to_string())
+                }
                 _ => {
                     if let Err(e) = crate::value::coerce_definition_value(f, default) {
                         p.add(format!("{fat}/default"), e);
                     } else if f.field_type == FieldType::Picklist {
-                        let active = f.values.iter().flatten().any(|v| v.active && Some(v.value.as_str()) == default.as_str());
+                        let active = f
+                            .values
+                            .iter()
+                            .flatten()
+                            .any(|v| v.active && Some(v.value.as_str()) == default.as_str());
                         if !active {
-                            p.add(format!("{fat}/default"), "a picklist default must be an active value".to_string());
+                            p.add(
+                                format!("{fat}/default"),
+                                "a picklist default must be an active value".to_string(),
+                            );
                         }
                     }
                 }
@@ -466,10 +481,9 @@ fn check_condition(obj: &ObjectDef, c: &Condition, at: &str, p: &mut Problems) {
 
 fn check_rule_comparison(obj: &ObjectDef, cmp: &Comparison) -> std::result::Result<(), String> {
     let find = |k: &str| {
-        obj.fields
-            .iter()
-            .find(|f| f.key == k)
-            .ok_or_else(|| format!("a validation rule can only use the fields of `{}`; no field `{k}`", obj.key))
+        obj.fields.iter().find(|f| f.key == k).ok_or_else(|| {
+            format!("a validation rule can only use the fields of `{}`; no field `{k}`", obj.key)
+        })
     };
     let field = find(&cmp.field)?;
     crate::condition::check_op(field.field_type, cmp.op).map_err(|e| e.message)?;
@@ -507,10 +521,7 @@ fn pointer_or_root(p: &str) -> String {
 }
 
 fn invalid(details: Vec<Detail>) -> Error {
-    let first = details
-        .first()
-        .map(|d| format!("{}: {}", d.path, d.message))
-        .unwrap_or_default();
+    let first = details.first().map(|d| format!("{}: {}", d.path, d.message)).unwrap_or_default();
     Error::new(
         Code::InvalidDefinition,
         format!("the workspace definition is invalid ({} problem(s)); first: {first}", details.len()),

@@ -32,7 +32,11 @@ pub struct InitReport {
 
 /// Deploy `def` as the first generation, then load its `data` CSVs (read by `load`) as the
 /// kernel's own actor, parents before children, each object all-or-nothing.
-pub fn init(ws: &mut Workspace, def: &WorkspaceDefinition, load: &dyn Fn(&str) -> Result<String>) -> Result<InitReport> {
+pub fn init(
+    ws: &mut Workspace,
+    def: &WorkspaceDefinition,
+    load: &dyn Fn(&str) -> Result<String>,
+) -> Result<InitReport> {
     if ws.is_initialized() {
         return Err(Error::new(
             Code::AlreadyInitialized,
@@ -52,7 +56,8 @@ pub fn init(ws: &mut Workspace, def: &WorkspaceDefinition, load: &dyn Fn(&str) -
             &ImportOptions { mode: ImportMode::AllOrNothing, ..Default::default() },
         )?;
         if !report.committed && report.rows > 0 {
-            let first = report.errors.first().map(|e| format!("line {}: {}", e.line, e.message)).unwrap_or_default();
+            let first =
+                report.errors.first().map(|e| format!("line {}: {}", e.line, e.message)).unwrap_or_default();
             return Err(Error::new(
                 Code::InvalidCsv,
                 format!("{} of {} rows of {} failed ({first})", report.failed, report.rows, data[&object]),
@@ -91,8 +96,11 @@ fn load_order(def: &WorkspaceDefinition, data: &BTreeMap<String, String>) -> Vec
             })
             .collect();
         // A lookup cycle: load the rest in definition order; unresolved lookups fail per row.
-        let next: Vec<&String> =
-            if ready.is_empty() { pending.iter().map(|o| &o.key).collect() } else { ready.iter().map(|o| &o.key).collect() };
+        let next: Vec<&String> = if ready.is_empty() {
+            pending.iter().map(|o| &o.key).collect()
+        } else {
+            ready.iter().map(|o| &o.key).collect()
+        };
         for k in next {
             done.insert(k.clone());
             order.push(k.clone());

@@ -123,8 +123,9 @@ pub(crate) fn load_latest(conn: &Connection) -> Result<Option<Catalog>> {
     match row {
         None => Ok(None),
         Some((generation, text)) => {
-            let def: WorkspaceDefinition = serde_json::from_str(&text)
-                .map_err(|e| Error::internal(format!("stored generation {generation} does not parse: {e}")))?;
+            let def: WorkspaceDefinition = serde_json::from_str(&text).map_err(|e| {
+                Error::internal(format!("stored generation {generation} does not parse: {e}"))
+            })?;
             Ok(Some(Catalog::compile(generation, def)?))
         }
     }
@@ -170,7 +171,13 @@ impl Plan {
         Ok(())
     }
 
-    fn alter_object(&mut self, conn: &Connection, prev: &ObjectDef, o: &ObjectDef, catalog: &Catalog) -> Result<()> {
+    fn alter_object(
+        &mut self,
+        conn: &Connection,
+        prev: &ObjectDef,
+        o: &ObjectDef,
+        catalog: &Catalog,
+    ) -> Result<()> {
         let t = table(&o.key);
         for f in prev.fields.iter().filter(|f| !o.fields.iter().any(|n| n.key == f.key)) {
             let n = count(conn, &format!("SELECT count(*) FROM {t} WHERE {} IS NOT NULL", column(&f.key)))?;
@@ -213,7 +220,13 @@ impl Plan {
 
     /// Re-coerce every stored value of `f` under its new definition; rewrite those whose
     /// stored form changes, clear (and record as lost) those that no longer fit.
-    fn convert_values(&mut self, conn: &Connection, object: &str, f: &FieldDef, catalog: &Catalog) -> Result<()> {
+    fn convert_values(
+        &mut self,
+        conn: &Connection,
+        object: &str,
+        f: &FieldDef,
+        catalog: &Catalog,
+    ) -> Result<()> {
         let t = table(object);
         let c = column(&f.key);
         let mut rewrites: Vec<(String, Scalar)> = Vec::new();
@@ -225,8 +238,11 @@ impl Plan {
             let target_exists = |id: &str| -> Result<bool> {
                 let target = f.target.as_deref().unwrap_or_default();
                 catalog.object_meta(target)?;
-                let n: i64 =
-                    conn.query_row(&format!("SELECT count(*) FROM {} WHERE id = ?1", table(target)), [id], |r| r.get(0))?;
+                let n: i64 = conn.query_row(
+                    &format!("SELECT count(*) FROM {} WHERE id = ?1", table(target)),
+                    [id],
+                    |r| r.get(0),
+                )?;
                 Ok(n > 0)
             };
             while let Some(row) = rows.next()? {
@@ -272,9 +288,8 @@ impl Plan {
 }
 
 fn storage_changed(p: &FieldDef, f: &FieldDef) -> bool {
-    let picklist_values = |d: &FieldDef| -> Vec<String> {
-        d.values.iter().flatten().map(|v| v.value.clone()).collect()
-    };
+    let picklist_values =
+        |d: &FieldDef| -> Vec<String> { d.values.iter().flatten().map(|v| v.value.clone()).collect() };
     p.field_type != f.field_type
         || p.max_length != f.max_length
         || p.precision != f.precision

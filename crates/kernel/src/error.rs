@@ -186,14 +186,10 @@ impl From<rusqlite::Error> for Error {
         use rusqlite::ffi::ErrorCode as C;
         let (retriable, message) = match &e {
             rusqlite::Error::SqliteFailure(f, _) => match f.code {
-                C::DatabaseBusy | C::DatabaseLocked => (
-                    true,
-                    "the workspace is busy in another process; try again".to_string(),
-                ),
-                C::DiskFull => (
-                    false,
-                    "the disk is full; nothing was written".to_string(),
-                ),
+                C::DatabaseBusy | C::DatabaseLocked => {
+                    (true, "the workspace is busy in another process; try again".to_string())
+                }
+                C::DiskFull => (false, "the disk is full; nothing was written".to_string()),
                 C::ReadOnly | C::CannotOpen | C::PermissionDenied => {
                     (false, format!("the workspace file cannot be written: {e}"))
                 }
@@ -204,10 +200,7 @@ impl From<rusqlite::Error> for Error {
             },
             _ => (false, format!("storage error: {e}")),
         };
-        Error {
-            retriable,
-            ..Error::new(Code::Storage, message)
-        }
+        Error { retriable, ..Error::new(Code::Storage, message) }
     }
 }
 

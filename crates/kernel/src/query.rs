@@ -81,7 +81,11 @@ impl QuerySpec {
         let details: Vec<crate::error::Detail> = spec_validator()
             .iter_errors(doc)
             .map(|e| crate::error::Detail {
-                path: if e.instance_path().as_str().is_empty() { "/".into() } else { e.instance_path().as_str().to_string() },
+                path: if e.instance_path().as_str().is_empty() {
+                    "/".into()
+                } else {
+                    e.instance_path().as_str().to_string()
+                },
                 message: e.to_string(),
             })
             .collect();
@@ -171,7 +175,10 @@ impl Builder<'_, '_> {
                         "paths may go one hop up (`account.name`), not further",
                     ));
                 }
-                let (_, f) = self.session.readable_field(self.meta, lookup).map_err(|e| e.with_field(path.to_string()))?;
+                let (_, f) = self
+                    .session
+                    .readable_field(self.meta, lookup)
+                    .map_err(|e| e.with_field(path.to_string()))?;
                 if f.field_type != FieldType::Lookup {
                     return Err(unknown(format!("`{lookup}` is not a lookup; `{path}` does not exist")));
                 }
@@ -185,7 +192,9 @@ impl Builder<'_, '_> {
                     None => {
                         let alias = format!("p{}", self.joins.len());
                         let mut on = format!("{alias}.id = t.{}", column(lookup));
-                        if let Some(filter) = self.session.row_filter(target, &alias, RowAccess::Read, &mut self.join_params) {
+                        if let Some(filter) =
+                            self.session.row_filter(target, &alias, RowAccess::Read, &mut self.join_params)
+                        {
                             on.push_str(" AND ");
                             on.push_str(&filter);
                         }
@@ -198,7 +207,11 @@ impl Builder<'_, '_> {
                     }
                 };
                 self.own_field(target, &alias, rest).map_err(|e| {
-                    Error::on_field(e.code, path.to_string(), format!("no field `{path}` on {}", self.meta.def.label))
+                    Error::on_field(
+                        e.code,
+                        path.to_string(),
+                        format!("no field `{path}` on {}", self.meta.def.label),
+                    )
                 })
             }
         }
@@ -219,7 +232,10 @@ impl Session<'_> {
         let limit = match spec.limit {
             Some(0) => return Err(Error::new(Code::InvalidQuery, "limit must be at least 1")),
             Some(n) if n > MAX_LIMIT && !unlimited => {
-                return Err(Error::new(Code::InvalidQuery, format!("limit is at most {MAX_LIMIT}; page with offset")))
+                return Err(Error::new(
+                    Code::InvalidQuery,
+                    format!("limit is at most {MAX_LIMIT}; page with offset"),
+                ))
             }
             Some(n) => n,
             None if unlimited => u32::MAX,
@@ -258,7 +274,11 @@ impl Session<'_> {
         for k in &spec.sort {
             let op = b.resolve(&k.field)?;
             if op.def.field_type == FieldType::LongText {
-                return Err(Error::on_field(Code::InvalidQuery, k.field.clone(), "long text fields cannot be sorted"));
+                return Err(Error::on_field(
+                    Code::InvalidQuery,
+                    k.field.clone(),
+                    "long text fields cannot be sorted",
+                ));
             }
             order.push(match k.direction {
                 Direction::Asc => format!("{} ASC NULLS LAST", op.expr),

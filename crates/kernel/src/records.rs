@@ -124,9 +124,8 @@ impl Session<'_> {
     /// Read one record. Absent if it does not exist or the user cannot read it.
     pub fn get(&self, object: &str, id: &str) -> Result<Record> {
         let (meta, _) = self.readable_object(object)?;
-        let row = self
-            .load_row(self.ws.conn(), meta, id, RowAccess::Read)?
-            .ok_or_else(|| not_found(meta, id))?;
+        let row =
+            self.load_row(self.ws.conn(), meta, id, RowAccess::Read)?.ok_or_else(|| not_found(meta, id))?;
         Ok(self.to_record(meta, &row))
     }
 
@@ -148,7 +147,13 @@ impl Session<'_> {
         }
     }
 
-    pub(crate) fn load_row(&self, conn: &Connection, meta: &ObjectMeta, id: &str, mode: RowAccess) -> Result<Option<Row>> {
+    pub(crate) fn load_row(
+        &self,
+        conn: &Connection,
+        meta: &ObjectMeta,
+        id: &str,
+        mode: RowAccess,
+    ) -> Result<Option<Row>> {
         let mut sql = select_row_sql(meta);
         let mut params = vec![Scalar::Text(id.to_string())];
         if let Some(filter) = self.row_filter(meta, "t", mode, &mut params) {
@@ -190,7 +195,13 @@ impl Session<'_> {
         )
     }
 
-    pub fn update(&self, object: &str, id: &str, changes: Map<String, Value>, expected_version: Option<i64>) -> Result<SaveOutcome> {
+    pub fn update(
+        &self,
+        object: &str,
+        id: &str,
+        changes: Map<String, Value>,
+        expected_version: Option<i64>,
+    ) -> Result<SaveOutcome> {
         self.save(
             SaveRequest::Update { object: object.into(), id: id.into(), changes, expected_version },
             &SaveContext::default(),
@@ -211,11 +222,15 @@ impl Session<'_> {
         let correlation_id = ctx.correlation_id.clone().unwrap_or_else(|| self.ws.ids.correlation_id());
         let w = Write { conn, ctx, correlation_id, at: timestamp(self.ws.clock.now()) };
         match req {
-            SaveRequest::Create { object, values, id, owner } => self.create_within(&w, &object, values, id, owner),
+            SaveRequest::Create { object, values, id, owner } => {
+                self.create_within(&w, &object, values, id, owner)
+            }
             SaveRequest::Update { object, id, changes, expected_version } => {
                 self.update_within(&w, &object, &id, changes, expected_version)
             }
-            SaveRequest::Delete { object, id, expected_version } => self.delete_within(&w, &object, &id, expected_version),
+            SaveRequest::Delete { object, id, expected_version } => {
+                self.delete_within(&w, &object, &id, expected_version)
+            }
         }
     }
 
@@ -245,7 +260,8 @@ impl Session<'_> {
         for (i, f) in meta.fields().iter().enumerate() {
             if !given[i] {
                 if let Some(d) = &f.default {
-                    slots[i] = coerce(f, d).map_err(|m| Error::internal(format!("default of {}: {m}", f.key)))?;
+                    slots[i] =
+                        coerce(f, d).map_err(|m| Error::internal(format!("default of {}: {m}", f.key)))?;
                 }
             }
             if f.required && slots[i].is_null() {
@@ -331,9 +347,9 @@ impl Session<'_> {
         let mut new_owner = None;
         for (key, v) in &changes {
             if key == "owner" {
-                let o = v.as_str().ok_or_else(|| {
-                    Error::on_field(Code::InvalidValue, "owner", "the owner is a user key")
-                })?;
+                let o = v
+                    .as_str()
+                    .ok_or_else(|| Error::on_field(Code::InvalidValue, "owner", "the owner is a user key"))?;
                 if o != row.owner {
                     new_owner = Some(self.check_new_owner(meta, o, Some(&row.owner))?);
                 }
@@ -350,6 +366,7 @@ impl Session<'_> {
                 changed.push(i);
             }
         }
+        changed.sort_unstable();
         if changed.is_empty() && new_owner.is_none() {
             return Ok(SaveOutcome {
                 object: object.into(),
@@ -367,7 +384,8 @@ impl Session<'_> {
                 }
             }
         }
-        let unique_changed: Vec<usize> = changed.iter().copied().filter(|i| meta.fields()[*i].unique).collect();
+        let unique_changed: Vec<usize> =
+            changed.iter().copied().filter(|i| meta.fields()[*i].unique).collect();
         self.check_unique(w.conn, meta, &slots, id, Some(&unique_changed))?;
         check_rules(meta, &slots)?;
 
@@ -412,7 +430,13 @@ impl Session<'_> {
         })
     }
 
-    fn delete_within(&self, w: &Write<'_>, object: &str, id: &str, expected_version: Option<i64>) -> Result<SaveOutcome> {
+    fn delete_within(
+        &self,
+        w: &Write<'_>,
+        object: &str,
+        id: &str,
+        expected_version: Option<i64>,
+    ) -> Result<SaveOutcome> {
         let (meta, acc) = self.readable_object(object)?;
         let row = self.load_row(w.conn, meta, id, RowAccess::Read)?.ok_or_else(|| not_found(meta, id))?;
         if !acc.delete {
@@ -440,11 +464,14 @@ impl Session<'_> {
     fn remove_row(&self, w: &Write<'_>, meta: &ObjectMeta, row: &Row) -> Result<()> {
         for r in &meta.referenced_by {
             let child = self.catalog.object_meta(&r.object)?;
-            let (fi, f) = child.field_index(&r.field).map(|i| (i, &child.fields()[i])).expect("reference field");
+            let (fi, f) =
+                child.field_index(&r.field).map(|i| (i, &child.fields()[i])).expect("reference field");
             let ids: Vec<String> = {
-                let mut stmt = w
-                    .conn
-                    .prepare_cached(&format!("SELECT id FROM {} WHERE {} = ?1", child.table, column(&r.field)))?;
+                let mut stmt = w.conn.prepare_cached(&format!(
+                    "SELECT id FROM {} WHERE {} = ?1",
+                    child.table,
+                    column(&r.field)
+                ))?;
                 let rows = stmt.query_map([&row.id], |r| r.get(0))?;
                 rows.collect::<rusqlite::Result<_>>()?
             };
@@ -483,17 +510,45 @@ impl Session<'_> {
                             column(&f.key)
                         ))?
                         .execute(params![v, w.at, cid])?;
-                    self.history(w, child, &cid, "update", &f.key, &crow.values[fi], &Scalar::Null, Some(f), v)?;
+                    self.history(
+                        w,
+                        child,
+                        &cid,
+                        "update",
+                        &f.key,
+                        &crow.values[fi],
+                        &Scalar::Null,
+                        Some(f),
+                        v,
+                    )?;
                 }
             }
         }
-        w.conn
-            .prepare_cached(&format!("DELETE FROM {} WHERE id = ?1", meta.table))?
-            .execute([&row.id])?;
-        self.history(w, meta, &row.id, "delete", "owner", &Scalar::Text(row.owner.clone()), &Scalar::Null, None, row.version)?;
+        w.conn.prepare_cached(&format!("DELETE FROM {} WHERE id = ?1", meta.table))?.execute([&row.id])?;
+        self.history(
+            w,
+            meta,
+            &row.id,
+            "delete",
+            "owner",
+            &Scalar::Text(row.owner.clone()),
+            &Scalar::Null,
+            None,
+            row.version,
+        )?;
         for (i, f) in meta.fields().iter().enumerate() {
             if !row.values[i].is_null() {
-                self.history(w, meta, &row.id, "delete", &f.key, &row.values[i], &Scalar::Null, Some(f), row.version)?;
+                self.history(
+                    w,
+                    meta,
+                    &row.id,
+                    "delete",
+                    &f.key,
+                    &row.values[i],
+                    &Scalar::Null,
+                    Some(f),
+                    row.version,
+                )?;
             }
         }
         Ok(())
@@ -501,7 +556,9 @@ impl Session<'_> {
 
     fn system_row(&self, conn: &Connection, meta: &ObjectMeta, id: &str) -> Result<Row> {
         let system = Session { ws: self.ws, user: self.catalog.system_user(), catalog: self.catalog.clone() };
-        system.load_row(conn, meta, id, RowAccess::Read)?.ok_or_else(|| Error::internal(format!("row {id} vanished")))
+        system
+            .load_row(conn, meta, id, RowAccess::Read)?
+            .ok_or_else(|| Error::internal(format!("row {id} vanished")))
     }
 
     /// The field index of an editable field; unknown/unreadable → absent, read-only → permission.
@@ -515,7 +572,14 @@ impl Session<'_> {
 
     /// Coerce a value being written. `current` is the stored value on update: an unchanged
     /// value is accepted as it is (a retired picklist value or an old lookup stays valid).
-    fn coerce_new(&self, conn: &Connection, meta: &ObjectMeta, i: usize, v: &Value, current: Option<&Scalar>) -> Result<Scalar> {
+    fn coerce_new(
+        &self,
+        conn: &Connection,
+        meta: &ObjectMeta,
+        i: usize,
+        v: &Value,
+        current: Option<&Scalar>,
+    ) -> Result<Scalar> {
         let f = &meta.fields()[i];
         let value = coerce(f, v).map_err(|m| Error::on_field(Code::InvalidValue, f.key.clone(), m))?;
         if value.is_null() || current == Some(&value) {
@@ -555,7 +619,8 @@ impl Session<'_> {
         let mut params = vec![Scalar::Text(id.to_string())];
         if let Some(filter) = self.row_filter(meta, "t", RowAccess::Write, &mut params) {
             let sql = format!("SELECT count(*) FROM {} t WHERE t.id = ? AND {filter}", meta.table);
-            let n: i64 = conn.prepare_cached(&sql)?.query_row(params_from_iter(params.iter()), |r| r.get(0))?;
+            let n: i64 =
+                conn.prepare_cached(&sql)?.query_row(params_from_iter(params.iter()), |r| r.get(0))?;
             if n == 0 {
                 return Err(Error::new(
                     Code::Permission,
@@ -567,7 +632,13 @@ impl Session<'_> {
     }
 
     /// A detail record can be created or moved only under a master the user can edit.
-    fn check_master_writable(&self, conn: &Connection, meta: &ObjectMeta, md: usize, parent: &str) -> Result<()> {
+    fn check_master_writable(
+        &self,
+        conn: &Connection,
+        meta: &ObjectMeta,
+        md: usize,
+        parent: &str,
+    ) -> Result<()> {
         let master = self.catalog.object_meta(meta.fields()[md].target.as_deref().unwrap_or_default())?;
         self.check_row_writable(conn, master, parent)
             .map_err(|e| Error::on_field(Code::Permission, meta.fields()[md].key.clone(), e.message))
@@ -593,18 +664,31 @@ impl Session<'_> {
     }
 
     /// `only`: the unique fields to check (update: the changed ones); `None`: all.
-    fn check_unique(&self, conn: &Connection, meta: &ObjectMeta, slots: &[Scalar], id: &str, only: Option<&[usize]>) -> Result<()> {
+    fn check_unique(
+        &self,
+        conn: &Connection,
+        meta: &ObjectMeta,
+        slots: &[Scalar],
+        id: &str,
+        only: Option<&[usize]>,
+    ) -> Result<()> {
         for (i, f) in meta.fields().iter().enumerate() {
             if !f.unique || slots[i].is_null() || only.is_some_and(|o| !o.contains(&i)) {
                 continue;
             }
-            let sql = format!("SELECT count(*) FROM {} WHERE {} = ?1 AND id <> ?2", meta.table, column(&f.key));
+            let sql =
+                format!("SELECT count(*) FROM {} WHERE {} = ?1 AND id <> ?2", meta.table, column(&f.key));
             let n: i64 = conn.prepare_cached(&sql)?.query_row(params![slots[i], id], |r| r.get(0))?;
             if n > 0 {
                 return Err(Error::on_field(
                     Code::Duplicate,
                     f.key.clone(),
-                    format!("another {} already has {} `{}`", meta.def.label, f.label, slots[i].to_text(Some(f))),
+                    format!(
+                        "another {} already has {} `{}`",
+                        meta.def.label,
+                        f.label,
+                        slots[i].to_text(Some(f))
+                    ),
                 ));
             }
         }
@@ -624,9 +708,7 @@ impl Session<'_> {
         def: Option<&FieldDef>,
         version: i64,
     ) -> Result<()> {
-        let json = |s: &Scalar| -> Option<String> {
-            (!s.is_null()).then(|| s.to_json(def).to_string())
-        };
+        let json = |s: &Scalar| -> Option<String> { (!s.is_null()).then(|| s.to_json(def).to_string()) };
         w.conn
             .prepare_cached(
                 "INSERT INTO data_history (object, record_id, op, field, old_value, new_value, actor, proposed_by, correlation_id, at, record_version)
@@ -661,7 +743,8 @@ impl Session<'_> {
              FROM data_history WHERE object = ?1 AND record_id = ?2 ORDER BY seq",
         )?;
         let rows = stmt.query_map(params![object, id], |r| {
-            let parse = |s: Option<String>| s.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or(Value::Null);
+            let parse =
+                |s: Option<String>| s.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or(Value::Null);
             Ok(HistoryEntry {
                 seq: r.get(0)?,
                 object: object.to_string(),
@@ -725,7 +808,11 @@ fn check_id(id: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::on_field(Code::InvalidValue, "id", format!("`{id}` is not a valid record id (letters, digits, _ and -)")))
+        Err(Error::on_field(
+            Code::InvalidValue,
+            "id",
+            format!("`{id}` is not a valid record id (letters, digits, _ and -)"),
+        ))
     }
 }
 
@@ -738,7 +825,8 @@ fn not_found(meta: &ObjectMeta, id: &str) -> Error {
 }
 
 fn conflict(meta: &ObjectMeta, id: &str, expected: i64, actual: i64) -> Error {
-    let now = if actual >= 0 { format!(" it is at version {actual}") } else { " it changed meanwhile".into() };
+    let now =
+        if actual >= 0 { format!(" it is at version {actual}") } else { " it changed meanwhile".into() };
     Error::new(
         Code::Conflict,
         format!(

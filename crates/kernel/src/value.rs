@@ -153,8 +153,7 @@ pub fn coerce(field: &FieldDef, v: &Value) -> Result<Scalar, String> {
         FieldType::Number | FieldType::Currency => {
             let precision = field.precision.unwrap_or(18);
             let scale = field.scale.unwrap_or(0);
-            let n = parse_decimal(s.trim(), precision, scale)
-                .map_err(|e| format!("{}: {e}", field.label))?;
+            let n = parse_decimal(s.trim(), precision, scale).map_err(|e| format!("{}: {e}", field.label))?;
             Ok(Scalar::Num(n))
         }
         FieldType::Boolean => match s.trim().to_ascii_lowercase().as_str() {
@@ -164,9 +163,7 @@ pub fn coerce(field: &FieldDef, v: &Value) -> Result<Scalar, String> {
         },
         FieldType::Date => {
             expect_string("a date (YYYY-MM-DD)")?;
-            parse_date(s.trim())
-                .map(Scalar::Text)
-                .ok_or_else(|| format!("`{s}` is not a date (YYYY-MM-DD)"))
+            parse_date(s.trim()).map(Scalar::Text).ok_or_else(|| format!("`{s}` is not a date (YYYY-MM-DD)"))
         }
         FieldType::Datetime => {
             expect_string("a date and time (RFC 3339)")?;
@@ -286,16 +283,11 @@ pub fn parse_decimal(s: &str, precision: u8, scale: u8) -> Result<f64, String> {
     let int_sig = int_digits.trim_start_matches('0');
     let frac_sig = frac_digits.trim_end_matches('0');
     if frac_sig.len() > scale as usize {
-        return Err(format!(
-            "`{s}` has {} decimal places; at most {scale} allowed",
-            frac_sig.len()
-        ));
+        return Err(format!("`{s}` has {} decimal places; at most {scale} allowed", frac_sig.len()));
     }
     let max_int = precision.saturating_sub(scale) as usize;
     if int_sig.len() > max_int {
-        return Err(format!(
-            "`{s}` is too large: at most {max_int} digit(s) before the decimal point"
-        ));
+        return Err(format!("`{s}` is too large: at most {max_int} digit(s) before the decimal point"));
     }
     let canonical = format!(
         "{sign}{}.{}",

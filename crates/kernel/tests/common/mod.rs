@@ -1,0 +1,104 @@
+#![allow(dead_code)]
+//! Shared set-up: a real SQLite file in a temporary directory, a fixed clock and sequential ids.
+
+use countersign_kernel::demo::init_demo;
+use countersign_kernel::{FixedClock, SequentialIds, Workspace, WorkspaceDefinition, WorkspaceOptions};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+pub const START: &str = "2026-11-29T10:00:00Z";
+
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+    pub ws: Workspace,
+    pub clock: Arc<FixedClock>,
+}
+
+pub fn options(clock: &Arc<FixedClock>) -> WorkspaceOptions {
+    WorkspaceOptions { clock: clock.clone(), ids: Arc::new(SequentialIds::default()) }
+}
+
+pub fn empty() -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = Arc::new(FixedClock::at(START));
+    let ws = Workspace::create(&dir.path().join("ws.countersign"), options(&clock)).expect("create");
+    Fixture { dir, ws, clock }
+}
+
+pub fn demo() -> Fixture {
+    let mut f = empty();
+    init_demo(&mut f.ws).expect("demo loads");
+    f
+}
+
+pub fn with_definition(def: Value) -> Fixture {
+    let mut f = empty();
+    let def = WorkspaceDefinition::from_json(&def).expect("test definition is valid");
+    f.ws.deploy(&def, &Default::default()).expect("deploy");
+    f
+}
+
+pub fn map(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        other => panic!("expected an object, got {other}"),
+    }
+}
+
+/// Read the demo CSV rows of an object from the repository's copy of the fixture.
+pub fn demo_rows(object: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let path = format!("{}/../../fixtures/demo/data/{object}.csv", env!("CARGO_MANIFEST_DIR"));
+    let mut r = csv::Reader::from_path(path).expect("demo csv");
+    let headers = r.headers().expect("headers").clone();
+    r.records()
+        .map(|rec| {
+            let rec = rec.expect("row");
+            headers.iter().zip(rec.iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()
+        })
+        .collect()
+}
+
+/// Count history rows, straight from the file.
+pub fn history_rows(ws: &Workspace) -> i64 {
+    ws.raw_connection().query_row("SELECT count(*) FROM data_history", [], |r| r.get(0)).expect("count")
+}
+
+/// A small definition with a private parent, for row-visibility tests.
+pub fn projects_definition() -> Value {
+    serde_json::json!({
+        "format": "countersign.workspace/v1",
+        "name": "Projects",
+        "objects": [
+            {"key": "project", "label": "Project", "pluralLabel": "Projects", "sharing": "private", "nameField": "name",
+             "fields": [
+                {"key": "name", "label": "Name", "type": "text", "required": true, "maxLength": 80},
+                {"key": "budget", "label": "Budget", "type": "currency", "precision": 10, "scale": 2},
+                {"key": "code", "label": "Code", "type": "text", "maxLength": 10}
+             ]},
+            {"key": "task", "label": "Task", "pluralLabel": "Tasks", "sharing": "public_read_write", "nameField": "title",
+             "fields": [
+                {"key": "title", "label": "Title", "type": "text", "required": true},
+                {"key": "project", "label": "Project", "type": "lookup", "target": "project"},
+                {"key": "done", "label": "Done", "type": "boolean", "default": false},
+                {"key": "priority", "label": "Priority", "type": "picklist", "values": [
+                    {"value": "low", "label": "Low"}, {"value": "high", "label": "High"}, {"value": "urgent", "label": "Urgent", "active": true}]}
+             ]},
+            {"key": "step", "label": "Step", "pluralLabel": "Steps", "sharing": "inherit", "nameField": "label",
+             "fields": [
+                {"key": "project", "label": "Project", "type": "lookup", "target": "project", "required": true, "masterDetail": true},
+                {"key": "label", "label": "Label", "type": "text", "required": true}
+             ]}
+        ],
+        "permissionSets": [
+            {"key": "member", "label": "Member", "objects": {
+                "project": ["read", "create", "edit", "delete"],
+                "task": ["read", "create", "edit", "delete"],
+                "step": ["read", "create", "edit", "delete"]}}
+        ],
+        "users": [
+            {"key": "kim", "name": "Kim", "permissionSets": ["member"]},
+            {"key": "lee", "name": "Lee", "permissionSets": ["member"]},
+            {"key": "old", "name": "Old", "active": false, "permissionSets": ["member"]}
+        ]
+    })
+}
