@@ -154,8 +154,8 @@ fn default_workspace() -> Result<(PathBuf, bool)> {
 
 fn parse_spec(text: &str) -> Result<QuerySpec> {
     match text.strip_prefix('@') {
-        Some(path) => QuerySpec::from_str(&std::fs::read_to_string(path)?),
-        None => QuerySpec::from_str(text),
+        Some(path) => QuerySpec::parse(&std::fs::read_to_string(path)?),
+        None => QuerySpec::parse(text),
     }
 }
 
@@ -189,7 +189,7 @@ fn run(cli: Cli) -> Result<Value> {
         Workspace::open(&path, WorkspaceOptions::default())?
     };
     if let Command::Deploy { file, force } = &cli.command {
-        let def = WorkspaceDefinition::from_str(&std::fs::read_to_string(file)?)?;
+        let def = WorkspaceDefinition::parse(&std::fs::read_to_string(file)?)?;
         let actor = cli.user.clone().unwrap_or_else(|| "cli".into());
         return to_json(&ws.deploy(&def, &DeployOptions { force: *force, actor })?);
     }
@@ -285,7 +285,7 @@ fn init(path: &Path, demo: bool, definition: Option<&Path>) -> Result<Value> {
         let report = match definition {
             None => demo::init_demo(&mut ws)?,
             Some(file) => {
-                let def = WorkspaceDefinition::from_str(&std::fs::read_to_string(file)?)?;
+                let def = WorkspaceDefinition::parse(&std::fs::read_to_string(file)?)?;
                 let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
                 demo::init(&mut ws, &def, &|rel| Ok(std::fs::read_to_string(dir.join(rel))?))?
             }

@@ -50,6 +50,28 @@ impl<'w> Session<'w> {
         self.ws
     }
 
+    /// Begin a write transaction, refusing if another process deployed a newer generation
+    /// than this session's metadata (its checks would be against stale rules).
+    pub(crate) fn begin_write(&self) -> Result<rusqlite::Transaction<'w>> {
+        let tx = crate::store::immediate(self.ws.conn())?;
+        let current: i64 = tx
+            .prepare_cached("SELECT coalesce(max(generation), 0) FROM metadata_generation")?
+            .query_row([], |r| r.get(0))?;
+        if current != self.catalog.generation {
+            return Err(Error {
+                retriable: true,
+                ..Error::new(
+                    Code::StaleGeneration,
+                    format!(
+                        "the workspace definition changed (generation {current}, this session has {}); reopen the workspace",
+                        self.catalog.generation
+                    ),
+                )
+            });
+        }
+        Ok(tx)
+    }
+
     /// The object and the user's rights on it, if the user can read it at all.
     pub fn readable_object(&self, key: &str) -> Result<(&ObjectMeta, &ObjectAccess)> {
         let unknown = || Error::new(Code::UnknownObject, format!("no object `{key}`"));

@@ -123,7 +123,7 @@ impl Catalog {
                             format!("rule `{}` names unknown field `{path}`", r.key),
                         )
                     })?;
-                    Ok(Operand { expr: column(path), slot, def: o.fields[slot].clone() })
+                    Ok(Operand { expr: column(path), slot, def: Box::new(o.fields[slot].clone()) })
                 };
                 let predicate = r.assert.compile(&mut resolve).map_err(|e| {
                     Error::new(

@@ -158,7 +158,7 @@ pub fn type_name(t: FieldType) -> &'static str {
 pub struct Operand {
     pub expr: String,
     pub slot: usize,
-    pub def: FieldDef,
+    pub def: Box<FieldDef>,
 }
 
 #[derive(Debug, Clone)]

@@ -137,8 +137,7 @@ pub fn import_csv(
         }
     }
 
-    let conn = session.workspace().conn();
-    let tx = store::immediate(conn)?;
+    let tx = session.begin_write()?;
     let correlation_id = session.workspace().ids.correlation_id();
     let ctx = SaveContext { proposed_by: None, correlation_id: Some(correlation_id.clone()) };
     let mut report = ImportReport {
@@ -155,9 +154,13 @@ pub fn import_csv(
     };
     for rec in reader.records() {
         report.rows += 1;
+        let line = match &rec {
+            Ok(r) => r.position().map(|p| p.line()),
+            Err(e) => e.position().map(|p| p.line()),
+        }
+        .unwrap_or(report.rows + 1);
         let result =
             rec.map_err(|e| Error::new(Code::InvalidCsv, format!("unreadable row: {e}"))).and_then(|rec| {
-                let line = rec.position().map_or(0, |p| p.line());
                 let mut values = Map::new();
                 let (mut id, mut owner) = (None, None);
                 for (m, cell) in mapping.iter().zip(rec.iter()) {
@@ -172,18 +175,13 @@ pub fn import_csv(
                     }
                 }
                 let req = SaveRequest::Create { object: object.to_string(), values, id, owner };
-                store::savepoint(&tx, || session.save_within(&tx, req, &ctx)).map(|_| line)
+                store::savepoint(&tx, || session.save_within(&tx, req, &ctx))
             });
         match result {
             Ok(_) => report.imported += 1,
             Err(e) => {
                 report.failed += 1;
-                report.errors.push(RowError {
-                    line: report.rows + 1,
-                    code: e.code,
-                    field: e.field,
-                    message: e.message,
-                });
+                report.errors.push(RowError { line, code: e.code, field: e.field, message: e.message });
             }
         }
     }

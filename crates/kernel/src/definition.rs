@@ -248,7 +248,7 @@ impl WorkspaceDefinition {
         Ok(def)
     }
 
-    pub fn from_str(text: &str) -> Result<Self> {
+    pub fn parse(text: &str) -> Result<Self> {
         let doc: Value = serde_json::from_str(text).map_err(|e| {
             invalid(vec![Detail {
                 path: format!("line {} column {}", e.line(), e.column()),

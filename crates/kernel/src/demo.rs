@@ -21,7 +21,7 @@ const DEMO_DATA: &[(&str, &str)] = &[
 ];
 
 pub fn demo_definition() -> WorkspaceDefinition {
-    WorkspaceDefinition::from_str(DEMO_DEFINITION).expect("the embedded demo definition is valid")
+    WorkspaceDefinition::parse(DEMO_DEFINITION).expect("the embedded demo definition is valid")
 }
 
 #[derive(Debug, Serialize)]

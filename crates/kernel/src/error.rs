@@ -56,6 +56,8 @@ pub enum Code {
     StoreTooNew,
     /// The file is not a Countersign workspace.
     NotAWorkspace,
+    /// Another process deployed a newer definition; reopen the workspace and retry.
+    StaleGeneration,
     /// The workspace has no definition deployed yet.
     NotInitialized,
     /// The workspace already holds a definition (init refused).
@@ -86,6 +88,7 @@ impl Code {
             Code::InvalidCsv => "import.invalid_csv",
             Code::StoreTooNew => "store.too_new",
             Code::NotAWorkspace => "store.not_a_workspace",
+            Code::StaleGeneration => "metadata.stale",
             Code::NotInitialized => "store.not_initialized",
             Code::AlreadyInitialized => "store.already_initialized",
             Code::Storage => "store.io",
@@ -96,7 +99,7 @@ impl Code {
     fn default_fault(self) -> Fault {
         match self {
             Code::InvalidDefinition | Code::DestructiveChange | Code::NotInitialized => Fault::Admin,
-            Code::StoreTooNew | Code::Storage | Code::Internal => Fault::Platform,
+            Code::StoreTooNew | Code::Storage | Code::Internal | Code::StaleGeneration => Fault::Platform,
             _ => Fault::User,
         }
     }

@@ -100,7 +100,7 @@ impl QuerySpec {
             .map_err(|e| Error::new(Code::InvalidQuery, format!("the query spec is malformed: {e}")))
     }
 
-    pub fn from_str(text: &str) -> Result<QuerySpec> {
+    pub fn parse(text: &str) -> Result<QuerySpec> {
         let doc: Value = serde_json::from_str(text)
             .map_err(|e| Error::new(Code::InvalidQuery, format!("the query spec is not JSON: {e}")))?;
         Self::from_json(&doc)
@@ -219,10 +219,10 @@ impl Builder<'_, '_> {
 
     fn own_field(&self, meta: &ObjectMeta, alias: &str, key: &str) -> Result<Operand> {
         if let Some(def) = system_field(key) {
-            return Ok(Operand { expr: format!("{alias}.{key}"), slot: 0, def });
+            return Ok(Operand { expr: format!("{alias}.{key}"), slot: 0, def: Box::new(def) });
         }
         let (_, f) = self.session.readable_field(meta, key)?;
-        Ok(Operand { expr: format!("{alias}.{}", column(key)), slot: 0, def: f.clone() })
+        Ok(Operand { expr: format!("{alias}.{}", column(key)), slot: 0, def: Box::new(f.clone()) })
     }
 }
 
@@ -257,7 +257,7 @@ impl Session<'_> {
             let op = b.resolve(p)?;
             select.push_str(", ");
             select.push_str(&op.expr);
-            columns.push(Column { path: p.clone(), def: op.def });
+            columns.push(Column { path: p.clone(), def: *op.def });
         }
         let mut where_params = Vec::new();
         let mut wheres = Vec::new();

@@ -20,7 +20,6 @@ use crate::catalog::{column, table, ObjectMeta};
 use crate::clock::timestamp;
 use crate::definition::{FieldDef, FieldLevel, FieldType, SYSTEM_USER};
 use crate::error::{Code, Detail, Error, Result};
-use crate::store;
 use crate::value::{coerce, Scalar};
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use serde::Serialize;
@@ -182,7 +181,7 @@ impl Session<'_> {
 
     /// The one save path, as its own transaction.
     pub fn save(&self, req: SaveRequest, ctx: &SaveContext) -> Result<SaveOutcome> {
-        let tx = store::immediate(self.ws.conn())?;
+        let tx = self.begin_write()?;
         let out = self.save_within(&tx, req, ctx)?;
         tx.commit()?;
         Ok(out)
@@ -735,7 +734,7 @@ impl Session<'_> {
     pub fn history_of(&self, object: &str, id: &str) -> Result<Vec<HistoryEntry>> {
         let (meta, acc) = self.readable_object(object)?;
         let exists = self.load_row(self.ws.conn(), meta, id, RowAccess::Read)?.is_some();
-        if !exists && !(acc.view_all || self.user.is_system) {
+        if !(exists || acc.view_all || self.user.is_system) {
             return Err(not_found(meta, id));
         }
         let mut stmt = self.ws.conn().prepare_cached(

@@ -134,7 +134,7 @@ pub fn coerce(field: &FieldDef, v: &Value) -> Result<Scalar, String> {
             check_length(field, &s)?;
             let digits = s.chars().filter(char::is_ascii_digit).count();
             let allowed = s.chars().all(|c| c.is_ascii_digit() || " +-().x/".contains(c));
-            if !allowed || digits < 3 || digits > 20 {
+            if !allowed || !(3..=20).contains(&digits) {
                 return Err(format!("`{s}` is not a phone number"));
             }
             Ok(Scalar::Text(s))

@@ -76,8 +76,11 @@ impl Workspace {
         self.catalog.as_ref().map_or(0, |c| c.generation)
     }
 
-    /// Validate and deploy a definition as a new metadata generation.
+    /// Validate (JSON Schema and semantic rules, whatever built `def`) and deploy a
+    /// definition as a new metadata generation.
     pub fn deploy(&mut self, def: &WorkspaceDefinition, opts: &DeployOptions) -> Result<DeployReport> {
+        let doc = serde_json::to_value(def).map_err(|e| Error::internal(e.to_string()))?;
+        let def = &WorkspaceDefinition::from_json(&doc)?;
         let now = self.clock.now();
         let (report, catalog) = deploy::apply(&self.conn, self.catalog.as_deref(), def, opts, now)?;
         self.catalog = Some(Arc::new(catalog));

@@ -72,7 +72,7 @@ fn semantic_errors_name_the_json_path() {
     ] {
         assert!(p.iter().any(|x| x == expected), "{expected} not in {p:?}");
     }
-    let not_json = WorkspaceDefinition::from_str("{ nope").unwrap_err();
+    let not_json = WorkspaceDefinition::parse("{ nope").unwrap_err();
     assert_eq!(not_json.code, Code::InvalidDefinition);
 }
 
@@ -248,4 +248,50 @@ fn query_spec_schema_shares_the_condition_definitions() {
     for d in ["condition", "comparison", "path"] {
         assert_eq!(ws["$defs"][d], q["$defs"][d], "$defs/{d} differs between the two schemas");
     }
+}
+
+#[test]
+fn the_benchmark_runs_and_its_paths_agree() {
+    // The real figures come from `countersign-cli bench` in a release build; this keeps the
+    // benchmark code honest (same ids from kernel and raw SQL) on a small data set.
+    let dir = tempfile::tempdir().unwrap();
+    let report = countersign_kernel::bench::run(&countersign_kernel::bench::BenchOptions {
+        rows: 3_000,
+        updates: 100,
+        queries: 2,
+        dir: Some(dir.path().to_path_buf()),
+    })
+    .unwrap();
+    assert!(report.query.same_ids, "kernel and hand-written SQL disagree");
+    assert_eq!(report.query.rows_returned, 50);
+    assert!(report.save.kernel_per_sec > 0.0);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the scratch workspace is removed");
+}
+
+#[test]
+fn a_session_refuses_to_write_under_a_newer_generation_from_another_process() {
+    let mut f = demo();
+    let other = Workspace::open(f.ws.path(), options(&f.clock)).unwrap();
+    let mut def = countersign_kernel::demo::demo_definition();
+    def.objects[0].label = "Customer".into();
+    f.ws.deploy(&def, &DeployOptions::default()).unwrap();
+    let stale = other.session("ava").unwrap();
+    let e = stale.update("account", "acc_0001", map(json!({"rating": "hot"})), None).unwrap_err();
+    assert_eq!((e.code, e.retriable), (Code::StaleGeneration, true));
+    // Reopened, it writes.
+    drop(stale);
+    drop(other);
+    let again = Workspace::open(f.ws.path(), options(&f.clock)).unwrap();
+    again.session("ava").unwrap().update("account", "acc_0001", map(json!({"rating": "hot"})), None).unwrap();
+}
+
+#[test]
+fn definitions_built_in_code_are_validated_too() {
+    let mut f = demo();
+    let mut def = countersign_kernel::demo::demo_definition();
+    def.objects[1].fields[2].target = Some("company".into());
+    let e = f.ws.deploy(&def, &DeployOptions::default()).unwrap_err();
+    assert_eq!(e.code, Code::InvalidDefinition);
+    assert_eq!(paths(&e), vec!["/objects/1/fields/2/target".to_string()]);
+    assert_eq!(f.ws.generation(), 1);
 }

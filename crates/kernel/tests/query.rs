@@ -256,7 +256,7 @@ fn check_agreement(object: &str, fields: &[(&str, &[&str])], seed: u64) {
         let pred = cond
             .compile(&mut |p: &str| {
                 let slot = meta.field_index(p).unwrap();
-                Ok(Operand { expr: String::new(), slot, def: meta.fields()[slot].clone() })
+                Ok(Operand { expr: String::new(), slot, def: Box::new(meta.fields()[slot].clone()) })
             })
             .unwrap();
         let mut expected: Vec<String> = all
