@@ -149,28 +149,12 @@ fn narrowing_is_refused_only_when_values_do_not_fit() {
 fn removing_a_picklist_value_in_use_is_refused_retiring_is_not() {
     let mut f = demo();
     let mut def = countersign_kernel::demo::demo_definition();
-    let status = def
-        .objects
-        .iter_mut()
-        .find(|o| o.key == "invoice")
-        .unwrap()
-        .fields
-        .iter_mut()
-        .find(|f| f.key == "status")
-        .unwrap();
+    let status = field(&mut def, "invoice", "status");
     status.values.as_mut().unwrap().retain(|v| v.value != "void");
     let e = f.ws.deploy(&def, &DeployOptions::default()).unwrap_err();
     assert_eq!(e.code, Code::DestructiveChange);
     let mut def = countersign_kernel::demo::demo_definition();
-    let status = def
-        .objects
-        .iter_mut()
-        .find(|o| o.key == "invoice")
-        .unwrap()
-        .fields
-        .iter_mut()
-        .find(|f| f.key == "status")
-        .unwrap();
+    let status = field(&mut def, "invoice", "status");
     status.values.as_mut().unwrap().iter_mut().find(|v| v.value == "void").unwrap().active = false;
     f.ws.deploy(&def, &DeployOptions::default()).unwrap();
     let void = demo_rows("invoice").into_iter().find(|r| r["status"] == "void").unwrap();
