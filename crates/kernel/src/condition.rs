@@ -11,11 +11,12 @@
 use crate::definition::{FieldDef, FieldType};
 use crate::error::{Code, Error, Result};
 use crate::value::{coerce, Scalar};
+use ts_rs::TS;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::cmp::Ordering;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(untagged)]
 pub enum Condition {
     All(AllOf),
@@ -24,36 +25,38 @@ pub enum Condition {
     Compare(Comparison),
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(deny_unknown_fields)]
 pub struct AllOf {
     pub all: Vec<Condition>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(deny_unknown_fields)]
 pub struct AnyOf {
     pub any: Vec<Condition>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(deny_unknown_fields)]
 pub struct NotOf {
     pub not: Box<Condition>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Comparison {
     pub field: String,
     pub op: Op,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub value: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub other_field: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     Eq,

@@ -15,12 +15,13 @@ use crate::records::{SaveContext, SaveRequest};
 use crate::store;
 use crate::value::Scalar;
 use rusqlite::params_from_iter;
-use serde::Serialize;
+use ts_rs::TS;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ImportMode {
     #[default]
@@ -37,32 +38,37 @@ pub struct ImportOptions {
     pub mapping: Option<BTreeMap<String, String>>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, TS)]
 pub struct ColumnMapping {
     pub column: String,
     /// `None`: the column is ignored.
     pub field: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, TS)]
 pub struct RowError {
     /// 1-based line of the row in the file (the header is line 1).
+    #[ts(type = "number")]
     pub line: u64,
     pub code: Code,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub field: Option<String>,
     pub message: String,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, TS)]
 pub struct ImportReport {
     pub object: String,
     pub mode: ImportMode,
     pub dry_run: bool,
     pub mapping: Vec<ColumnMapping>,
+    #[ts(type = "number")]
     pub rows: u64,
     /// Rows written (or, in a dry run or a refused all-or-nothing import, that would be).
+    #[ts(type = "number")]
     pub imported: u64,
+    #[ts(type = "number")]
     pub failed: u64,
     /// Whether anything was written.
     pub committed: bool,
@@ -232,6 +238,15 @@ fn resolve_lookup_name(session: &Session<'_>, object: &str, field: &str, cell: &
             format!("`{}` matches several {}; give the record id", cell.trim(), target.def.plural_label),
         )),
     }
+}
+
+/// Where an export went.
+#[derive(Debug, Clone, Serialize, PartialEq, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportResult {
+    pub path: String,
+    #[ts(type = "number")]
+    pub records: u64,
 }
 
 /// Write the result of a query spec as CSV (header: `id` and the selected paths). Without a

@@ -6,6 +6,7 @@
 
 use crate::condition::{Comparison, Condition};
 use crate::error::{Code, Detail, Error, Result};
+use ts_rs::TS;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -36,7 +37,7 @@ fn default_currency() -> String {
     "USD".into()
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Sharing {
     Private,
@@ -62,7 +63,7 @@ pub struct ObjectDef {
     pub layout: Option<LayoutDef>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum FieldType {
     Text,
@@ -99,7 +100,7 @@ pub enum AiVisibility {
     Never,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PicklistValue {
     pub value: String,
@@ -186,7 +187,7 @@ pub enum ObjectRight {
 }
 
 /// A field's access level. Ordered: `None < Read < Edit`.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum FieldLevel {
     None,

@@ -6,9 +6,10 @@
 
 use serde::Serialize;
 use std::fmt;
+use ts_rs::TS;
 
 /// Who can act on an error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Fault {
     /// The user's input or request; they can change it.
@@ -19,52 +20,75 @@ pub enum Fault {
     Platform,
 }
 
-/// Stable error codes. Their string form (`Code::as_str`) is part of the public contract.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Stable error codes. Their string form (`Code::as_str`, the serde form) is part of the
+/// public contract: the UI and scripts branch on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 pub enum Code {
     /// The acting user lacks an object, field or system right.
+    #[serde(rename = "permission")]
     Permission,
     /// The record does not exist or the user cannot see it (the two are indistinguishable).
+    #[serde(rename = "not_found")]
     NotFound,
     /// The record's version moved since the caller read it.
+    #[serde(rename = "conflict")]
     Conflict,
     /// A value does not fit its field's type (scale, length, format, picklist, lookup).
+    #[serde(rename = "record.invalid_value")]
     InvalidValue,
     /// A required field is blank.
+    #[serde(rename = "record.required")]
     Required,
     /// A `unique` field already holds this value on another record.
+    #[serde(rename = "record.duplicate")]
     Duplicate,
     /// A validation rule of the object failed; `message` is the rule's.
+    #[serde(rename = "record.validation_rule")]
     ValidationRule,
     /// The record cannot be deleted: other records need it (a required lookup points at it).
+    #[serde(rename = "record.in_use")]
     InUse,
     /// A field key that does not exist or that the user cannot read.
+    #[serde(rename = "schema.unknown_field")]
     UnknownField,
     /// An object key that does not exist or that the user cannot read.
+    #[serde(rename = "schema.unknown_object")]
     UnknownObject,
     /// An unknown user key.
+    #[serde(rename = "access.unknown_user")]
     UnknownUser,
     /// A query spec that is malformed (bad op, bad value for the op, too deep a path).
+    #[serde(rename = "query.invalid")]
     InvalidQuery,
     /// A workspace definition that does not satisfy the JSON Schema or its semantic rules.
+    #[serde(rename = "definition.invalid")]
     InvalidDefinition,
     /// A deploy that would lose data and was not forced.
+    #[serde(rename = "definition.destructive_change")]
     DestructiveChange,
     /// A CSV file that cannot be read or mapped.
+    #[serde(rename = "import.invalid_csv")]
     InvalidCsv,
     /// The workspace file was written by a newer Countersign.
+    #[serde(rename = "store.too_new")]
     StoreTooNew,
     /// The file is not a Countersign workspace.
+    #[serde(rename = "store.not_a_workspace")]
     NotAWorkspace,
     /// Another process deployed a newer definition; reopen the workspace and retry.
+    #[serde(rename = "metadata.stale")]
     StaleGeneration,
     /// The workspace has no definition deployed yet.
+    #[serde(rename = "store.not_initialized")]
     NotInitialized,
     /// The workspace already holds a definition (init refused).
+    #[serde(rename = "store.already_initialized")]
     AlreadyInitialized,
     /// SQLite or file-system failure (disk full, locked, corrupt).
+    #[serde(rename = "store.io")]
     Storage,
     /// An invariant of the kernel broke; a bug.
+    #[serde(rename = "internal")]
     Internal,
 }
 
@@ -105,29 +129,31 @@ impl Code {
     }
 }
 
-impl Serialize for Code {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
+impl Code {
+    pub const ALL: [Code; 22] = [Code::Permission, Code::NotFound, Code::Conflict, Code::InvalidValue, Code::Required, Code::Duplicate, Code::ValidationRule, Code::InUse, Code::UnknownField, Code::UnknownObject, Code::UnknownUser, Code::InvalidQuery, Code::InvalidDefinition, Code::DestructiveChange, Code::InvalidCsv, Code::StoreTooNew, Code::NotAWorkspace, Code::StaleGeneration, Code::NotInitialized, Code::AlreadyInitialized, Code::Storage, Code::Internal];
 }
 
 /// One detail of a multi-part error (definition validation lists every problem with its path).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct Detail {
     /// JSON pointer into the document (`/objects/2/fields/0/type`) or a CSV row label.
     pub path: String,
     pub message: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The one error shape, across the CLI and the app's IPC: `{code, fault, message, field?,
+/// retriable, details?}`.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct Error {
     pub code: Code,
     pub fault: Fault,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub field: Option<String>,
     pub retriable: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[ts(optional, as = "Option<Vec<Detail>>")]
     pub details: Vec<Detail>,
 }
 

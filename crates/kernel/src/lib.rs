@@ -13,6 +13,7 @@ pub mod condition;
 pub mod csvio;
 pub mod definition;
 pub mod demo;
+pub mod describe;
 pub mod deploy;
 pub mod error;
 pub mod query;

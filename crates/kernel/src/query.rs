@@ -14,6 +14,7 @@ use crate::definition::{FieldDef, FieldType};
 use crate::error::{Code, Error, Result};
 use crate::value::Scalar;
 use rusqlite::params_from_iter;
+use ts_rs::TS;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::sync::OnceLock;
@@ -22,31 +23,37 @@ pub const DEFAULT_LIMIT: u32 = 100;
 pub const MAX_LIMIT: u32 = 10_000;
 pub const SCHEMA_TEXT: &str = include_str!("../../../schemas/query-spec.schema.json");
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(deny_unknown_fields)]
 pub struct QuerySpec {
     pub object: String,
     #[serde(default)]
+    #[ts(optional, as = "Option<Vec<String>>")]
     pub fields: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub filters: Option<Condition>,
     #[serde(default)]
+    #[ts(optional, as = "Option<Vec<SortKey>>")]
     pub sort: Vec<SortKey>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub limit: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub offset: Option<u32>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(deny_unknown_fields)]
 pub struct SortKey {
     pub field: String,
     #[serde(default)]
+    #[ts(optional, as = "Option<Direction>")]
     pub direction: Direction,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     #[default]
@@ -54,7 +61,7 @@ pub enum Direction {
     Desc,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, TS)]
 pub struct QueryResult {
     pub object: String,
     /// The selected paths, in order; every record has `id` plus these keys.

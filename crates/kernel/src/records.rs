@@ -22,29 +22,37 @@ use crate::definition::{FieldDef, FieldLevel, FieldType, SYSTEM_USER};
 use crate::error::{Code, Detail, Error, Result};
 use crate::value::{coerce, Scalar};
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
-use serde::Serialize;
+use ts_rs::TS;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// A record as a user sees it: only the fields they can read.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, TS)]
 pub struct Record {
     pub object: String,
     pub id: String,
     pub owner: String,
+    #[ts(type = "number")]
     pub version: i64,
     pub created_at: String,
     pub updated_at: String,
     pub fields: Map<String, Value>,
 }
 
-#[derive(Debug, Clone)]
+/// A write. Serialized with an `op` tag: `{"op": "update", "object", "id", "changes", …}`.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(tag = "op", rename_all = "snake_case", rename_all_fields = "camelCase", deny_unknown_fields)]
 pub enum SaveRequest {
     Create {
         object: String,
         values: Map<String, Value>,
         /// Keep a given id (imports); a new one is made otherwise.
+        #[serde(default)]
+        #[ts(optional)]
         id: Option<String>,
         /// Owner other than the acting user (needs `viewAll` on the object).
+        #[serde(default)]
+        #[ts(optional)]
         owner: Option<String>,
     },
     Update {
@@ -53,11 +61,15 @@ pub enum SaveRequest {
         /// Field key → new value; the key `owner` transfers the record.
         changes: Map<String, Value>,
         /// Refuse with `conflict` unless the record is still at this version.
+        #[serde(default)]
+        #[ts(optional, type = "number")]
         expected_version: Option<i64>,
     },
     Delete {
         object: String,
         id: String,
+        #[serde(default)]
+        #[ts(optional, type = "number")]
         expected_version: Option<i64>,
     },
 }
@@ -69,11 +81,12 @@ pub struct SaveContext {
     pub correlation_id: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, TS)]
 pub struct SaveOutcome {
     pub object: String,
     pub id: String,
     /// The record's version after the save (for a delete, the version it had).
+    #[ts(type = "number")]
     pub version: i64,
     pub operation: &'static str,
     /// Field keys whose values changed.
@@ -81,8 +94,9 @@ pub struct SaveOutcome {
     pub correlation_id: String,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, TS)]
 pub struct HistoryEntry {
+    #[ts(type = "number")]
     pub seq: i64,
     pub object: String,
     pub record_id: String,
@@ -92,9 +106,11 @@ pub struct HistoryEntry {
     pub new_value: Value,
     pub actor: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub proposed_by: Option<String>,
     pub correlation_id: String,
     pub at: String,
+    #[ts(type = "number")]
     pub record_version: i64,
 }
 

@@ -1,0 +1,247 @@
+//! What a user may know about the workspace's metadata: the objects they can read, each with
+//! the fields they can read (and whether they may edit them), its layout and its related lists.
+//! The UI lays out record pages and lists from this; fields at level `none` never appear.
+
+use crate::access::Session;
+use crate::catalog::ObjectMeta;
+use crate::definition::{FieldLevel, FieldType, PicklistValue};
+use crate::error::Result;
+use serde::Serialize;
+use serde_json::Value;
+use ts_rs::TS;
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceView {
+    pub path: String,
+    pub name: String,
+    pub currency: String,
+    #[ts(type = "number")]
+    pub generation: i64,
+    pub users: Vec<UserView>,
+    /// The acting user.
+    pub user: UserView,
+    /// The objects the acting user can read, in definition order.
+    pub objects: Vec<ObjectSummary>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct UserView {
+    pub key: String,
+    pub name: String,
+    pub permission_sets: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectSummary {
+    pub key: String,
+    pub label: String,
+    pub plural_label: String,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectView {
+    pub key: String,
+    pub label: String,
+    pub plural_label: String,
+    pub name_field: String,
+    pub rights: Rights,
+    /// Readable fields, in definition order.
+    pub fields: Vec<FieldView>,
+    /// The layout's sections with only the readable fields; readable fields the layout does not
+    /// place come last in a section of their own.
+    pub sections: Vec<SectionView>,
+    /// Objects whose lookups point at this one (one hop), that the user can read.
+    pub related: Vec<RelatedList>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Rights {
+    pub create: bool,
+    pub edit: bool,
+    pub delete: bool,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldView {
+    pub key: String,
+    pub label: String,
+    #[serde(rename = "type")]
+    pub field_type: FieldType,
+    /// `read` or `edit` (never `none`: such fields are absent).
+    pub access: FieldLevel,
+    pub required: bool,
+    pub unique: bool,
+    #[ts(optional)]
+    pub help_text: Option<String>,
+    #[ts(optional)]
+    pub max_length: Option<u32>,
+    #[ts(optional)]
+    pub precision: Option<u8>,
+    #[ts(optional)]
+    pub scale: Option<u8>,
+    /// Picklist values, retired ones included (flagged), for display of old values.
+    #[ts(optional)]
+    pub values: Option<Vec<PicklistValue>>,
+    /// Lookup target object.
+    #[ts(optional)]
+    pub target: Option<String>,
+    #[ts(optional)]
+    pub default: Option<Value>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SectionView {
+    pub label: String,
+    pub fields: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RelatedList {
+    pub object: String,
+    pub label: String,
+    /// The lookup field on `object` that points at the parent.
+    pub field: String,
+    /// A few readable columns to show in the list.
+    pub columns: Vec<String>,
+}
+
+impl Session<'_> {
+    pub fn describe_workspace(&self) -> WorkspaceView {
+        let def = &self.catalog().definition;
+        let user_view = |u: &crate::definition::UserDef| UserView {
+            key: u.key.clone(),
+            name: u.name.clone(),
+            permission_sets: u.permission_sets.clone(),
+        };
+        let me = def
+            .users
+            .iter()
+            .find(|u| u.key == self.user().key)
+            .map(user_view)
+            .unwrap_or_else(|| UserView { key: self.user().key.clone(), name: self.user().name.clone(), permission_sets: vec![] });
+        WorkspaceView {
+            path: self.workspace().path().display().to_string(),
+            name: def.name.clone(),
+            currency: def.currency.clone(),
+            generation: self.catalog().generation,
+            users: def.users.iter().filter(|u| u.active).map(user_view).collect(),
+            user: me,
+            objects: self
+                .catalog()
+                .objects()
+                .iter()
+                .filter(|o| self.readable_object(o.key()).is_ok())
+                .map(|o| ObjectSummary {
+                    key: o.key().to_string(),
+                    label: o.def.label.clone(),
+                    plural_label: o.def.plural_label.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    pub fn describe_object(&self, object: &str) -> Result<ObjectView> {
+        let (meta, acc) = self.readable_object(object)?;
+        let fields: Vec<FieldView> = meta
+            .fields()
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| acc.fields[*i] >= FieldLevel::Read)
+            .map(|(i, f)| FieldView {
+                key: f.key.clone(),
+                label: f.label.clone(),
+                field_type: f.field_type,
+                access: acc.fields[i],
+                required: f.required,
+                unique: f.unique,
+                help_text: f.help_text.clone(),
+                max_length: f.max_length,
+                precision: f.precision,
+                scale: f.scale,
+                values: f.values.clone(),
+                target: f.target.clone(),
+                default: f.default.clone(),
+            })
+            .collect();
+        let readable = |k: &str| fields.iter().any(|f| f.key == k);
+        let mut sections: Vec<SectionView> = meta
+            .def
+            .layout
+            .iter()
+            .flat_map(|l| l.sections.iter())
+            .map(|s| SectionView {
+                label: s.label.clone(),
+                fields: s.fields.iter().filter(|f| readable(f)).cloned().collect(),
+            })
+            .filter(|s| !s.fields.is_empty())
+            .collect();
+        let placed: Vec<&String> = sections.iter().flat_map(|s| s.fields.iter()).collect();
+        let rest: Vec<String> =
+            fields.iter().map(|f| f.key.clone()).filter(|k| !placed.contains(&k)).collect();
+        if !rest.is_empty() {
+            sections.push(SectionView { label: "Other".into(), fields: rest });
+        }
+        let related = meta
+            .referenced_by
+            .iter()
+            .filter_map(|r| {
+                let (child, _) = self.readable_object(&r.object).ok()?;
+                self.readable_field(child, &r.field).ok()?;
+                Some(RelatedList {
+                    object: r.object.clone(),
+                    label: if child.referenced_by_many(meta) {
+                        format!("{} ({})", child.def.plural_label, child.field(&r.field)?.label)
+                    } else {
+                        child.def.plural_label.clone()
+                    },
+                    field: r.field.clone(),
+                    columns: self.list_columns(child, Some(&r.field)),
+                })
+            })
+            .collect();
+        Ok(ObjectView {
+            key: meta.key().to_string(),
+            label: meta.def.label.clone(),
+            plural_label: meta.def.plural_label.clone(),
+            name_field: meta.def.name_field.clone(),
+            rights: Rights { create: acc.create, edit: acc.edit, delete: acc.delete },
+            fields,
+            sections,
+            related,
+        })
+    }
+
+    /// Up to five readable columns for a list of `meta`: the name field, then layout order,
+    /// skipping long text and the field `skip` (the parent link in a related list).
+    fn list_columns(&self, meta: &ObjectMeta, skip: Option<&str>) -> Vec<String> {
+        let mut out = vec![];
+        let layout_order = meta.def.layout.iter().flat_map(|l| l.sections.iter()).flat_map(|s| s.fields.iter());
+        let candidates = std::iter::once(&meta.def.name_field).chain(layout_order);
+        for key in candidates {
+            let Ok((_, f)) = self.readable_field(meta, key) else { continue };
+            if f.field_type == FieldType::LongText || Some(key.as_str()) == skip || out.contains(key) {
+                continue;
+            }
+            out.push(key.clone());
+            if out.len() == 5 {
+                break;
+            }
+        }
+        out
+    }
+}
+
+impl ObjectMeta {
+    /// Whether this object has more than one lookup to `parent` (related lists then name the field).
+    fn referenced_by_many(&self, parent: &ObjectMeta) -> bool {
+        self.fields().iter().filter(|f| f.target.as_deref() == Some(parent.key())).count() > 1
+    }
+}

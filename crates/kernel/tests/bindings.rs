@@ -1,0 +1,72 @@
+//! The TypeScript types of the app's IPC DTOs are generated from the Rust types (ts-rs) and
+//! committed in `ui/src/bindings`. This test fails when they are stale; regenerate with
+//! `COUNTERSIGN_UPDATE_BINDINGS=1 cargo test -p countersign-kernel --test bindings`.
+
+use countersign_kernel::csvio::{ExportResult, ImportMode, ImportReport};
+use countersign_kernel::describe::{ObjectView, WorkspaceView};
+use countersign_kernel::{Error, HistoryEntry, QueryResult, QuerySpec, Record, SaveOutcome, SaveRequest};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use ts_rs::TS;
+
+fn export(dir: &Path) {
+    Error::export_all_to(dir).unwrap();
+    Record::export_all_to(dir).unwrap();
+    SaveRequest::export_all_to(dir).unwrap();
+    SaveOutcome::export_all_to(dir).unwrap();
+    HistoryEntry::export_all_to(dir).unwrap();
+    QuerySpec::export_all_to(dir).unwrap();
+    QueryResult::export_all_to(dir).unwrap();
+    ImportReport::export_all_to(dir).unwrap();
+    ImportMode::export_all_to(dir).unwrap();
+    ExportResult::export_all_to(dir).unwrap();
+    WorkspaceView::export_all_to(dir).unwrap();
+    ObjectView::export_all_to(dir).unwrap();
+}
+
+fn files(dir: &Path) -> BTreeMap<PathBuf, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read_to_string(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn typescript_bindings_are_current() {
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/bindings");
+    if std::env::var_os("COUNTERSIGN_UPDATE_BINDINGS").is_some() {
+        let _ = std::fs::remove_dir_all(&committed);
+        export(&committed);
+        return;
+    }
+    let fresh = tempfile::tempdir().unwrap();
+    export(fresh.path());
+    let (want, have) = (files(fresh.path()), files(&committed));
+    let stale: Vec<_> = want
+        .keys()
+        .chain(have.keys())
+        .filter(|k| want.get(*k) != have.get(*k))
+        .map(|k| k.display().to_string())
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "ui/src/bindings is stale ({stale:?}); run COUNTERSIGN_UPDATE_BINDINGS=1 cargo test -p countersign-kernel --test bindings"
+    );
+}
+
+#[test]
+fn error_codes_serialize_as_their_stable_strings() {
+    for code in countersign_kernel::Code::ALL {
+        assert_eq!(serde_json::to_value(code).unwrap(), serde_json::json!(code.as_str()));
+    }
+}

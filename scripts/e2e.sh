@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# End-to-end tests in the real app window: builds the UI and the app (UI embedded), starts a
+# virtual display (Xvfb) and a D-Bus session, runs tauri-driver (which drives WebKitWebDriver)
+# and the WebdriverIO suite in tests/e2e against a fresh demo workspace.
+# Screenshots and start-up/memory figures land in target/e2e-screenshots/.
+# Expects scripts/setup.sh to have installed the system packages and tauri-driver.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+(cd ui && npm run build)
+cargo build --locked --features custom-protocol
+app="$root/target/debug/countersign"
+
+(cd tests/e2e && { [ -d node_modules ] || npm ci --no-audit --no-fund; })
+
+work=$(mktemp -d)
+shots="$root/target/e2e-screenshots"
+rm -rf "$shots" && mkdir -p "$shots"
+
+cleanup() {
+  [ -n "${xvfb_pid:-}" ] && kill "$xvfb_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+display=":$((90 + RANDOM % 9))"
+Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+xvfb_pid=$!
+export DISPLAY="$display"
+for _ in $(seq 1 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
+xdpyinfo >/dev/null 2>&1 || { echo "Xvfb did not start" >&2; cat "$work/xvfb.log" >&2; exit 1; }
+
+# A fresh demo workspace for this run; the app creates it on first start.
+export COUNTERSIGN_WORKSPACE="$work/e2e.countersign"
+export XDG_DATA_HOME="$work/data" XDG_CONFIG_HOME="$work/config" XDG_CACHE_HOME="$work/cache"
+export APP_BIN="$app" SCREENSHOT_DIR="$shots"
+driver="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver"
+
+dbus-run-session -- bash -c '
+  set -euo pipefail
+  "$0" --port 4444 >"$1/tauri-driver.log" 2>&1 &
+  driver_pid=$!
+  trap "kill $driver_pid 2>/dev/null || true" EXIT
+  for _ in $(seq 1 100); do
+    (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break
+    sleep 0.1
+  done
+  cd tests/e2e && node --test --test-concurrency=1 --test-reporter=spec app.test.mjs
+' "$driver" "$work" || { echo "--- tauri-driver log ---" >&2; cat "$work/tauri-driver.log" >&2 || true; exit 1; }
+echo "e2e screenshots: $shots"
+ls "$shots"

@@ -1,0 +1,166 @@
+//! The IPC commands. Thin by rule: arguments are kernel DTOs, each command makes one kernel
+//! call on the current user's session, and errors cross as the kernel's one error shape
+//! `{code, fault, message, field?, retriable}` for the UI to branch on.
+
+use countersign_kernel::csvio::{self, ExportResult, ImportMode, ImportOptions, ImportReport};
+use countersign_kernel::describe::{ObjectView, WorkspaceView};
+use countersign_kernel::{
+    demo, Code, Error, HistoryEntry, QueryResult, QuerySpec, Record, Result, SaveContext, SaveOutcome, SaveRequest,
+    Session, Workspace, WorkspaceOptions,
+};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use tauri::{AppHandle, Manager, State};
+
+/// The open workspace and who is acting in it.
+pub struct Desk(Mutex<Open>);
+
+struct Open {
+    ws: Workspace,
+    user: String,
+}
+
+impl Open {
+    fn new(ws: Workspace, previous_user: Option<&str>) -> Result<Open> {
+        let catalog = ws.catalog()?;
+        let user = previous_user
+            .filter(|u| catalog.user(u).is_ok_and(|a| a.active))
+            .map(str::to_string)
+            .or_else(|| catalog.definition.users.iter().find(|u| u.active).map(|u| u.key.clone()))
+            .ok_or_else(|| Error::new(Code::UnknownUser, "the workspace has no active user"))?;
+        Ok(Open { ws, user })
+    }
+}
+
+impl Desk {
+    /// Open the workspace at `path`; on first run (no file yet) create the demo there.
+    pub fn open_or_create_demo(path: &Path) -> Result<Desk> {
+        let ws = if path.exists() {
+            Workspace::open(path, WorkspaceOptions::default())?
+        } else {
+            let mut ws = Workspace::create(path, WorkspaceOptions::default())?;
+            demo::init_demo(&mut ws)?;
+            ws
+        };
+        Ok(Desk(Mutex::new(Open::new(ws, None)?)))
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Open) -> Result<T>) -> Result<T> {
+        let mut open = self.0.lock().map_err(|_| Error::internal("the workspace lock was poisoned"))?;
+        f(&mut open)
+    }
+
+    fn session<T>(&self, f: impl FnOnce(&Session<'_>) -> Result<T>) -> Result<T> {
+        self.with(|open| f(&open.ws.session(&open.user)?))
+    }
+}
+
+/// `$COUNTERSIGN_WORKSPACE`, else `demo.countersign` in the OS app-data directory.
+pub fn default_workspace_path(app: &AppHandle) -> std::result::Result<PathBuf, Box<dyn std::error::Error>> {
+    if let Some(p) = std::env::var_os("COUNTERSIGN_WORKSPACE") {
+        return Ok(PathBuf::from(p));
+    }
+    Ok(app.path().app_data_dir()?.join("demo.countersign"))
+}
+
+#[tauri::command]
+pub async fn app_state(desk: State<'_, Desk>) -> Result<WorkspaceView> {
+    desk.session(|s| Ok(s.describe_workspace()))
+}
+
+#[tauri::command]
+pub async fn open_workspace(desk: State<'_, Desk>, path: String) -> Result<WorkspaceView> {
+    desk.with(|open| {
+        let ws = Workspace::open(Path::new(&path), WorkspaceOptions::default())?;
+        *open = Open::new(ws, Some(&open.user))?;
+        Ok(open.ws.session(&open.user)?.describe_workspace())
+    })
+}
+
+/// Create a workspace file: the full demo, or (`demo: false`) the demo's objects and users
+/// with no records.
+#[tauri::command]
+pub async fn create_workspace(desk: State<'_, Desk>, path: String, demo: bool) -> Result<WorkspaceView> {
+    desk.with(|open| {
+        let path = Path::new(&path);
+        if path.exists() {
+            return Err(Error::new(Code::AlreadyInitialized, format!("{} already exists", path.display())));
+        }
+        let mut ws = Workspace::create(path, WorkspaceOptions::default())?;
+        if demo {
+            demo::init_demo(&mut ws)?;
+        } else {
+            let mut def = demo::demo_definition();
+            def.data = None;
+            demo::init(&mut ws, &def, &|_| Ok(String::new()))?;
+        }
+        *open = Open::new(ws, Some(&open.user))?;
+        Ok(open.ws.session(&open.user)?.describe_workspace())
+    })
+}
+
+#[tauri::command]
+pub async fn switch_user(desk: State<'_, Desk>, user: String) -> Result<WorkspaceView> {
+    desk.with(|open| {
+        let view = open.ws.session(&user)?.describe_workspace();
+        open.user = user;
+        Ok(view)
+    })
+}
+
+#[tauri::command]
+pub async fn describe_object(desk: State<'_, Desk>, object: String) -> Result<ObjectView> {
+    desk.session(|s| s.describe_object(&object))
+}
+
+#[tauri::command]
+pub async fn query_records(desk: State<'_, Desk>, spec: QuerySpec) -> Result<QueryResult> {
+    desk.session(|s| s.query(&spec))
+}
+
+#[tauri::command]
+pub async fn get_record(desk: State<'_, Desk>, object: String, id: String) -> Result<Record> {
+    desk.session(|s| s.get(&object, &id))
+}
+
+#[tauri::command]
+pub async fn save_record(desk: State<'_, Desk>, request: SaveRequest) -> Result<SaveOutcome> {
+    desk.session(|s| s.save(request, &SaveContext::default()))
+}
+
+#[tauri::command]
+pub async fn record_history(desk: State<'_, Desk>, object: String, id: String) -> Result<Vec<HistoryEntry>> {
+    desk.session(|s| s.history_of(&object, &id))
+}
+
+/// Import CSV text (read by the UI from a file the user picked; the app needs no file-system
+/// permission for it). `dry_run` is the mapping preview.
+#[tauri::command]
+pub async fn import_csv(
+    desk: State<'_, Desk>,
+    object: String,
+    content: String,
+    mode: ImportMode,
+    dry_run: bool,
+) -> Result<ImportReport> {
+    desk.session(|s| {
+        csvio::import_csv(s, &object, content.as_bytes(), &ImportOptions { mode, dry_run, mapping: None })
+    })
+}
+
+/// Export a list (its query spec, without paging) as CSV into the user's Downloads folder.
+#[tauri::command]
+pub async fn export_csv(app: AppHandle, desk: State<'_, Desk>, spec: QuerySpec, name: String) -> Result<ExportResult> {
+    let dir = app
+        .path()
+        .download_dir()
+        .or_else(|_| app.path().home_dir())
+        .map_err(|e| Error::new(Code::Storage, format!("no Downloads folder: {e}")))?;
+    let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    let path = dir.join(format!("{safe}.csv"));
+    desk.session(|s| {
+        let file = std::fs::File::create(&path)?;
+        let records = csvio::export_csv(s, &spec, std::io::BufWriter::new(file))?;
+        Ok(ExportResult { path: path.display().to_string(), records })
+    })
+}

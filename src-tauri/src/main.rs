@@ -1,0 +1,32 @@
+//! Countersign desktop app: a thin Tauri v2 shell over `countersign-kernel`.
+//! Each command is DTO in → one kernel call → DTO out (see `commands`).
+
+#![cfg_attr(all(not(debug_assertions), target_os = "windows"), windows_subsystem = "windows")]
+
+mod commands;
+
+use tauri::Manager;
+
+fn main() {
+    tauri::Builder::default()
+        .setup(|app| {
+            let path = commands::default_workspace_path(app.handle())?;
+            app.manage(commands::Desk::open_or_create_demo(&path)?);
+            Ok(())
+        })
+        .invoke_handler(tauri::generate_handler![
+            commands::app_state,
+            commands::open_workspace,
+            commands::create_workspace,
+            commands::switch_user,
+            commands::describe_object,
+            commands::query_records,
+            commands::get_record,
+            commands::save_record,
+            commands::record_history,
+            commands::import_csv,
+            commands::export_csv,
+        ])
+        .run(tauri::generate_context!())
+        .expect("error while running Countersign");
+}

@@ -1,0 +1,56 @@
+// Typed wrappers over the app's IPC commands. Types come from ../bindings (generated from Rust).
+import { invoke } from "@tauri-apps/api/core";
+import type { Error as KernelError } from "../bindings/Error";
+import type { ExportResult } from "../bindings/ExportResult";
+import type { HistoryEntry } from "../bindings/HistoryEntry";
+import type { ImportMode } from "../bindings/ImportMode";
+import type { ImportReport } from "../bindings/ImportReport";
+import type { ObjectView } from "../bindings/ObjectView";
+import type { QueryResult } from "../bindings/QueryResult";
+import type { QuerySpec } from "../bindings/QuerySpec";
+import type { Record } from "../bindings/Record";
+import type { SaveOutcome } from "../bindings/SaveOutcome";
+import type { SaveRequest } from "../bindings/SaveRequest";
+import type { WorkspaceView } from "../bindings/WorkspaceView";
+
+/** A failed command: carries the kernel's typed error. */
+export class CommandError extends Error {
+  readonly error: KernelError;
+  constructor(error: KernelError) {
+    super(error.message);
+    this.error = error;
+  }
+}
+
+export function isKernelError(e: unknown): e is KernelError {
+  return typeof e === "object" && e !== null && "code" in e && "message" in e && "fault" in e;
+}
+
+async function call<T>(cmd: string, args?: { [k: string]: unknown }): Promise<T> {
+  try {
+    return await invoke<T>(cmd, args);
+  } catch (e) {
+    if (isKernelError(e)) throw new CommandError(e);
+    throw new CommandError({
+      code: "internal",
+      fault: "platform",
+      message: String(e),
+      retriable: false,
+    });
+  }
+}
+
+export const api = {
+  appState: () => call<WorkspaceView>("app_state"),
+  openWorkspace: (path: string) => call<WorkspaceView>("open_workspace", { path }),
+  createWorkspace: (path: string, demo: boolean) => call<WorkspaceView>("create_workspace", { path, demo }),
+  switchUser: (user: string) => call<WorkspaceView>("switch_user", { user }),
+  describeObject: (object: string) => call<ObjectView>("describe_object", { object }),
+  query: (spec: QuerySpec) => call<QueryResult>("query_records", { spec }),
+  getRecord: (object: string, id: string) => call<Record>("get_record", { object, id }),
+  save: (request: SaveRequest) => call<SaveOutcome>("save_record", { request }),
+  history: (object: string, id: string) => call<HistoryEntry[]>("record_history", { object, id }),
+  importCsv: (object: string, content: string, mode: ImportMode, dryRun: boolean) =>
+    call<ImportReport>("import_csv", { object, content, mode, dryRun }),
+  exportCsv: (spec: QuerySpec, name: string) => call<ExportResult>("export_csv", { spec, name }),
+};

@@ -1,0 +1,66 @@
+// How values are shown and how typed text becomes a value to save.
+import type { FieldView } from "../bindings/FieldView";
+import type { JsonValue } from "../bindings/serde_json/JsonValue";
+
+const numberFormats = new Map<string, Intl.NumberFormat>();
+
+function numberFormat(scale: number, currency?: string): Intl.NumberFormat {
+  const key = `${scale}:${currency ?? ""}`;
+  let f = numberFormats.get(key);
+  if (!f) {
+    f = new Intl.NumberFormat(undefined, {
+      minimumFractionDigits: currency ? scale : 0,
+      maximumFractionDigits: scale,
+      ...(currency ? { style: "currency", currency } : {}),
+    });
+    numberFormats.set(key, f);
+  }
+  return f;
+}
+
+/** Display text for a stored value. Blank is the empty string. */
+export function formatValue(field: Pick<FieldView, "type" | "scale" | "values">, value: JsonValue | undefined, currency?: string): string {
+  if (value === null || value === undefined || value === "") return "";
+  switch (field.type) {
+    case "currency":
+      return typeof value === "number" ? numberFormat(field.scale ?? 2, currency).format(value) : String(value);
+    case "number":
+      return typeof value === "number" ? numberFormat(field.scale ?? 0).format(value) : String(value);
+    case "boolean":
+      return value === true ? "Yes" : "No";
+    case "picklist": {
+      const pv = field.values?.find((v) => v.value === value);
+      return pv ? pv.label : String(value);
+    }
+    case "datetime":
+      return typeof value === "string" ? value.replace("T", " ").replace(/:00Z$/, " UTC").replace(/Z$/, " UTC") : String(value);
+    default:
+      return String(value);
+  }
+}
+
+/** The text put in an input for editing a stored value (plain, unformatted). */
+export function editText(field: Pick<FieldView, "type" | "scale">, value: JsonValue | undefined): string {
+  if (value === null || value === undefined) return "";
+  if ((field.type === "currency" || field.type === "number") && typeof value === "number") {
+    return field.scale ? value.toFixed(field.scale) : String(value);
+  }
+  return String(value);
+}
+
+/**
+ * The value to send for typed text. Numbers are sent as text so the kernel checks precision and
+ * scale exactly (nothing is rounded here); blank means "clear".
+ */
+export function inputValue(field: Pick<FieldView, "type">, text: string): JsonValue {
+  const t = field.type === "long_text" ? text : text.trim();
+  if (t === "") return null;
+  if (field.type === "boolean") return t === "true";
+  if (field.type === "currency" || field.type === "number") return t.replace(/[\s,]/g, "");
+  return t;
+}
+
+/** Whether a typed text differs from the stored value. */
+export function changed(field: Pick<FieldView, "type" | "scale">, stored: JsonValue | undefined, text: string): boolean {
+  return editText(field, stored) !== (field.type === "long_text" ? text : text.trim());
+}

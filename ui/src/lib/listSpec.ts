@@ -1,0 +1,41 @@
+// The query spec behind an object list: columns, search, sort and one page.
+import type { QuerySpec } from "../bindings/QuerySpec";
+import type { SortKey } from "../bindings/SortKey";
+import type { Condition } from "../bindings/Condition";
+
+export const PAGE = 200;
+
+export type ListState = {
+  object: string;
+  columns: string[];
+  /** Text searched in the name field (case-insensitive contains). */
+  search: string;
+  sort: SortKey[];
+  /** Extra filter, e.g. a related list's parent link. */
+  where?: Condition;
+};
+
+export function listSpec(s: ListState, offset: number, limit = PAGE): QuerySpec {
+  const parts: Condition[] = [];
+  if (s.where) parts.push(s.where);
+  const q = s.search.trim();
+  if (q) parts.push({ field: s.columns[0], op: "contains", value: q });
+  const spec: QuerySpec = { object: s.object, fields: s.columns, sort: s.sort, limit, offset };
+  if (parts.length === 1) spec.filters = parts[0];
+  if (parts.length > 1) spec.filters = { all: parts };
+  return spec;
+}
+
+/** The spec for an export: the list as filtered and sorted, without paging. */
+export function exportSpec(s: ListState): QuerySpec {
+  const { limit: _l, offset: _o, ...rest } = listSpec(s, 0);
+  return rest;
+}
+
+/** Clicking a column header: ascending, then descending, then unsorted. */
+export function toggleSort(sort: SortKey[], field: string): SortKey[] {
+  const cur = sort.find((k) => k.field === field);
+  if (!cur) return [{ field, direction: "asc" }];
+  if ((cur.direction ?? "asc") === "asc") return [{ field, direction: "desc" }];
+  return [];
+}
