@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Runs every test of the project on a fresh machine: installs what is missing, then runs
-# the kernel and CLI tests (unit, integration, data-driven) with cargo-nextest.
+# Runs every test of the project on a fresh machine: installs what is missing (scripts/setup.sh),
+# then the Rust tests (kernel, CLI, app crate; unit, integration, data-driven, the TypeScript
+# bindings check), the front-end checks and unit tests (svelte-check, vitest), and the
+# end-to-end tests in the real app window (scripts/e2e.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v cargo >/dev/null; then
-  echo "cargo is required (https://rustup.rs)" >&2
-  exit 1
-fi
-if ! cargo nextest --version >/dev/null 2>&1; then
-  cargo install cargo-nextest --locked
-fi
+bash scripts/setup.sh
 
-cargo nextest run --workspace --locked --no-fail-fast "$@"
+# The app crate embeds ui/dist at compile time: build the UI before any cargo command.
+(cd ui && npm run build)
+cargo nextest run --workspace --locked --features custom-protocol --no-fail-fast
+
+(cd ui && npm run check && npm test)
+
+bash scripts/e2e.sh

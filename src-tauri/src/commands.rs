@@ -5,8 +5,8 @@
 use countersign_kernel::csvio::{self, ExportResult, ImportMode, ImportOptions, ImportReport};
 use countersign_kernel::describe::{ObjectView, WorkspaceView};
 use countersign_kernel::{
-    demo, Code, Error, HistoryEntry, QueryResult, QuerySpec, Record, Result, SaveContext, SaveOutcome, SaveRequest,
-    Session, Workspace, WorkspaceOptions,
+    demo, Code, Error, HistoryEntry, QueryResult, QuerySpec, Record, Result, SaveContext, SaveOutcome,
+    SaveRequest, Session, Workspace, WorkspaceOptions,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -150,13 +150,19 @@ pub async fn import_csv(
 
 /// Export a list (its query spec, without paging) as CSV into the user's Downloads folder.
 #[tauri::command]
-pub async fn export_csv(app: AppHandle, desk: State<'_, Desk>, spec: QuerySpec, name: String) -> Result<ExportResult> {
+pub async fn export_csv(
+    app: AppHandle,
+    desk: State<'_, Desk>,
+    spec: QuerySpec,
+    name: String,
+) -> Result<ExportResult> {
     let dir = app
         .path()
         .download_dir()
         .or_else(|_| app.path().home_dir())
         .map_err(|e| Error::new(Code::Storage, format!("no Downloads folder: {e}")))?;
-    let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    let safe: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
     let path = dir.join(format!("{safe}.csv"));
     desk.session(|s| {
         let file = std::fs::File::create(&path)?;

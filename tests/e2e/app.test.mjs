@@ -36,6 +36,11 @@ async function openAccount(name, id) {
   await waitText("record-title", name);
 }
 
+/** The text of every rendered list row, read in the page (one round trip). */
+function rowTexts() {
+  return browser.execute(() => [...document.querySelectorAll('[role="row"][data-index]')].map((r) => r.textContent));
+}
+
 /** RSS of the app and its WebKit children, in MiB, from /proc. */
 function appMemoryMiB() {
   const pids = execFileSync("pgrep", ["-f", APP], { encoding: "utf8" }).trim().split("\n").filter(Boolean);
@@ -154,16 +159,66 @@ test("ben sees only his own opportunities", async () => {
   await shot("07-ben-opportunities");
 });
 
+test("keyboard: / searches, arrows move, Enter opens, Esc goes back", async () => {
+  await el("nav-contact").click();
+  await el("list-contact").waitForDisplayed();
+  await browser.keys("/");
+  await browser.keys("Kowalski".split(""));
+  await browser.waitUntil(async () => {
+    const texts = await rowTexts();
+    return texts.length > 0 && texts.every((t) => t.includes("Kowalski"));
+  });
+  await browser.keys(["ArrowDown"]);
+  await browser.keys(["Enter"]);
+  await waitText("record-title", "Kowalski");
+  await shot("08-contact-by-keyboard");
+  await browser.keys(["Escape"]);
+  await el("list-contact").waitForDisplayed();
+});
+
+test("CSV import previews the mapping and per-row errors, then imports", async () => {
+  const file = join(process.env.SCREENSHOT_DIR ?? SHOTS, "..", "e2e-notes.csv");
+  writeFileSync(file, "account,title,body\nacc_0001,Call notes,Went well\nacc_0001,,No title\nacc_0002,Follow-up,Send deck\n");
+  await el("nav-note").click();
+  await el("import-open").click();
+  await el("import-file").setValue(file);
+  await waitText("import-preview", "3 row(s): 2 ready, 1 with errors");
+  assert.match(await el("import-dialog").getText(), /Line 3 · Title: Title is required/);
+  assert.equal(await el("import-run").isEnabled(), false, "nothing imports while a row fails");
+  await shot("09-import-preview");
+  await browser.$('[data-testid="import-dialog"] input[type="checkbox"]').click();
+  await browser.waitUntil(async () => el("import-run").isEnabled());
+  await el("import-run").click();
+  await waitText("import-result", "Imported 2 record(s).");
+  await browser.$("button=Done").click();
+  await el("list-search").setValue("Follow-up");
+  await browser.waitUntil(async () => (await rowTexts()).length === 1);
+});
+
+test("the window may call only Countersign's own commands", async () => {
+  const call = (cmd, args) =>
+    browser.executeAsync(
+      (cmd, args, done) => window.__TAURI_INTERNALS__.invoke(cmd, args).then(() => done("allowed"), (e) => done(`refused: ${e}`)),
+      cmd,
+      args,
+    );
+  assert.equal(await call("app_state", {}), "allowed");
+  // A core command that exists but is not granted by src-tauri/capabilities/default.json.
+  assert.match(await call("plugin:window|set_title", { label: "main", value: "pwned" }), /^refused: .*not allowed/);
+  // A plugin that is not part of the app at all.
+  assert.match(await call("plugin:fs|read_text_file", { path: "/etc/passwd" }), /^refused/);
+});
+
 test("related lists and the invoice list", async () => {
   await el("user-switcher").selectByAttribute("value", "cara");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
   await el("nav-invoice").click();
   await el("list-search").setValue("INV-2025-00001");
   await el("row-inv_0001").waitForDisplayed({ timeout: 10000 });
-  await shot("08-invoices-list");
+  await shot("10-invoices-list");
   await el("row-inv_0001").click();
   await el("tab-related").click();
   await el("related-invoice_line").waitForDisplayed();
   assert.match(await el("related-invoice_line").getText(), /Standard subscription/);
-  await shot("09-invoice-related-lines");
+  await shot("11-invoice-related-lines");
 });

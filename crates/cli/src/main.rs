@@ -149,7 +149,8 @@ fn default_workspace() -> Result<(PathBuf, bool)> {
     };
     let base = base
         .ok_or_else(|| Error::new(Code::Storage, "cannot find the app-data directory; pass --workspace"))?;
-    Ok((base.join("countersign").join("demo.countersign"), true))
+    // The same file the desktop app opens (Tauri's app-data dir for our identifier).
+    Ok((base.join("app.countersign.desktop").join("demo.countersign"), true))
 }
 
 fn parse_spec(text: &str) -> Result<QuerySpec> {

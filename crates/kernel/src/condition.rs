@@ -11,10 +11,10 @@
 use crate::definition::{FieldDef, FieldType};
 use crate::error::{Code, Error, Result};
 use crate::value::{coerce, Scalar};
-use ts_rs::TS;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::cmp::Ordering;
+use ts_rs::TS;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(untagged)]

@@ -15,11 +15,11 @@ use crate::records::{SaveContext, SaveRequest};
 use crate::store;
 use crate::value::Scalar;
 use rusqlite::params_from_iter;
-use ts_rs::TS;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
+use ts_rs::TS;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]

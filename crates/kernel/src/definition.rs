@@ -6,11 +6,11 @@
 
 use crate::condition::{Comparison, Condition};
 use crate::error::{Code, Detail, Error, Result};
-use ts_rs::TS;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::OnceLock;
+use ts_rs::TS;
 
 pub const FORMAT: &str = "countersign.workspace/v1";
 pub const SCHEMA_TEXT: &str = include_str!("../../../schemas/workspace.schema.json");

@@ -56,6 +56,9 @@ pub struct ObjectView {
     pub sections: Vec<SectionView>,
     /// Objects whose lookups point at this one (one hop), that the user can read.
     pub related: Vec<RelatedList>,
+    /// Columns for a list of this object: the name field, then layout order, no long text;
+    /// lookups as the parent's name path (`account.name`) where the user can read it.
+    pub list_columns: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -109,7 +112,7 @@ pub struct RelatedList {
     pub label: String,
     /// The lookup field on `object` that points at the parent.
     pub field: String,
-    /// A few readable columns to show in the list.
+    /// A few readable columns to show in the list (parent names as paths, like `list_columns`).
     pub columns: Vec<String>,
 }
 
@@ -121,12 +124,9 @@ impl Session<'_> {
             name: u.name.clone(),
             permission_sets: u.permission_sets.clone(),
         };
-        let me = def
-            .users
-            .iter()
-            .find(|u| u.key == self.user().key)
-            .map(user_view)
-            .unwrap_or_else(|| UserView { key: self.user().key.clone(), name: self.user().name.clone(), permission_sets: vec![] });
+        let me = def.users.iter().find(|u| u.key == self.user().key).map(user_view).unwrap_or_else(|| {
+            UserView { key: self.user().key.clone(), name: self.user().name.clone(), permission_sets: vec![] }
+        });
         WorkspaceView {
             path: self.workspace().path().display().to_string(),
             name: def.name.clone(),
@@ -203,7 +203,7 @@ impl Session<'_> {
                         child.def.plural_label.clone()
                     },
                     field: r.field.clone(),
-                    columns: self.list_columns(child, Some(&r.field)),
+                    columns: self.list_columns(child, Some(&r.field), 5),
                 })
             })
             .collect();
@@ -213,29 +213,45 @@ impl Session<'_> {
             plural_label: meta.def.plural_label.clone(),
             name_field: meta.def.name_field.clone(),
             rights: Rights { create: acc.create, edit: acc.edit, delete: acc.delete },
+            list_columns: self.list_columns(meta, None, 6),
             fields,
             sections,
             related,
         })
     }
 
-    /// Up to five readable columns for a list of `meta`: the name field, then layout order,
-    /// skipping long text and the field `skip` (the parent link in a related list).
-    fn list_columns(&self, meta: &ObjectMeta, skip: Option<&str>) -> Vec<String> {
-        let mut out = vec![];
-        let layout_order = meta.def.layout.iter().flat_map(|l| l.sections.iter()).flat_map(|s| s.fields.iter());
+    /// Up to `max` readable columns for a list of `meta`: the name field, then layout order,
+    /// skipping long text and the field `skip` (the parent link in a related list). A lookup
+    /// whose target's name the user can read is shown as that name (`account.name`).
+    fn list_columns(&self, meta: &ObjectMeta, skip: Option<&str>, max: usize) -> Vec<String> {
+        let mut out: Vec<String> = vec![];
+        let layout_order =
+            meta.def.layout.iter().flat_map(|l| l.sections.iter()).flat_map(|s| s.fields.iter());
         let candidates = std::iter::once(&meta.def.name_field).chain(layout_order);
         for key in candidates {
             let Ok((_, f)) = self.readable_field(meta, key) else { continue };
-            if f.field_type == FieldType::LongText || Some(key.as_str()) == skip || out.contains(key) {
+            if f.field_type == FieldType::LongText || Some(key.as_str()) == skip {
                 continue;
             }
-            out.push(key.clone());
-            if out.len() == 5 {
+            let column = match f.field_type {
+                FieldType::Lookup => self.name_path(f).unwrap_or_else(|| key.clone()),
+                _ => key.clone(),
+            };
+            if !out.contains(&column) {
+                out.push(column);
+            }
+            if out.len() == max {
                 break;
             }
         }
         out
+    }
+
+    /// `lookup.name_field` when the user can read the target's name field.
+    fn name_path(&self, lookup: &crate::definition::FieldDef) -> Option<String> {
+        let (target, _) = self.readable_object(lookup.target.as_deref()?).ok()?;
+        self.readable_field(target, &target.def.name_field).ok()?;
+        Some(format!("{}.{}", lookup.key, target.def.name_field))
     }
 }
 

@@ -130,7 +130,30 @@ impl Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 22] = [Code::Permission, Code::NotFound, Code::Conflict, Code::InvalidValue, Code::Required, Code::Duplicate, Code::ValidationRule, Code::InUse, Code::UnknownField, Code::UnknownObject, Code::UnknownUser, Code::InvalidQuery, Code::InvalidDefinition, Code::DestructiveChange, Code::InvalidCsv, Code::StoreTooNew, Code::NotAWorkspace, Code::StaleGeneration, Code::NotInitialized, Code::AlreadyInitialized, Code::Storage, Code::Internal];
+    pub const ALL: [Code; 22] = [
+        Code::Permission,
+        Code::NotFound,
+        Code::Conflict,
+        Code::InvalidValue,
+        Code::Required,
+        Code::Duplicate,
+        Code::ValidationRule,
+        Code::InUse,
+        Code::UnknownField,
+        Code::UnknownObject,
+        Code::UnknownUser,
+        Code::InvalidQuery,
+        Code::InvalidDefinition,
+        Code::DestructiveChange,
+        Code::InvalidCsv,
+        Code::StoreTooNew,
+        Code::NotAWorkspace,
+        Code::StaleGeneration,
+        Code::NotInitialized,
+        Code::AlreadyInitialized,
+        Code::Storage,
+        Code::Internal,
+    ];
 }
 
 /// One detail of a multi-part error (definition validation lists every problem with its path).

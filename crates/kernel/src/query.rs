@@ -14,10 +14,10 @@ use crate::definition::{FieldDef, FieldType};
 use crate::error::{Code, Error, Result};
 use crate::value::Scalar;
 use rusqlite::params_from_iter;
-use ts_rs::TS;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::sync::OnceLock;
+use ts_rs::TS;
 
 pub const DEFAULT_LIMIT: u32 = 100;
 pub const MAX_LIMIT: u32 = 10_000;

@@ -22,9 +22,9 @@ use crate::definition::{FieldDef, FieldLevel, FieldType, SYSTEM_USER};
 use crate::error::{Code, Detail, Error, Result};
 use crate::value::{coerce, Scalar};
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
-use ts_rs::TS;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use ts_rs::TS;
 
 /// A record as a user sees it: only the fields they can read.
 #[derive(Debug, Clone, Serialize, PartialEq, TS)]

@@ -205,3 +205,40 @@ fn private_parents_are_absent_through_paths_and_lookups() {
     assert_eq!(e.field.as_deref(), Some("project"));
     assert_eq!(kim.get("step", &s.id).unwrap().fields["label"], json!("one"));
 }
+
+#[test]
+fn describe_shows_only_what_the_user_may_read() {
+    let f = demo();
+    let ben = f.ws.session("ben").unwrap();
+    let acc = ben.describe_object("account").unwrap();
+    let keys: Vec<&str> = acc.fields.iter().map(|f| f.key.as_str()).collect();
+    assert!(!keys.contains(&"credit_limit") && !keys.contains(&"tax_id"));
+    assert!(acc.sections.iter().all(|s| s.fields.iter().all(|k| keys.contains(&k.as_str()))));
+    assert_eq!((acc.rights.create, acc.rights.edit, acc.rights.delete), (true, true, false));
+    // Related lists: children one hop; opportunity names its account by name.
+    let related: Vec<&str> = acc.related.iter().map(|r| r.object.as_str()).collect();
+    assert_eq!(related, vec!["contact", "opportunity", "invoice", "note"]);
+    let opp = ben.describe_object("opportunity").unwrap();
+    assert_eq!(&opp.list_columns[..3], &["name", "account.name", "stage"]);
+    assert!(!opp.list_columns.contains(&"margin_pct".to_string()));
+    // Every list column is a valid query path for that user.
+    for o in ben.describe_workspace().objects {
+        let v = ben.describe_object(&o.key).unwrap();
+        let spec = QuerySpec {
+            object: o.key.clone(),
+            fields: v.list_columns.clone(),
+            filters: None,
+            sort: vec![],
+            limit: Some(1),
+            offset: None,
+        };
+        ben.query(&spec).unwrap();
+    }
+    let dan = f.ws.session("dan").unwrap();
+    let d = dan.describe_object("invoice").unwrap();
+    assert!(
+        !d.rights.create
+            && !d.rights.edit
+            && d.fields.iter().all(|f| f.access == countersign_kernel::definition::FieldLevel::Read)
+    );
+}

@@ -17,4 +17,9 @@ sections: Array<SectionView>,
 /**
  * Objects whose lookups point at this one (one hop), that the user can read.
  */
-related: Array<RelatedList>, };
+related: Array<RelatedList>, 
+/**
+ * Columns for a list of this object: the name field, then layout order, no long text;
+ * lookups as the parent's name path (`account.name`) where the user can read it.
+ */
+listColumns: Array<string>, };

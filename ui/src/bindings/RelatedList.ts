@@ -6,6 +6,6 @@ export type RelatedList = { object: string, label: string,
  */
 field: string, 
 /**
- * A few readable columns to show in the list.
+ * A few readable columns to show in the list (parent names as paths, like `list_columns`).
  */
 columns: Array<string>, };

@@ -4,11 +4,17 @@ import type { JsonValue } from "../bindings/serde_json/JsonValue";
 
 const numberFormats = new Map<string, Intl.NumberFormat>();
 
+/** The user's locale; a bare "C"/POSIX environment falls back to en-US rather than no grouping. */
+export function locale(): string {
+  const l = typeof navigator !== "undefined" ? navigator.language : "";
+  return l && /^[a-z]{2,3}(-|$)/i.test(l) && l !== "C" ? l : "en-US";
+}
+
 function numberFormat(scale: number, currency?: string): Intl.NumberFormat {
   const key = `${scale}:${currency ?? ""}`;
   let f = numberFormats.get(key);
   if (!f) {
-    f = new Intl.NumberFormat(undefined, {
+    f = new Intl.NumberFormat(locale(), {
       minimumFractionDigits: currency ? scale : 0,
       maximumFractionDigits: scale,
       ...(currency ? { style: "currency", currency } : {}),

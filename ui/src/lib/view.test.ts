@@ -1,12 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { api, CommandError } from "./api";
-import { listColumns } from "./columns";
 import { showError } from "./errors";
 import { changed, editText, formatValue, inputValue } from "./format";
 import { exportSpec, listSpec, toggleSort } from "./listSpec";
 import { Pages } from "./pages";
-import type { ObjectView } from "../bindings/ObjectView";
 import type { FieldView } from "../bindings/FieldView";
 
 const money: FieldView = { key: "total", label: "Total", type: "currency", access: "edit", required: false, unique: false, precision: 12, scale: 2 };
@@ -44,20 +42,6 @@ describe("list specs", () => {
     expect(toggleSort([], "total")).toEqual([{ field: "total", direction: "asc" }]);
     expect(toggleSort([{ field: "total", direction: "asc" }], "total")).toEqual([{ field: "total", direction: "desc" }]);
     expect(toggleSort([{ field: "total", direction: "desc" }], "total")).toEqual([]);
-  });
-  it("lists the name field first and no long text", () => {
-    const view = {
-      key: "account", label: "Account", pluralLabel: "Accounts", nameField: "name",
-      rights: { create: true, edit: true, delete: false },
-      fields: [
-        { key: "industry", label: "Industry", type: "picklist" },
-        { key: "name", label: "Name", type: "text" },
-        { key: "description", label: "About", type: "long_text" },
-      ],
-      sections: [{ label: "A", fields: ["industry", "description", "name"] }],
-      related: [],
-    } as unknown as ObjectView;
-    expect(listColumns(view)).toEqual(["name", "industry"]);
   });
 });
 
