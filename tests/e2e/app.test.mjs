@@ -4,7 +4,8 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { remote } from "webdriverio";
 
@@ -19,6 +20,7 @@ const metrics = {};
 const tid = (id) => `[data-testid="${id}"]`;
 const el = (id) => browser.$(tid(id));
 async function shot(name) {
+  await browser.pause(250); // let the last change paint before the capture
   await browser.saveScreenshot(join(SHOTS, `${name}.png`));
 }
 async function waitText(id, expected, timeout = 10000) {
@@ -177,7 +179,7 @@ test("keyboard: / searches, arrows move, Enter opens, Esc goes back", async () =
 });
 
 test("CSV import previews the mapping and per-row errors, then imports", async () => {
-  const file = join(process.env.SCREENSHOT_DIR ?? SHOTS, "..", "e2e-notes.csv");
+  const file = join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "notes.csv");
   writeFileSync(file, "account,title,body\nacc_0001,Call notes,Went well\nacc_0001,,No title\nacc_0002,Follow-up,Send deck\n");
   await el("nav-note").click();
   await el("import-open").click();
@@ -221,4 +223,32 @@ test("related lists and the invoice list", async () => {
   await el("related-invoice_line").waitForDisplayed();
   assert.match(await el("related-invoice_line").getText(), /Standard subscription/);
   await shot("11-invoice-related-lines");
+});
+
+test("a new empty workspace opens with empty states", async () => {
+  const path = join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "empty.countersign");
+  await el("workspace-menu").click();
+  await el("workspace-path").setValue(path);
+  await browser.$('[aria-label="Workspace"] input[type="checkbox"]').click();
+  await browser.$("button=Create new").click();
+  await browser.waitUntil(async () => (await browser.$("footer").getText()).includes(path));
+  await el("nav-account").click();
+  await el("list-empty").waitForDisplayed();
+  assert.match(await el("list-empty").getText(), /No accounts yet/);
+  await shot("12-empty-workspace");
+  // Cara (finance) may not create accounts: no New button for her.
+  assert.equal(await el("user-switcher").getValue(), "cara");
+  assert.equal(await el("new-record").isExisting(), false);
+  // Ava creates the first record through the form; required fields are checked by the kernel.
+  await el("user-switcher").selectByAttribute("value", "ava");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+  await el("nav-account").click();
+  await el("new-record").click();
+  await el("create").click();
+  await el("error-name").waitForDisplayed();
+  assert.match(await el("error-name").getText(), /required/);
+  await el("input-name").setValue("First Customer");
+  await el("create").click();
+  await waitText("record-title", "First Customer");
+  await shot("13-first-record");
 });

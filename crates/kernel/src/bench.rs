@@ -35,6 +35,21 @@ pub struct BenchReport {
     pub accounts: usize,
     pub query: QueryBench,
     pub save: SaveBench,
+    pub list: ListBench,
+}
+
+/// What the app's invoice list asks for: its columns (with the account's name), sorted, one
+/// page of 200 at a time, through `Session::query` as a sales rep.
+#[derive(Debug, Serialize)]
+pub struct ListBench {
+    pub first_page_ms: f64,
+    /// A page 100,000 rows down (or half-way, for smaller runs).
+    pub deep_page_offset: usize,
+    pub deep_page_ms: f64,
+    /// Search of the name field (`contains`) sorted by name, first page.
+    pub search_ms: f64,
+    /// Sorted by a non-indexed column (total), first page.
+    pub sort_by_total_ms: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -112,7 +127,12 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport> {
         save.ratio_vs_raw_update,
         save.ratio_vs_raw_update_and_history
     ));
-    Ok(BenchReport { invoices: rows, accounts: ACCOUNTS, query, save })
+    let list = bench_list(&ws, rows)?;
+    say(format!(
+        "list    first page {:.2} ms   page at offset {} {:.2} ms   search {:.2} ms   sorted by total {:.2} ms",
+        list.first_page_ms, list.deep_page_offset, list.deep_page_ms, list.search_ms, list.sort_by_total_ms
+    ));
+    Ok(BenchReport { invoices: rows, accounts: ACCOUNTS, query, save, list })
 }
 
 struct Cleanup(PathBuf);
@@ -250,6 +270,35 @@ fn bench_query(ws: &Workspace, runs: usize) -> Result<QueryBench> {
         raw_median_ms: rm,
         ratio: km / rm,
         same_ids: raw_ids == kernel_ids && !raw_ids.is_empty(),
+    })
+}
+
+fn bench_list(ws: &Workspace, rows: usize) -> Result<ListBench> {
+    let session = ws.session("ben")?;
+    let columns = session.describe_object("invoice")?.list_columns;
+    let time = |spec: Value| -> Result<f64> {
+        let spec = QuerySpec::from_json(&spec)?;
+        session.query(&spec)?;
+        let runs: Vec<Duration> = (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                session.query(&spec).map(|r| {
+                    std::hint::black_box(r);
+                    t.elapsed()
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(median(runs))
+    };
+    let deep = 100_000.min(rows / 2);
+    let page = |sort: Value, offset: usize| json!({"object": "invoice", "fields": columns, "sort": sort, "limit": 200, "offset": offset});
+    Ok(ListBench {
+        first_page_ms: time(page(json!([{"field": "number"}]), 0))?,
+        deep_page_offset: deep,
+        deep_page_ms: time(page(json!([{"field": "number"}]), deep))?,
+        search_ms: time(json!({"object": "invoice", "fields": columns, "sort": [{"field": "number"}], "limit": 200,
+            "filters": {"field": "number", "op": "contains", "value": "0042"}}))?,
+        sort_by_total_ms: time(page(json!([{"field": "total", "direction": "desc"}]), 0))?,
     })
 }
 
