@@ -8,9 +8,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
+# E2E_PROFILE=release runs the suite against a release build (for start-up/memory figures).
+profile="${E2E_PROFILE:-debug}"
 (cd ui && npm run build)
-cargo build --locked --features custom-protocol
-app="$root/target/debug/countersign"
+if [ "$profile" = release ]; then
+  cargo build --release --locked --features custom-protocol
+else
+  cargo build --locked --features custom-protocol
+fi
+app="$root/target/$profile/countersign"
 
 (cd tests/e2e && { [ -d node_modules ] || npm ci --no-audit --no-fund; })
 

@@ -215,14 +215,28 @@ test("related lists and the invoice list", async () => {
   await el("user-switcher").selectByAttribute("value", "cara");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
   await el("nav-invoice").click();
+  // Column filters run in the kernel: a picklist filter and a parent-name filter together.
+  await el("filter-status").selectByAttribute("value", "overdue");
+  await el("filter-account.name").setValue("Acme Industries");
+  await browser.waitUntil(async () => {
+    const texts = await rowTexts();
+    return texts.length > 0 && texts.every((t) => t.includes("Overdue") && t.includes("Acme Industries"));
+  });
+  assert.deepEqual(
+    (await browser.execute(() => [...document.querySelectorAll('[role="row"][data-index]')].map((r) => r.dataset.testid))).sort(),
+    ["row-inv_0086", "row-inv_0169"],
+  );
+  await shot("10-invoices-filtered");
+  await el("filter-status").selectByAttribute("value", "");
+  await el("filter-account.name").setValue("");
   await el("list-search").setValue("INV-2025-00001");
   await el("row-inv_0001").waitForDisplayed({ timeout: 10000 });
-  await shot("10-invoices-list");
+  await shot("11-invoices-search");
   await el("row-inv_0001").click();
   await el("tab-related").click();
   await el("related-invoice_line").waitForDisplayed();
   assert.match(await el("related-invoice_line").getText(), /Standard subscription/);
-  await shot("11-invoice-related-lines");
+  await shot("12-invoice-related-lines");
 });
 
 test("a new empty workspace opens with empty states", async () => {
@@ -235,7 +249,7 @@ test("a new empty workspace opens with empty states", async () => {
   await el("nav-account").click();
   await el("list-empty").waitForDisplayed();
   assert.match(await el("list-empty").getText(), /No accounts yet/);
-  await shot("12-empty-workspace");
+  await shot("13-empty-workspace");
   // Cara (finance) may not create accounts: no New button for her.
   assert.equal(await el("user-switcher").getValue(), "cara");
   assert.equal(await el("new-record").isExisting(), false);
@@ -250,5 +264,9 @@ test("a new empty workspace opens with empty states", async () => {
   await el("input-name").setValue("First Customer");
   await el("create").click();
   await waitText("record-title", "First Customer");
-  await shot("13-first-record");
+  await shot("14-first-record");
+  // Delete asks first, then the list is empty again.
+  await el("delete").click();
+  await browser.acceptAlert();
+  await el("list-empty").waitForDisplayed();
 });

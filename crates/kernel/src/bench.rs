@@ -296,8 +296,10 @@ fn bench_list(ws: &Workspace, rows: usize) -> Result<ListBench> {
         first_page_ms: time(page(json!([{"field": "number"}]), 0))?,
         deep_page_offset: deep,
         deep_page_ms: time(page(json!([{"field": "number"}]), deep))?,
-        search_ms: time(json!({"object": "invoice", "fields": columns, "sort": [{"field": "number"}], "limit": 200,
-            "filters": {"field": "number", "op": "contains", "value": "0042"}}))?,
+        search_ms: time(
+            json!({"object": "invoice", "fields": columns, "sort": [{"field": "number"}], "limit": 200,
+            "filters": {"field": "number", "op": "contains", "value": "0042"}}),
+        )?,
         sort_by_total_ms: time(page(json!([{"field": "total", "direction": "desc"}]), 0))?,
     })
 }

@@ -165,7 +165,7 @@ impl Plan {
             t = table(&o.key)
         ))?;
         for f in &o.fields {
-            index_field(conn, &o.key, f)?;
+            index_field(conn, o, f)?;
         }
         self.changes.push(format!("created object {}", o.key));
         Ok(())
@@ -200,7 +200,7 @@ impl Plan {
                         conn.execute(&format!("UPDATE {t} SET {} = ?1", column(&f.key)), [&v])?;
                     }
                     check_unique(conn, &o.key, f)?;
-                    index_field(conn, &o.key, f)?;
+                    index_field(conn, o, f)?;
                     self.changes.push(format!("added field {}.{}", o.key, f.key));
                 }
                 Some(p) if p != f => {
@@ -209,8 +209,16 @@ impl Plan {
                     }
                     drop_indexes(conn, &o.key, &f.key)?;
                     check_unique(conn, &o.key, f)?;
-                    index_field(conn, &o.key, f)?;
+                    index_field(conn, o, f)?;
                     self.changes.push(format!("changed field {}.{}", o.key, f.key));
+                }
+                Some(_)
+                    if prev.name_field != o.name_field
+                        && (f.key == o.name_field || f.key == prev.name_field) =>
+                {
+                    // The name field moved: its sort index follows it.
+                    drop_indexes(conn, &o.key, &f.key)?;
+                    index_field(conn, o, f)?;
                 }
                 Some(_) => {}
             }
@@ -320,22 +328,33 @@ fn check_unique(conn: &Connection, object: &str, f: &FieldDef) -> Result<()> {
     Ok(())
 }
 
-fn index_field(conn: &Connection, object: &str, f: &FieldDef) -> Result<()> {
-    let (t, c) = (table(object), column(&f.key));
+/// Indexes of a field: unique fields get a unique index; lookups, picklists and dates an
+/// index for filters; the name field, unique fields and dates also a sort index on
+/// `((col IS NULL), col)`, which is how queries sort ascending with blanks last.
+fn index_field(conn: &Connection, object: &ObjectDef, f: &FieldDef) -> Result<()> {
+    let (o, t, c, k) = (&object.key, table(&object.key), column(&f.key), &f.key);
     if f.unique {
-        conn.execute_batch(&format!(
-            "CREATE UNIQUE INDEX \"ux_{object}_{k}\" ON {t} ({c}) WHERE {c} IS NOT NULL;",
-            k = f.key
-        ))?;
-    } else if matches!(f.field_type, FieldType::Lookup | FieldType::Picklist | FieldType::Date) {
-        conn.execute_batch(&format!("CREATE INDEX \"ix_{object}_{k}\" ON {t} ({c});", k = f.key))?;
+        conn.execute_batch(&format!("CREATE UNIQUE INDEX \"ux_{o}_{k}\" ON {t} ({c});"))?;
+    } else if matches!(
+        f.field_type,
+        FieldType::Lookup | FieldType::Picklist | FieldType::Date | FieldType::Datetime
+    ) || f.key == object.name_field
+    {
+        conn.execute_batch(&format!("CREATE INDEX \"ix_{o}_{k}\" ON {t} ({c});"))?;
+    }
+    let sorted_often = f.unique
+        || f.key == object.name_field
+        || matches!(f.field_type, FieldType::Date | FieldType::Datetime);
+    if sorted_often {
+        conn.execute_batch(&format!("CREATE INDEX \"sx_{o}_{k}\" ON {t} (({c} IS NULL), {c});"))?;
     }
     Ok(())
 }
 
 fn drop_indexes(conn: &Connection, object: &str, field: &str) -> Result<()> {
     conn.execute_batch(&format!(
-        "DROP INDEX IF EXISTS \"ux_{object}_{field}\"; DROP INDEX IF EXISTS \"ix_{object}_{field}\";"
+        "DROP INDEX IF EXISTS \"ux_{object}_{field}\"; DROP INDEX IF EXISTS \"ix_{object}_{field}\";
+         DROP INDEX IF EXISTS \"sx_{object}_{field}\";"
     ))?;
     Ok(())
 }

@@ -287,9 +287,11 @@ impl Session<'_> {
                     "long text fields cannot be sorted",
                 ));
             }
+            // Blanks last both ways. SQLite sorts NULL lowest, so DESC already puts them last;
+            // ASC sorts on `(x IS NULL), x`, which the sort indexes made by deploy serve.
             order.push(match k.direction {
-                Direction::Asc => format!("{} ASC NULLS LAST", op.expr),
-                Direction::Desc => format!("{} DESC NULLS LAST", op.expr),
+                Direction::Asc => format!("({e} IS NULL), {e} ASC", e = op.expr),
+                Direction::Desc => format!("{} DESC", op.expr),
             });
         }
         // Ties are broken by id so that paging is stable.

@@ -11,6 +11,8 @@ export type ListState = {
   /** Text searched in the name field (case-insensitive contains). */
   search: string;
   sort: SortKey[];
+  /** Per-column filters: column → text (contains) or, for picklists and booleans, a value (eq). */
+  columnFilters?: { [column: string]: { op: "contains" | "eq"; value: string | boolean } };
   /** Extra filter, e.g. a related list's parent link. */
   where?: Condition;
 };
@@ -20,6 +22,10 @@ export function listSpec(s: ListState, offset: number, limit = PAGE): QuerySpec 
   if (s.where) parts.push(s.where);
   const q = s.search.trim();
   if (q) parts.push({ field: s.columns[0], op: "contains", value: q });
+  for (const [field, f] of Object.entries(s.columnFilters ?? {})) {
+    if (f.value === "") continue;
+    parts.push({ field, op: f.op, value: typeof f.value === "string" && f.op === "contains" ? f.value.trim() : f.value });
+  }
   const spec: QuerySpec = { object: s.object, fields: s.columns, sort: s.sort, limit, offset };
   if (parts.length === 1) spec.filters = parts[0];
   if (parts.length > 1) spec.filters = { all: parts };

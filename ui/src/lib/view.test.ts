@@ -37,6 +37,8 @@ describe("list specs", () => {
     const s = listSpec({ ...state, search: " acme ", where: { field: "account", op: "eq", value: "acc_1" } }, 0);
     expect(s.filters).toEqual({ all: [{ field: "account", op: "eq", value: "acc_1" }, { field: "name", op: "contains", value: "acme" }] });
     expect(exportSpec({ ...state, search: "x" })).not.toHaveProperty("limit");
+    const cols = listSpec({ ...state, columnFilters: { industry: { op: "eq", value: "retail" }, name: { op: "contains", value: "" } } }, 0);
+    expect(cols.filters).toEqual({ field: "industry", op: "eq", value: "retail" });
   });
   it("cycles a column's sort", () => {
     expect(toggleSort([], "total")).toEqual([{ field: "total", direction: "asc" }]);
