@@ -43,8 +43,11 @@ function rowTexts() {
   return browser.execute(() => [...document.querySelectorAll('[role="row"][data-index]')].map((r) => r.textContent));
 }
 
-/** RSS of the app and its WebKit children, in MiB, from /proc. */
-function appMemoryMiB() {
+/**
+ * Memory of the app and its WebKit child processes, from /proc: RSS (counts shared pages in every
+ * process) and PSS (shares them out, so the sum is the real footprint), in MiB.
+ */
+function appMemory() {
   const pids = execFileSync("pgrep", ["-f", APP], { encoding: "utf8" }).trim().split("\n").filter(Boolean);
   const all = new Set(pids);
   for (const pid of pids) {
@@ -56,14 +59,18 @@ function appMemoryMiB() {
       } catch {}
     }
   }
-  let kb = 0;
+  const mib = (kb) => Math.round(kb / 102.4) / 10;
+  const processes = [];
   for (const pid of all) {
     try {
-      const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/);
-      if (m) kb += Number(m[1]);
+      const name = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+      const rss = Number(readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/)?.[1] ?? 0);
+      const pss = Number(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8").match(/Pss:\s+(\d+) kB/)?.[1] ?? 0);
+      processes.push({ name, rssMiB: mib(rss), pssMiB: mib(pss) });
     } catch {}
   }
-  return { processes: all.size, rssMiB: Math.round(kb / 102.4) / 10 };
+  const sum = (k) => Math.round(processes.reduce((a, p) => a + p[k], 0) * 10) / 10;
+  return { processes, totalRssMiB: sum("rssMiB"), totalPssMiB: sum("pssMiB") };
 }
 
 before(async () => {
@@ -77,11 +84,13 @@ before(async () => {
   });
   await el("row-acc_0003").waitForDisplayed({ timeout: 30000 });
   metrics.coldStartToFirstListMs = Date.now() - t0;
+  await browser.pause(2000);
+  metrics.idleAfterStart = appMemory();
 });
 
 after(async () => {
   if (browser) {
-    metrics.idle = appMemoryMiB();
+    metrics.afterSuite = appMemory();
     writeFileSync(join(SHOTS, "metrics.json"), JSON.stringify(metrics, null, 2));
     console.log("e2e metrics", JSON.stringify(metrics));
     await browser.deleteSession();
