@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a fresh machine: installs what is missing (scripts/setup.sh),
 # then the Rust tests (kernel, CLI, app crate; unit, integration, data-driven, the TypeScript
-# bindings check), the front-end checks and unit tests (svelte-check, vitest), and the
+# bindings check, the provider layer against fake servers), the front-end checks and unit tests
+# (svelte-check, vitest), the real-model test (scripts/model-test.sh), and the
 # end-to-end tests in the real app window (scripts/e2e.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,5 +14,8 @@ bash scripts/setup.sh
 cargo nextest run --workspace --locked --features custom-protocol --no-fail-fast
 
 (cd ui && npm run check && npm test)
+
+# The provider layer against a real local model (downloads the pinned 0.5B model on first use).
+bash scripts/model-test.sh
 
 bash scripts/e2e.sh

@@ -84,6 +84,33 @@ pub enum Code {
     /// The workspace already holds a definition (init refused).
     #[serde(rename = "store.already_initialized")]
     AlreadyInitialized,
+    /// The model endpoint cannot be reached (connection refused, DNS).
+    #[serde(rename = "integration.unreachable")]
+    IntegrationUnreachable,
+    /// The model endpoint did not answer within the capability's timeout.
+    #[serde(rename = "integration.timeout")]
+    IntegrationTimeout,
+    /// The model endpoint refused the request (4xx other than context length).
+    #[serde(rename = "integration.rejected")]
+    IntegrationRejected,
+    /// The prompt does not fit the model's context window.
+    #[serde(rename = "integration.context_length")]
+    ContextLength,
+    /// The model endpoint failed (5xx).
+    #[serde(rename = "integration.server_error")]
+    IntegrationServer,
+    /// The endpoint's answer is not the protocol it speaks (bad JSON, missing fields).
+    #[serde(rename = "integration.malformed")]
+    IntegrationMalformed,
+    /// The stream ended before the endpoint said it was done.
+    #[serde(rename = "integration.truncated")]
+    IntegrationTruncated,
+    /// The answer exceeded the byte cap.
+    #[serde(rename = "integration.oversized")]
+    IntegrationOversized,
+    /// The caller cancelled the call.
+    #[serde(rename = "cancelled")]
+    Cancelled,
     /// SQLite or file-system failure (disk full, locked, corrupt).
     #[serde(rename = "store.io")]
     Storage,
@@ -113,6 +140,15 @@ impl Code {
             Code::StoreTooNew => "store.too_new",
             Code::NotAWorkspace => "store.not_a_workspace",
             Code::StaleGeneration => "metadata.stale",
+            Code::IntegrationUnreachable => "integration.unreachable",
+            Code::IntegrationTimeout => "integration.timeout",
+            Code::IntegrationRejected => "integration.rejected",
+            Code::ContextLength => "integration.context_length",
+            Code::IntegrationServer => "integration.server_error",
+            Code::IntegrationMalformed => "integration.malformed",
+            Code::IntegrationTruncated => "integration.truncated",
+            Code::IntegrationOversized => "integration.oversized",
+            Code::Cancelled => "cancelled",
             Code::NotInitialized => "store.not_initialized",
             Code::AlreadyInitialized => "store.already_initialized",
             Code::Storage => "store.io",
@@ -123,14 +159,23 @@ impl Code {
     fn default_fault(self) -> Fault {
         match self {
             Code::InvalidDefinition | Code::DestructiveChange | Code::NotInitialized => Fault::Admin,
-            Code::StoreTooNew | Code::Storage | Code::Internal | Code::StaleGeneration => Fault::Platform,
+            Code::StoreTooNew
+            | Code::Storage
+            | Code::Internal
+            | Code::StaleGeneration
+            | Code::IntegrationTimeout
+            | Code::IntegrationServer
+            | Code::IntegrationMalformed
+            | Code::IntegrationTruncated
+            | Code::IntegrationOversized => Fault::Platform,
+            Code::IntegrationUnreachable | Code::IntegrationRejected => Fault::Admin,
             _ => Fault::User,
         }
     }
 }
 
 impl Code {
-    pub const ALL: [Code; 22] = [
+    pub const ALL: [Code; 31] = [
         Code::Permission,
         Code::NotFound,
         Code::Conflict,
@@ -153,6 +198,15 @@ impl Code {
         Code::AlreadyInitialized,
         Code::Storage,
         Code::Internal,
+        Code::IntegrationUnreachable,
+        Code::IntegrationTimeout,
+        Code::IntegrationRejected,
+        Code::ContextLength,
+        Code::IntegrationServer,
+        Code::IntegrationMalformed,
+        Code::IntegrationTruncated,
+        Code::IntegrationOversized,
+        Code::Cancelled,
     ];
 }
 

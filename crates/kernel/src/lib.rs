@@ -16,6 +16,7 @@ pub mod demo;
 pub mod deploy;
 pub mod describe;
 pub mod error;
+pub mod provider;
 pub mod query;
 pub mod records;
 pub mod store;
