@@ -5,4 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 url=$(scripts/local-model start --size 0.5b)
 trap 'scripts/local-model stop' EXIT
+status=$(scripts/local-model status)
+export COUNTERSIGN_MODEL_GGUF=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["model"])' "$status")
+export COUNTERSIGN_MODEL_SHA256=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["sha256"])' "$status")
 COUNTERSIGN_MODEL_URL="$url" cargo nextest run -p countersign-kernel --test real_model --run-ignored only --no-capture "$@"

@@ -15,7 +15,9 @@ cargo nextest run --workspace --locked --features custom-protocol --no-fail-fast
 
 (cd ui && npm run check && npm test)
 
-# The provider layer against a real local model (downloads the pinned 0.5B model on first use).
+# The provider layer against a real local model (downloads the pinned 0.5B model on first use),
+# and the canary-secret test against a real OS keyring (a throwaway gnome-keyring).
 bash scripts/model-test.sh
+bash scripts/keyring-test.sh
 
 bash scripts/e2e.sh

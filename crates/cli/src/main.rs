@@ -95,6 +95,21 @@ enum Command {
     },
     /// The objects and fields the user can see.
     Describe { object: Option<String> },
+    /// Model providers on this machine (needs ai.manage to change).
+    Provider {
+        #[command(subcommand)]
+        command: ProviderCommand,
+    },
+    /// Model pins: one exact model on one provider.
+    Model {
+        #[command(subcommand)]
+        command: ModelCommand,
+    },
+    /// API keys in the OS keyring (the key is read from standard input, never from arguments).
+    Secret {
+        #[command(subcommand)]
+        command: SecretCommand,
+    },
     /// Benchmarks against hand-written SQL (use a release build).
     Bench {
         /// Invoice rows to generate.
@@ -110,6 +125,85 @@ enum Command {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+}
+
+#[derive(Subcommand)]
+enum ProviderCommand {
+    /// Add (or replace) a provider.
+    Add {
+        key: String,
+        #[arg(long, value_parser = ["openai", "ollama"])]
+        kind: String,
+        /// Base URL: http://127.0.0.1:8080/v1 (OpenAI-compatible) or http://127.0.0.1:11434 (Ollama).
+        #[arg(long)]
+        url: String,
+        /// secret://countersign/NAME, set with `secret set`.
+        #[arg(long)]
+        key_ref: Option<String>,
+        /// How structured output is sent (servers differ).
+        #[arg(long, value_parser = ["json_schema", "json_object_schema", "ollama_format"])]
+        structured: Option<String>,
+    },
+    List,
+    /// Server kind, models, digests and round-trip time.
+    Test {
+        key: String,
+    },
+    Remove {
+        key: String,
+    },
+    /// Probe the usual local ports (11434, 8080, 1234, 8000) on 127.0.0.1.
+    Discover,
+}
+
+#[derive(Subcommand)]
+enum ModelCommand {
+    /// Pin a model by its content fingerprint (floating names like `latest` are refused).
+    Pin {
+        key: String,
+        #[arg(long)]
+        provider: String,
+        #[arg(long)]
+        model: String,
+        /// The local GGUF file the server loads: its sha256 becomes the pin's digest.
+        #[arg(long)]
+        gguf: Option<PathBuf>,
+        #[arg(long, default_value_t = 0.0)]
+        temperature: f64,
+        #[arg(long, default_value_t = 1024)]
+        max_output_tokens: u32,
+        /// Price per million input tokens.
+        #[arg(long, default_value_t = 0.0)]
+        input_price: f64,
+        /// Price per million output tokens.
+        #[arg(long, default_value_t = 0.0)]
+        output_price: f64,
+        #[arg(long, default_value = "USD")]
+        currency: String,
+    },
+    List,
+    /// Check that the server still serves the pinned model (drift refuses calls until repinned).
+    Check {
+        key: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum SecretCommand {
+    /// Store the key read from standard input under REF (secret://countersign/NAME).
+    Set {
+        reference: String,
+    },
+    Delete {
+        reference: String,
+    },
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("async runtime: {e}")))
 }
 
 fn main() -> ExitCode {
@@ -173,6 +267,9 @@ fn run(cli: Cli) -> Result<Value> {
             dir: dir.clone(),
         })?;
         return to_json(&report);
+    }
+    if let Command::Secret { command } = &cli.command {
+        return secret_command(command);
     }
     let (path, is_default) = match &cli.workspace {
         Some(p) => (p.clone(), false),
@@ -270,8 +367,113 @@ fn run(cli: Cli) -> Result<Value> {
             }
         }
         Command::Describe { object } => describe(&session, object.as_deref()),
-        Command::Init { .. } | Command::Deploy { .. } | Command::Bench { .. } => {
+        Command::Provider { command } => provider_command(&session, command),
+        Command::Model { command } => model_command(&session, command),
+        Command::Init { .. } | Command::Deploy { .. } | Command::Bench { .. } | Command::Secret { .. } => {
             unreachable!("handled above")
+        }
+    }
+}
+
+fn provider_command(session: &countersign_kernel::Session<'_>, command: ProviderCommand) -> Result<Value> {
+    use countersign_kernel::pins;
+    use countersign_kernel::provider::{ProviderKind, StructuredForm};
+    match command {
+        ProviderCommand::Add { key, kind, url, key_ref, structured } => {
+            let kind = if kind == "ollama" { ProviderKind::Ollama } else { ProviderKind::OpenaiCompatible };
+            let structured_form = match structured.as_deref() {
+                Some("json_object_schema") => StructuredForm::JsonObjectSchema,
+                Some("ollama_format") => StructuredForm::OllamaFormat,
+                Some(_) => StructuredForm::JsonSchema,
+                None if kind == ProviderKind::Ollama => StructuredForm::OllamaFormat,
+                None => StructuredForm::JsonSchema,
+            };
+            let cfg = pins::ProviderConfig {
+                key,
+                kind,
+                base_url: url,
+                credential_ref: key_ref,
+                structured_form,
+                region: "this machine".into(),
+                retention: "none".into(),
+            };
+            session.add_provider(&cfg)?;
+            to_json(&cfg)
+        }
+        ProviderCommand::List => Ok(json!({ "providers": to_json(&session.providers()?)? })),
+        ProviderCommand::Test { key } => {
+            let ep = session.endpoint(&key)?;
+            to_json(&runtime()?.block_on(pins::test_connection(&ep))?)
+        }
+        ProviderCommand::Remove { key } => {
+            session.remove_provider(&key)?;
+            Ok(json!({ "removed": key }))
+        }
+        ProviderCommand::Discover => {
+            Ok(json!({ "servers": to_json(&runtime()?.block_on(pins::discover()))? }))
+        }
+    }
+}
+
+fn model_command(session: &countersign_kernel::Session<'_>, command: ModelCommand) -> Result<Value> {
+    use countersign_kernel::pins;
+    match command {
+        ModelCommand::Pin {
+            key,
+            provider,
+            model,
+            gguf,
+            temperature,
+            max_output_tokens,
+            input_price,
+            output_price,
+            currency,
+        } => {
+            let ep = session.endpoint(&provider)?;
+            let fp = runtime()?.block_on(pins::fingerprint(&ep, &model, gguf.as_deref()))?;
+            let settings = pins::PinSettings {
+                temperature,
+                max_output_tokens,
+                input_price_per_mtok: input_price,
+                output_price_per_mtok: output_price,
+                currency,
+            };
+            to_json(&session.pin_model(&key, &provider, &model, &fp, &settings)?)
+        }
+        ModelCommand::List => Ok(json!({ "models": to_json(&session.model_pins()?)? })),
+        ModelCommand::Check { key } => {
+            let pin = session.model_pin(&key)?;
+            let ep = session.endpoint(&pin.provider)?;
+            match runtime()?.block_on(pins::check_drift(&ep, &pin)) {
+                Ok(()) => Ok(json!({ "model": key, "matches_pin": true, "digest": pin.digest })),
+                Err(e) if e.code == Code::ModelDrift => {
+                    session.mark_drift(&key, &e.message)?;
+                    Err(e)
+                }
+                Err(e) => Err(e),
+            }
+        }
+    }
+}
+
+fn secret_command(command: &SecretCommand) -> Result<Value> {
+    use countersign_kernel::secrets::{self, SecretRef};
+    match command {
+        SecretCommand::Set { reference } => {
+            let r = SecretRef::parse(reference)?;
+            let mut key = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut key)?;
+            let key = key.trim_end_matches(['\r', '\n']);
+            if key.is_empty() {
+                return Err(Error::new(Code::InvalidValue, "no key on standard input"));
+            }
+            secrets::set(&r, &countersign_kernel::provider::Secret::new(key))?;
+            Ok(json!({ "stored": r.uri() }))
+        }
+        SecretCommand::Delete { reference } => {
+            let r = SecretRef::parse(reference)?;
+            secrets::delete(&r)?;
+            Ok(json!({ "deleted": r.uri() }))
         }
     }
 }

@@ -183,3 +183,43 @@ fn a_failed_init_leaves_no_file() {
     assert_eq!((code, err["code"].clone()), (1, json!("store.io")));
     assert!(!ws.exists());
 }
+
+#[test]
+fn providers_need_ai_manage_and_a_local_endpoint() {
+    let (_d, ws) = demo();
+    let (code, _, err) = cli(
+        &ws,
+        &["--as", "ben", "provider", "add", "p", "--kind", "openai", "--url", "http://127.0.0.1:8080/v1"],
+    );
+    assert_eq!((code, err["code"].clone()), (1, json!("permission")));
+    let (code, _, err) = cli(
+        &ws,
+        &["--as", "ava", "provider", "add", "p", "--kind", "openai", "--url", "https://api.example.com/v1"],
+    );
+    assert_eq!(
+        (code, err["code"].clone(), err["field"].clone()),
+        (1, json!("record.invalid_value"), json!("base_url"))
+    );
+    let (code, out, _) = cli(
+        &ws,
+        &["--as", "ava", "provider", "add", "p", "--kind", "ollama", "--url", "http://localhost:11434"],
+    );
+    assert_eq!((code, out["structured_form"].clone()), (0, json!("ollama_format")));
+    let (_, out, _) = cli(&ws, &["--as", "ava", "provider", "list"]);
+    assert_eq!(out["providers"][0]["key"], json!("p"));
+    // Nothing answers on port 9: the test reports the endpoint unreachable, typed.
+    cli(
+        &ws,
+        &["--as", "ava", "provider", "add", "dead", "--kind", "openai", "--url", "http://127.0.0.1:9/v1"],
+    );
+    let (code, _, err) = cli(&ws, &["--as", "ava", "provider", "test", "dead"]);
+    assert_eq!(
+        (code, err["code"].clone(), err["fault"].clone()),
+        (1, json!("integration.unreachable"), json!("admin"))
+    );
+    let (code, _, err) =
+        cli(&ws, &["--as", "ava", "model", "pin", "m", "--provider", "p", "--model", "qwen2.5:latest"]);
+    assert_eq!((code, err["code"].clone()), (1, json!("record.invalid_value")));
+    let (code, out, _) = cli(&ws, &["--as", "ava", "provider", "remove", "p"]);
+    assert_eq!((code, out["removed"].clone()), (0, json!("p")));
+}

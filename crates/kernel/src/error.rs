@@ -111,6 +111,12 @@ pub enum Code {
     /// The caller cancelled the call.
     #[serde(rename = "cancelled")]
     Cancelled,
+    /// The OS keyring cannot be reached.
+    #[serde(rename = "secret.store_unavailable")]
+    SecretStoreUnavailable,
+    /// The served model no longer matches its pin; an admin must repin.
+    #[serde(rename = "model.drift")]
+    ModelDrift,
     /// SQLite or file-system failure (disk full, locked, corrupt).
     #[serde(rename = "store.io")]
     Storage,
@@ -149,6 +155,8 @@ impl Code {
             Code::IntegrationTruncated => "integration.truncated",
             Code::IntegrationOversized => "integration.oversized",
             Code::Cancelled => "cancelled",
+            Code::SecretStoreUnavailable => "secret.store_unavailable",
+            Code::ModelDrift => "model.drift",
             Code::NotInitialized => "store.not_initialized",
             Code::AlreadyInitialized => "store.already_initialized",
             Code::Storage => "store.io",
@@ -168,14 +176,15 @@ impl Code {
             | Code::IntegrationMalformed
             | Code::IntegrationTruncated
             | Code::IntegrationOversized => Fault::Platform,
-            Code::IntegrationUnreachable | Code::IntegrationRejected => Fault::Admin,
+            Code::IntegrationUnreachable | Code::IntegrationRejected | Code::ModelDrift => Fault::Admin,
+            Code::SecretStoreUnavailable => Fault::Platform,
             _ => Fault::User,
         }
     }
 }
 
 impl Code {
-    pub const ALL: [Code; 31] = [
+    pub const ALL: [Code; 33] = [
         Code::Permission,
         Code::NotFound,
         Code::Conflict,
@@ -207,6 +216,8 @@ impl Code {
         Code::IntegrationTruncated,
         Code::IntegrationOversized,
         Code::Cancelled,
+        Code::SecretStoreUnavailable,
+        Code::ModelDrift,
     ];
 }
 

@@ -40,6 +40,34 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX data_history_by_record ON data_history (object, record_id, seq);
     CREATE INDEX data_history_by_correlation ON data_history (correlation_id);",
+    // 2: model providers and model pins (the keys themselves live in the OS keyring only).
+    "CREATE TABLE ai_provider (
+        key             TEXT PRIMARY KEY,
+        kind            TEXT NOT NULL CHECK (kind IN ('openai_compatible', 'ollama')),
+        base_url        TEXT NOT NULL,
+        credential_ref  TEXT CHECK (credential_ref IS NULL OR credential_ref LIKE 'secret://%'),
+        structured_form TEXT NOT NULL,
+        region          TEXT NOT NULL,
+        retention       TEXT NOT NULL,
+        created_at      TEXT NOT NULL,
+        created_by      TEXT NOT NULL
+    );
+    CREATE TABLE ai_model_pin (
+        key                   TEXT PRIMARY KEY,
+        provider              TEXT NOT NULL REFERENCES ai_provider (key),
+        model_id              TEXT NOT NULL,
+        digest                TEXT NOT NULL,
+        served_fingerprint    TEXT NOT NULL,
+        metadata              TEXT NOT NULL,
+        temperature           REAL NOT NULL,
+        max_output_tokens     INTEGER NOT NULL,
+        input_price_per_mtok  REAL NOT NULL,
+        output_price_per_mtok REAL NOT NULL,
+        currency              TEXT NOT NULL,
+        pinned_at             TEXT NOT NULL,
+        pinned_by             TEXT NOT NULL,
+        drift                 TEXT
+    );",
 ];
 
 pub fn schema_version() -> i64 {

@@ -457,3 +457,175 @@ async fn openai_models_list_keeps_the_server_metadata() {
     assert_eq!(models[0].size_bytes, Some(485452288));
     assert_eq!(models[0].meta["n_ctx"], 4096);
 }
+
+mod common;
+
+use countersign_kernel::pins::{self, PinSettings, ProviderConfig};
+use countersign_kernel::provider::StructuredForm;
+
+fn llama_models(meta: &Value) -> Reply {
+    Reply::Full {
+        status: 200,
+        content_type: "application/json",
+        body: json!({"object": "list", "data": [{"id": "local-model", "object": "model", "owned_by": "llamacpp", "meta": meta}]}).to_string(),
+    }
+}
+
+fn config(key: &str, kind: ProviderKind, url: &str) -> ProviderConfig {
+    ProviderConfig {
+        key: key.into(),
+        kind,
+        base_url: url.into(),
+        credential_ref: None,
+        structured_form: StructuredForm::default(),
+        region: "this machine".into(),
+        retention: "none".into(),
+    }
+}
+
+#[tokio::test]
+async fn pins_are_exact_checked_for_drift_and_need_ai_manage() {
+    let meta = Arc::new(Mutex::new(
+        json!({"n_params": 630167424, "size": 485452288, "ftype": "Q4_K - Medium", "n_ctx": 4096}),
+    ));
+    let m2 = meta.clone();
+    let f = fake(move |_, _| llama_models(&m2.lock().unwrap()));
+    let fx = common::demo();
+    let ava = fx.ws.session("ava").unwrap();
+    let url = format!("{}/v1", f.url);
+    // Only ai.manage may configure; only local endpoints.
+    let ben = fx.ws.session("ben").unwrap();
+    assert_eq!(
+        ben.add_provider(&config("llama", ProviderKind::OpenaiCompatible, &url)).unwrap_err().code,
+        Code::Permission
+    );
+    let remote = ava
+        .add_provider(&config("cloud", ProviderKind::OpenaiCompatible, "https://api.example.com/v1"))
+        .unwrap_err();
+    assert_eq!((remote.code, remote.field.as_deref()), (Code::InvalidValue, Some("base_url")));
+    ava.add_provider(&config("llama", ProviderKind::OpenaiCompatible, &url)).unwrap();
+    let ep = ava.endpoint("llama").unwrap();
+    let report = pins::test_connection(&ep).await.unwrap();
+    assert_eq!((report.server.as_str(), report.models.len()), ("llama.cpp", 1));
+
+    for floating in ["latest", "local-model:latest", ""] {
+        assert_eq!(
+            pins::fingerprint(&ep, floating, None).await.unwrap_err().code,
+            Code::InvalidValue,
+            "{floating}"
+        );
+    }
+    let unknown = pins::fingerprint(&ep, "other-model", None).await.unwrap_err();
+    assert!(unknown.message.contains("local-model"), "{}", unknown.message);
+
+    let fp = pins::fingerprint(&ep, "local-model", None).await.unwrap();
+    assert!(fp.digest.starts_with("meta-sha256:"));
+    let pin = ava.pin_model("ask-default", "llama", "local-model", &fp, &PinSettings::default()).unwrap();
+    assert_eq!((pin.digest.clone(), pin.drift.clone()), (fp.digest.clone(), None));
+    pins::check_drift(&ep, &pin).await.unwrap();
+
+    // The server now serves another model under the same name: refused as drift, fault admin.
+    meta.lock().unwrap()["size"] = json!(1117320768);
+    let e = pins::check_drift(&ep, &pin).await.unwrap_err();
+    assert_eq!((e.code, e.fault), (Code::ModelDrift, countersign_kernel::Fault::Admin));
+    ava.mark_drift("ask-default", &e.message).unwrap();
+    // Even if the old model comes back, calls stay refused until someone repins.
+    meta.lock().unwrap()["size"] = json!(485452288);
+    let pin = ava.model_pin("ask-default").unwrap();
+    assert_eq!(pins::check_drift(&ep, &pin).await.unwrap_err().code, Code::ModelDrift);
+    let fp = pins::fingerprint(&ep, "local-model", None).await.unwrap();
+    let pin = ava.pin_model("ask-default", "llama", "local-model", &fp, &PinSettings::default()).unwrap();
+    pins::check_drift(&ep, &pin).await.unwrap();
+
+    // A local GGUF pins the file's content.
+    let gguf = fx.dir.path().join("model.gguf");
+    std::fs::write(&gguf, b"GGUF fake weights").unwrap();
+    let fp = pins::fingerprint(&ep, "local-model", Some(&gguf)).await.unwrap();
+    assert_eq!(fp.digest, format!("sha256:{}", pins::file_sha256(&gguf).unwrap()));
+
+    assert_eq!(ava.remove_provider("llama").unwrap_err().code, Code::InUse);
+    assert_eq!(ava.providers().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn ollama_pins_use_the_content_digest_and_refuse_untagged_names() {
+    let digest = Arc::new(Mutex::new("sha256:aaa".to_string()));
+    let d2 = digest.clone();
+    let f = fake(move |_, _| Reply::Full {
+        status: 200,
+        content_type: "application/json",
+        body: json!({"models": [{"name": "qwen2.5:0.5b", "digest": *d2.lock().unwrap(), "size": 1}]})
+            .to_string(),
+    });
+    let fx = common::demo();
+    let ava = fx.ws.session("ava").unwrap();
+    ava.add_provider(&config("ollama", ProviderKind::Ollama, &f.url)).unwrap();
+    let ep = ava.endpoint("ollama").unwrap();
+    assert_eq!(pins::fingerprint(&ep, "qwen2.5", None).await.unwrap_err().code, Code::InvalidValue);
+    let fp = pins::fingerprint(&ep, "qwen2.5:0.5b", None).await.unwrap();
+    assert_eq!(fp.digest, "sha256:aaa");
+    let pin = ava.pin_model("small", "ollama", "qwen2.5:0.5b", &fp, &PinSettings::default()).unwrap();
+    *digest.lock().unwrap() = "sha256:bbb".into();
+    assert_eq!(pins::check_drift(&ep, &pin).await.unwrap_err().code, Code::ModelDrift);
+}
+
+/// The canary: a key planted in the real OS keyring reaches the endpoint as a bearer header and
+/// nowhere else — not the workspace file, its WAL, errors, or what the CLI prints. Needs a
+/// Secret Service: `scripts/keyring-test.sh` runs it under a throwaway gnome-keyring.
+#[tokio::test]
+#[ignore = "needs the OS keyring: scripts/keyring-test.sh"]
+async fn a_canary_key_never_leaves_the_keyring_except_to_its_endpoint() {
+    use countersign_kernel::secrets::{self, SecretRef};
+    let canary = format!("sk-canary-{}", std::process::id());
+    let r = SecretRef::parse("secret://countersign/canary-test").unwrap();
+    secrets::set(&r, &countersign_kernel::provider::Secret::new(canary.clone())).unwrap();
+
+    let ok =
+        json!({"choices": [{"index": 0, "message": {"content": "{}"}, "finish_reason": "stop"}]}).to_string();
+    let f = fake(move |n, _| match n % 3 {
+        0 => Reply::Full { status: 200, content_type: "application/json", body: ok.clone() },
+        1 => Reply::Full {
+            status: 401,
+            content_type: "application/json",
+            body: json!({"error": {"message": "bad key"}}).to_string(),
+        },
+        _ => Reply::Full { status: 500, content_type: "text/plain", body: "boom".into() },
+    });
+    let fx = common::demo();
+    let ava = fx.ws.session("ava").unwrap();
+    let mut cfg = config("keyed", ProviderKind::OpenaiCompatible, &format!("{}/v1", f.url));
+    cfg.credential_ref = Some(r.uri());
+    ava.add_provider(&cfg).unwrap();
+    let ep = ava.endpoint("keyed").unwrap();
+    let p = provider(ep.clone()).unwrap();
+    let mut errors = Vec::new();
+    for _ in 0..3 {
+        if let Err(e) = p.chat(&request(false), &Cancel::default(), &mut |_: &str| {}).await {
+            errors.push(e);
+        }
+    }
+    let dead = provider(Endpoint { base_url: "http://127.0.0.1:9/v1".into(), ..ep.clone() }).unwrap();
+    errors.push(dead.chat(&request(false), &Cancel::default(), &mut |_: &str| {}).await.unwrap_err());
+    assert_eq!(errors.len(), 3);
+    // It reached the endpoint …
+    assert!(f.seen.lock().unwrap().iter().all(|s| s.headers.contains(&canary)));
+    // … and nothing else.
+    for e in &errors {
+        assert_no_secret_value(e, &canary);
+    }
+    fx.ws.raw_connection().execute_batch("PRAGMA wal_checkpoint(PASSIVE)").unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let mut path = fx.ws.path().as_os_str().to_owned();
+        path.push(suffix);
+        if let Ok(bytes) = std::fs::read(&path) {
+            assert!(!bytes.windows(canary.len()).any(|w| w == canary.as_bytes()), "canary found in {path:?}");
+        }
+    }
+    secrets::delete(&r).unwrap();
+    assert!(secrets::get(&r).unwrap().is_none());
+}
+
+fn assert_no_secret_value(e: &countersign_kernel::Error, secret: &str) {
+    let text = serde_json::to_string(e).unwrap() + &format!("{e:?}{e}");
+    assert!(!text.contains(secret), "the key leaked into an error: {text}");
+}

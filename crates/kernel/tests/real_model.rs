@@ -18,6 +18,16 @@ async fn a_schema_constrained_call_to_a_real_model_parses_and_validates() {
     let m = models.iter().find(|m| m.id == "local-model").expect("the server serves `local-model`");
     assert_eq!(m.meta["ftype"], "Q4_K - Medium");
     assert!(m.meta["n_params"].as_u64().unwrap() > 400_000_000);
+    // Pin it by content: the GGUF the server loaded has the published checksum, and the pin
+    // holds against the server right now.
+    let endpoint = Endpoint::new(ProviderKind::OpenaiCompatible, url());
+    let gguf = std::env::var("COUNTERSIGN_MODEL_GGUF").expect("COUNTERSIGN_MODEL_GGUF");
+    let fp =
+        countersign_kernel::pins::fingerprint(&endpoint, "local-model", Some(std::path::Path::new(&gguf)))
+            .await
+            .unwrap();
+    assert_eq!(fp.digest, format!("sha256:{}", std::env::var("COUNTERSIGN_MODEL_SHA256").unwrap()));
+    assert!(fp.served.starts_with("meta-sha256:"));
 
     let schema = json!({
         "type": "object",
