@@ -26,9 +26,13 @@ rm -rf "$shots" && mkdir -p "$shots"
 
 cleanup() {
   [ -n "${xvfb_pid:-}" ] && kill "$xvfb_pid" 2>/dev/null || true
+  scripts/local-model stop || true
   rm -rf "$work"
 }
 trap cleanup EXIT
+
+# A real local model on llama.cpp's usual port, for the settings screen's discovery and pinning.
+COUNTERSIGN_LOCAL_MODEL_PORT=8080 scripts/local-model start --size 0.5b >/dev/null
 
 display=":$((90 + RANDOM % 9))"
 Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
@@ -39,12 +43,20 @@ xdpyinfo >/dev/null 2>&1 || { echo "Xvfb did not start" >&2; cat "$work/xvfb.log
 
 # A fresh demo workspace for this run; the app creates it on first start.
 export COUNTERSIGN_WORKSPACE="$work/e2e.countersign"
-export XDG_DATA_HOME="$work/data" XDG_CONFIG_HOME="$work/config" XDG_CACHE_HOME="$work/cache"
+mkdir -m700 "$work/run"
+export XDG_DATA_HOME="$work/data" XDG_CONFIG_HOME="$work/config" XDG_RUNTIME_DIR="$work/run"
 export APP_BIN="$app" SCREENSHOT_DIR="$shots"
 driver="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver"
 
-dbus-run-session -- bash -c '
+# One D-Bus session for the app, its OS keyring (a throwaway gnome-keyring) and the driver.
+keyctl session - dbus-run-session -- bash -c '
   set -euo pipefail
+  echo -n e2e-pass | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+  for _ in $(seq 1 100); do
+    dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+      org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null | grep -q "boolean true" && break
+    sleep 0.1
+  done
   "$0" --port 4444 >"$1/tauri-driver.log" 2>&1 &
   driver_pid=$!
   trap "kill $driver_pid 2>/dev/null || true" EXIT

@@ -21,5 +21,12 @@ fn countersign_commands() -> &'static [&'static str] {
         "record_history",
         "import_csv",
         "export_csv",
+        "provider_settings",
+        "save_provider",
+        "remove_provider",
+        "test_provider",
+        "discover_providers",
+        "pin_model",
+        "check_model",
     ]
 }

@@ -4,6 +4,8 @@
 
 use countersign_kernel::csvio::{self, ExportResult, ImportMode, ImportOptions, ImportReport};
 use countersign_kernel::describe::{ObjectView, WorkspaceView};
+use countersign_kernel::pins::{self, ConnectionReport, PinSettings, ProviderConfig, ProviderSettings};
+use countersign_kernel::provider::Secret;
 use countersign_kernel::{
     demo, Code, Error, HistoryEntry, QueryResult, QuerySpec, Record, Result, SaveContext, SaveOutcome,
     SaveRequest, Session, Workspace, WorkspaceOptions,
@@ -169,4 +171,81 @@ pub async fn export_csv(
         let records = csvio::export_csv(s, &spec, std::io::BufWriter::new(file))?;
         Ok(ExportResult { path: path.display().to_string(), records })
     })
+}
+
+#[tauri::command]
+pub async fn provider_settings(desk: State<'_, Desk>) -> Result<ProviderSettings> {
+    desk.session(|s| s.provider_settings())
+}
+
+/// Add or replace a provider; a key typed with it goes to the OS keyring, never the workspace.
+#[tauri::command]
+pub async fn save_provider(
+    desk: State<'_, Desk>,
+    config: ProviderConfig,
+    secret: Option<String>,
+) -> Result<ProviderSettings> {
+    desk.session(|s| {
+        if let (Some(r), Some(k)) = (&config.credential_ref, secret.filter(|k| !k.is_empty())) {
+            s.store_provider_secret(r, &Secret::new(k))?;
+        }
+        s.add_provider(&config)?;
+        s.provider_settings()
+    })
+}
+
+#[tauri::command]
+pub async fn remove_provider(desk: State<'_, Desk>, key: String) -> Result<ProviderSettings> {
+    desk.session(|s| {
+        s.remove_provider(&key)?;
+        s.provider_settings()
+    })
+}
+
+/// "Test connection": server kind, models and digests, round-trip time.
+#[tauri::command]
+pub async fn test_provider(desk: State<'_, Desk>, key: String) -> Result<ConnectionReport> {
+    let endpoint = desk.session(|s| s.endpoint(&key))?;
+    pins::test_connection(&endpoint).await
+}
+
+/// Local model servers answering on the usual ports of 127.0.0.1.
+#[tauri::command]
+pub async fn discover_providers() -> Result<Vec<ConnectionReport>> {
+    Ok(pins::discover().await)
+}
+
+/// Pin a model by what the server serves now.
+#[tauri::command]
+pub async fn pin_model(
+    desk: State<'_, Desk>,
+    key: String,
+    provider: String,
+    model: String,
+    settings: PinSettings,
+) -> Result<ProviderSettings> {
+    let endpoint = desk.session(|s| s.endpoint(&provider))?;
+    let fingerprint = pins::fingerprint(&endpoint, &model, None).await?;
+    desk.session(|s| {
+        s.pin_model(&key, &provider, &model, &fingerprint, &settings)?;
+        s.provider_settings()
+    })
+}
+
+/// Check a pin against the server; drift is recorded and refuses calls until repinned.
+#[tauri::command]
+pub async fn check_model(desk: State<'_, Desk>, key: String) -> Result<ProviderSettings> {
+    let (pin, endpoint) = desk.session(|s| {
+        let pin = s.model_pin(&key)?;
+        let endpoint = s.endpoint(&pin.provider)?;
+        Ok((pin, endpoint))
+    })?;
+    match pins::check_drift(&endpoint, &pin).await {
+        Ok(()) => desk.session(|s| s.provider_settings()),
+        Err(e) if e.code == Code::ModelDrift => {
+            desk.session(|s| s.mark_drift(&key, &e.message))?;
+            Err(e)
+        }
+        Err(e) => Err(e),
+    }
 }

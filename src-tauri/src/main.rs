@@ -26,6 +26,13 @@ fn main() {
             commands::record_history,
             commands::import_csv,
             commands::export_csv,
+            commands::provider_settings,
+            commands::save_provider,
+            commands::remove_provider,
+            commands::test_provider,
+            commands::discover_providers,
+            commands::pin_model,
+            commands::check_model,
         ])
         .run(tauri::generate_context!())
         .expect("error while running Countersign");

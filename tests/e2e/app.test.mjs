@@ -248,6 +248,49 @@ test("related lists and the invoice list", async () => {
   await shot("12-invoice-related-lines");
 });
 
+test("settings: discover the local model, store its key in the keyring, test it, pin it", async () => {
+  // Cara (no ai.manage) sees the configuration read-only.
+  await el("nav-settings").click();
+  await el("settings").waitForDisplayed();
+  assert.match(await el("settings").getText(), /needs the ai.manage permission/);
+  assert.equal(await el("discover").isExisting(), false);
+  await el("user-switcher").selectByAttribute("value", "ava");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+  await el("discover").waitForDisplayed();
+  await el("discover").click();
+  await el("discovered").waitForDisplayed({ timeout: 15000 });
+  assert.match(await el("discovered").getText(), /llama\.cpp at http:\/\/127\.0\.0\.1:8080\/v1/);
+  await el("discovered").click();
+  const apiKey = `sk-e2e-${process.pid}-canary`;
+  await el("provider-keyref").setValue("secret://countersign/e2e-llama");
+  await el("provider-secret").setValue(apiKey);
+  await el("provider-save").click();
+  await el("provider-llama-cpp").waitForDisplayed();
+  await el("test-llama-cpp").click();
+  await el("report-llama-cpp").waitForDisplayed({ timeout: 15000 });
+  assert.match(await el("report-llama-cpp").getText(), /llama\.cpp · \d+ ms · models: local-model/);
+  await el("pin-key").setValue("ask-default");
+  await el("pin-save").click();
+  await el("pin-ask-default").waitForDisplayed({ timeout: 15000 });
+  assert.match(await el("pin-ask-default").getText(), /meta-sha256:/);
+  assert.equal(await el("pin-status-ask-default").getText(), "matches");
+  await shot("13-settings-providers");
+  // A floating name is refused.
+  await el("pin-model").setValue("latest");
+  await el("pin-save").click();
+  await waitText("settings-error", "floating name");
+  // The key went to the keyring, not into the workspace file.
+  for (const suffix of ["", "-wal"]) {
+    try {
+      assert.ok(!readFileSync(process.env.COUNTERSIGN_WORKSPACE + suffix).includes(apiKey), `key found in workspace${suffix}`);
+    } catch (e) {
+      if (e.code !== "ENOENT") throw e;
+    }
+  }
+  await el("user-switcher").selectByAttribute("value", "cara");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
+});
+
 test("a new empty workspace opens with empty states", async () => {
   const path = join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "empty.countersign");
   await el("workspace-menu").click();
@@ -258,7 +301,7 @@ test("a new empty workspace opens with empty states", async () => {
   await el("nav-account").click();
   await el("list-empty").waitForDisplayed();
   assert.match(await el("list-empty").getText(), /No accounts yet/);
-  await shot("13-empty-workspace");
+  await shot("14-empty-workspace");
   // Cara (finance) may not create accounts: no New button for her.
   assert.equal(await el("user-switcher").getValue(), "cara");
   assert.equal(await el("new-record").isExisting(), false);
@@ -273,7 +316,7 @@ test("a new empty workspace opens with empty states", async () => {
   await el("input-name").setValue("First Customer");
   await el("create").click();
   await waitText("record-title", "First Customer");
-  await shot("14-first-record");
+  await shot("15-first-record");
   // Delete asks first, then the list is empty again.
   await el("delete").click();
   await browser.acceptAlert();

@@ -20,19 +20,24 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::time::{Duration, Instant};
+use ts_rs::TS;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ProviderConfig {
     pub key: String,
     pub kind: ProviderKind,
     pub base_url: String,
     #[serde(default)]
+    #[ts(optional)]
     pub credential_ref: Option<String>,
     #[serde(default)]
+    #[ts(optional, as = "Option<StructuredForm>")]
     pub structured_form: StructuredForm,
     #[serde(default = "local")]
+    #[ts(optional, as = "Option<String>")]
     pub region: String,
     #[serde(default = "no_retention")]
+    #[ts(optional, as = "Option<String>")]
     pub retention: String,
 }
 
@@ -44,7 +49,7 @@ fn no_retention() -> String {
     "none".into()
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct ModelPin {
     pub key: String,
     pub provider: String,
@@ -64,8 +69,16 @@ pub struct ModelPin {
     pub drift: Option<String>,
 }
 
+/// The Settings → Providers screen: what is configured and whether the user may change it.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ProviderSettings {
+    pub providers: Vec<ProviderConfig>,
+    pub pins: Vec<ModelPin>,
+    pub can_manage: bool,
+}
+
 /// Settings chosen when pinning.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize, TS)]
 pub struct PinSettings {
     pub temperature: f64,
     pub max_output_tokens: u32,
@@ -94,7 +107,7 @@ pub struct Fingerprint {
     pub metadata: Value,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct ConnectionReport {
     pub base_url: String,
     pub kind: ProviderKind,
@@ -102,6 +115,22 @@ pub struct ConnectionReport {
     pub server: String,
     pub models: Vec<ModelInfo>,
     pub round_trip_ms: f64,
+}
+
+impl Session<'_> {
+    /// Store a provider's API key in the OS keyring (never in the workspace).
+    pub fn store_provider_secret(&self, reference: &str, secret: &crate::provider::Secret) -> Result<()> {
+        require_manage(self)?;
+        secrets::set(&SecretRef::parse(reference)?, secret)
+    }
+
+    pub fn provider_settings(&self) -> Result<ProviderSettings> {
+        Ok(ProviderSettings {
+            providers: self.providers()?,
+            pins: self.model_pins()?,
+            can_manage: self.user().has_system_permission("ai.manage"),
+        })
+    }
 }
 
 fn require_manage(session: &Session<'_>) -> Result<()> {

@@ -25,6 +25,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
+use ts_rs::TS;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -48,7 +49,7 @@ impl fmt::Debug for Secret {
 }
 
 /// How the per-request JSON Schema is sent; servers differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum StructuredForm {
     /// `response_format: {"type": "json_schema", "json_schema": {"name", "strict", "schema"}}`
@@ -61,7 +62,7 @@ pub enum StructuredForm {
     OllamaFormat,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderKind {
     OpenaiCompatible,
@@ -173,11 +174,12 @@ pub struct ChatResponse {
     pub total_ms: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct ModelInfo {
     pub id: String,
     /// Ollama's content digest; empty where the server has none.
     pub digest: String,
+    #[ts(type = "number | null")]
     pub size_bytes: Option<u64>,
     /// Whatever else the server says of the model (llama.cpp `meta`, Ollama `details`).
     pub meta: Value,

@@ -22,6 +22,9 @@ fn export(dir: &Path) {
     ExportResult::export_all_to(dir).unwrap();
     WorkspaceView::export_all_to(dir).unwrap();
     ObjectView::export_all_to(dir).unwrap();
+    countersign_kernel::pins::ProviderSettings::export_all_to(dir).unwrap();
+    countersign_kernel::pins::ConnectionReport::export_all_to(dir).unwrap();
+    countersign_kernel::pins::PinSettings::export_all_to(dir).unwrap();
 }
 
 fn files(dir: &Path) -> BTreeMap<PathBuf, String> {

@@ -12,6 +12,10 @@ import type { Record } from "../bindings/Record";
 import type { SaveOutcome } from "../bindings/SaveOutcome";
 import type { SaveRequest } from "../bindings/SaveRequest";
 import type { WorkspaceView } from "../bindings/WorkspaceView";
+import type { ConnectionReport } from "../bindings/ConnectionReport";
+import type { PinSettings } from "../bindings/PinSettings";
+import type { ProviderConfig } from "../bindings/ProviderConfig";
+import type { ProviderSettings } from "../bindings/ProviderSettings";
 
 /** A failed command: carries the kernel's typed error. */
 export class CommandError extends Error {
@@ -53,4 +57,12 @@ export const api = {
   importCsv: (object: string, content: string, mode: ImportMode, dryRun: boolean) =>
     call<ImportReport>("import_csv", { object, content, mode, dryRun }),
   exportCsv: (spec: QuerySpec, name: string) => call<ExportResult>("export_csv", { spec, name }),
+  providerSettings: () => call<ProviderSettings>("provider_settings"),
+  saveProvider: (config: ProviderConfig, secret: string | null) => call<ProviderSettings>("save_provider", { config, secret }),
+  removeProvider: (key: string) => call<ProviderSettings>("remove_provider", { key }),
+  testProvider: (key: string) => call<ConnectionReport>("test_provider", { key }),
+  discoverProviders: () => call<ConnectionReport[]>("discover_providers"),
+  pinModel: (key: string, provider: string, model: string, settings: PinSettings) =>
+    call<ProviderSettings>("pin_model", { key, provider, model, settings }),
+  checkModel: (key: string) => call<ProviderSettings>("check_model", { key }),
 };
