@@ -69,6 +69,30 @@ pub struct ModelPin {
     pub drift: Option<String>,
 }
 
+impl ModelPin {
+    /// A request to this pinned model: its id, temperature and output cap, with the
+    /// capability's prompt, output contract and timeouts.
+    pub fn chat_request(
+        &self,
+        prompt: crate::provider::Prompt,
+        schema: Option<(String, Value)>,
+        connect_timeout: Duration,
+        total_timeout: Duration,
+        stream: bool,
+    ) -> crate::provider::ChatRequest {
+        crate::provider::ChatRequest {
+            model: self.model_id.clone(),
+            prompt,
+            schema,
+            max_output_tokens: self.max_output_tokens,
+            temperature: self.temperature as f32,
+            connect_timeout,
+            total_timeout,
+            stream,
+        }
+    }
+}
+
 /// The Settings → Providers screen: what is configured and whether the user may change it.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct ProviderSettings {

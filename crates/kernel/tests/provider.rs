@@ -536,6 +536,15 @@ async fn pins_are_exact_checked_for_drift_and_need_ai_manage() {
     let fp = pins::fingerprint(&ep, "local-model", None).await.unwrap();
     let pin = ava.pin_model("ask-default", "llama", "local-model", &fp, &PinSettings::default()).unwrap();
     pins::check_drift(&ep, &pin).await.unwrap();
+    // Requests to a pinned model carry the pin's model id, temperature and output cap.
+    let settings = PinSettings { temperature: 0.2, max_output_tokens: 300, ..PinSettings::default() };
+    let pin = ava.pin_model("ask-default", "llama", "local-model", &fp, &settings).unwrap();
+    let req =
+        pin.chat_request(request(false).prompt, None, Duration::from_secs(1), Duration::from_secs(30), true);
+    assert_eq!(
+        (req.model.as_str(), req.max_output_tokens, req.temperature, req.stream),
+        ("local-model", 300, 0.2, true)
+    );
 
     // A local GGUF pins the file's content.
     let gguf = fx.dir.path().join("model.gguf");
