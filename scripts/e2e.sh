@@ -49,14 +49,8 @@ export APP_BIN="$app" SCREENSHOT_DIR="$shots"
 driver="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver"
 
 # One D-Bus session for the app, its OS keyring (a throwaway gnome-keyring) and the driver.
-keyctl session - dbus-run-session -- bash -c '
+bash scripts/with-keyring.sh bash -c '
   set -euo pipefail
-  echo -n e2e-pass | gnome-keyring-daemon --unlock --components=secrets >/dev/null
-  for _ in $(seq 1 100); do
-    dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
-      org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null | grep -q "boolean true" && break
-    sleep 0.1
-  done
   "$0" --port 4444 >"$1/tauri-driver.log" 2>&1 &
   driver_pid=$!
   trap "kill $driver_pid 2>/dev/null || true" EXIT

@@ -420,6 +420,13 @@ async fn send(
     Ok(resp)
 }
 
+/// GET `url` and parse the body as JSON (model lists).
+async fn get_json(clients: &Clients, endpoint: &Endpoint, url: &str, timeout: Duration) -> Result<Value> {
+    let resp = send(clients, endpoint, url, None, timeout, timeout).await?;
+    let text = Lines::new(resp, endpoint.max_response_bytes, url).rest().await?;
+    serde_json::from_str(&text).map_err(|e| malformed(format!("not JSON ({e})")))
+}
+
 async fn cancellable<T>(cancel: &Cancel, fut: impl Future<Output = Result<T>>) -> Result<T> {
     tokio::select! {
         biased;
@@ -569,9 +576,7 @@ impl ModelProvider for OpenAiCompatible {
     fn list_models<'a>(&'a self, timeout: Duration) -> BoxFuture<'a, Result<Vec<ModelInfo>>> {
         Box::pin(async move {
             let url = format!("{}/models", self.endpoint.base_url);
-            let resp = send(&self.clients, &self.endpoint, &url, None, timeout, timeout).await?;
-            let text = Lines::new(resp, self.endpoint.max_response_bytes, &url).rest().await?;
-            let v: Value = serde_json::from_str(&text).map_err(|e| malformed(format!("not JSON ({e})")))?;
+            let v = get_json(&self.clients, &self.endpoint, &url, timeout).await?;
             let data = v
                 .get("data")
                 .and_then(Value::as_array)
@@ -672,9 +677,7 @@ impl ModelProvider for Ollama {
     fn list_models<'a>(&'a self, timeout: Duration) -> BoxFuture<'a, Result<Vec<ModelInfo>>> {
         Box::pin(async move {
             let url = format!("{}/api/tags", self.endpoint.base_url);
-            let resp = send(&self.clients, &self.endpoint, &url, None, timeout, timeout).await?;
-            let text = Lines::new(resp, self.endpoint.max_response_bytes, &url).rest().await?;
-            let v: Value = serde_json::from_str(&text).map_err(|e| malformed(format!("not JSON ({e})")))?;
+            let v = get_json(&self.clients, &self.endpoint, &url, timeout).await?;
             let models =
                 v.get("models").and_then(Value::as_array).ok_or_else(|| malformed("no `models` list"))?;
             Ok(models
