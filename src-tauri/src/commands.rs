@@ -186,10 +186,11 @@ pub async fn save_provider(
     secret: Option<String>,
 ) -> Result<ProviderSettings> {
     desk.session(|s| {
+        // The provider is validated and saved first, so a refused one leaves no key behind.
+        s.add_provider(&config)?;
         if let (Some(r), Some(k)) = (&config.credential_ref, secret.filter(|k| !k.is_empty())) {
             s.store_provider_secret(r, &Secret::new(k))?;
         }
-        s.add_provider(&config)?;
         s.provider_settings()
     })
 }
