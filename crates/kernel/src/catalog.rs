@@ -5,7 +5,7 @@
 
 use crate::condition::{Operand, Predicate};
 use crate::definition::{
-    FieldDef, FieldLevel, FieldType, ObjectDef, ObjectRight, Sharing, WorkspaceDefinition, SYSTEM_USER,
+    FieldDef, FieldLevel, FieldType, ObjectDef, ObjectRight, WorkspaceDefinition, SYSTEM_USER,
 };
 use crate::error::{Code, Error, Result};
 use std::collections::{BTreeSet, HashMap};
@@ -262,9 +262,4 @@ fn effective_access(def: &WorkspaceDefinition, user: &crate::definition::UserDef
         objects,
         is_system: false,
     }
-}
-
-/// The sharing model of an object, for row predicates.
-pub fn sharing(o: &ObjectMeta) -> Sharing {
-    o.def.sharing
 }

@@ -392,7 +392,7 @@ fn check_object(obj: &ObjectDef, at: &str, objects: &HashMap<&str, &ObjectDef>, 
                     p.add(format!("{fat}/default"), "a lookup cannot have a default".to_string())
                 }
                 _ => {
-                    if let Err(e) = crate::value::coerce_definition_value(f, default) {
+                    if let Err(e) = crate::value::coerce(f, default) {
                         p.add(format!("{fat}/default"), e);
                     } else if f.field_type == FieldType::Picklist {
                         let active = f
@@ -498,7 +498,7 @@ fn check_rule_comparison(obj: &ObjectDef, cmp: &Comparison) -> std::result::Resu
             v => vec![v],
         };
         for item in items {
-            crate::value::coerce_definition_value(field, item)?;
+            crate::value::coerce(field, item)?;
         }
     }
     Ok(())

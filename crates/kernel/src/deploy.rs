@@ -243,14 +243,17 @@ impl Plan {
         {
             let mut stmt = conn.prepare(&format!("SELECT id, {c} FROM {t} WHERE {c} IS NOT NULL"))?;
             let mut rows = stmt.query([])?;
+            // For a lookup, the new target's table is checked once per value, by one statement.
+            let exists_sql = match (f.field_type, f.target.as_deref()) {
+                (FieldType::Lookup, Some(target)) => {
+                    catalog.object_meta(target)?;
+                    Some(format!("SELECT count(*) FROM {} WHERE id = ?1", table(target)))
+                }
+                _ => None,
+            };
             let target_exists = |id: &str| -> Result<bool> {
-                let target = f.target.as_deref().unwrap_or_default();
-                catalog.object_meta(target)?;
-                let n: i64 = conn.query_row(
-                    &format!("SELECT count(*) FROM {} WHERE id = ?1", table(target)),
-                    [id],
-                    |r| r.get(0),
-                )?;
+                let Some(sql) = &exists_sql else { return Ok(true) };
+                let n: i64 = conn.prepare_cached(sql)?.query_row([id], |r| r.get(0))?;
                 Ok(n > 0)
             };
             while let Some(row) = rows.next()? {

@@ -197,11 +197,6 @@ pub fn coerce(field: &FieldDef, v: &Value) -> Result<Scalar, String> {
     }
 }
 
-/// Coerce a value written in a definition (a default, a rule operand).
-pub fn coerce_definition_value(field: &FieldDef, v: &Value) -> Result<Scalar, String> {
-    coerce(field, v)
-}
-
 fn check_length(field: &FieldDef, s: &str) -> Result<(), String> {
     let max = field.max_length.unwrap_or(match field.field_type {
         FieldType::LongText => 131_072,
