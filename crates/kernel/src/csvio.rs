@@ -7,7 +7,7 @@
 //! a name that matches several records is an error on that row, never a guess.
 
 use crate::access::{RowAccess, Session};
-use crate::catalog::column;
+use crate::catalog::{column, ObjectMeta};
 use crate::definition::{FieldLevel, FieldType};
 use crate::error::{Code, Error, Result};
 use crate::query::QuerySpec;
@@ -175,7 +175,7 @@ pub fn import_csv(
                         Some("id") => id = Some(cell.trim().to_string()).filter(|s| !s.is_empty()),
                         Some("owner") => owner = Some(cell.trim().to_string()).filter(|s| !s.is_empty()),
                         Some(f) => {
-                            let v = resolve_lookup_name(session, object, f, cell)?;
+                            let v = resolve_lookup_name(session, meta, f, cell)?;
                             values.insert(f.to_string(), v);
                         }
                     }
@@ -201,9 +201,8 @@ pub fn import_csv(
 }
 
 /// A lookup cell may name its record instead of giving its id.
-fn resolve_lookup_name(session: &Session<'_>, object: &str, field: &str, cell: &str) -> Result<Value> {
+fn resolve_lookup_name(session: &Session<'_>, meta: &ObjectMeta, field: &str, cell: &str) -> Result<Value> {
     let v = Value::String(cell.to_string());
-    let (meta, _) = session.readable_object(object)?;
     let Some(f) = meta.field(field) else { return Ok(v) };
     if f.field_type != FieldType::Lookup || cell.trim().is_empty() {
         return Ok(v);
