@@ -28,5 +28,9 @@ fn countersign_commands() -> &'static [&'static str] {
         "discover_providers",
         "pin_model",
         "check_model",
+        "ask",
+        "cancel_ask",
+        "save_list_view",
+        "list_views",
     ]
 }

@@ -2,16 +2,20 @@
 //! call on the current user's session, and errors cross as the kernel's one error shape
 //! `{code, fault, message, field?, retriable}` for the UI to branch on.
 
+use countersign_kernel::ask::{self, AskAnswer, AskProgress, AskStep};
 use countersign_kernel::csvio::{self, ExportResult, ImportMode, ImportOptions, ImportReport};
 use countersign_kernel::describe::{ObjectView, WorkspaceView};
 use countersign_kernel::pins::{self, ConnectionReport, PinSettings, ProviderConfig, ProviderSettings};
 use countersign_kernel::provider::Secret;
+use countersign_kernel::provider::{chat_with_retry, Cancel, RetryPolicy};
+use countersign_kernel::query::ListView;
 use countersign_kernel::{
     demo, Code, Error, HistoryEntry, QueryResult, QuerySpec, Record, Result, SaveContext, SaveOutcome,
     SaveRequest, Session, Workspace, WorkspaceOptions,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
 
 /// The open workspace and who is acting in it.
@@ -249,4 +253,71 @@ pub async fn check_model(desk: State<'_, Desk>, key: String) -> Result<ProviderS
         }
         Err(e) => Err(e),
     }
+}
+
+/// The Ask call in flight, so the UI can cancel it.
+#[derive(Default)]
+pub struct AskCalls(Mutex<Option<Cancel>>);
+
+/// Ask: the pipeline's synchronous steps run on the session; the model is awaited with no
+/// lock on the workspace held, and progress streams to the UI over `progress`.
+#[tauri::command]
+pub async fn ask(
+    desk: State<'_, Desk>,
+    calls: State<'_, AskCalls>,
+    question: String,
+    progress: Channel<AskProgress>,
+) -> Result<AskAnswer> {
+    desk.session(|s| s.ask_authorize(&question))?;
+    let model = desk.session(|s| s.model_for(&s.capability(ask::CAPABILITY)?))?;
+    let provider = countersign_kernel::provider::provider(model.endpoint.clone())?;
+    let cancel = Cancel::default();
+    if let Ok(mut slot) = calls.0.lock() {
+        if let Some(previous) = slot.replace(cancel.clone()) {
+            previous.cancel();
+        }
+    }
+    let mut drift = Some(model.check().await);
+    let mut run = desk.session(|s| s.ask_begin(&question, model))?;
+    loop {
+        let _ = progress.send(AskProgress::Thinking { attempt: run.invocation.attempts + 1 });
+        let response = match drift.take() {
+            Some(Err(e)) => Err(e),
+            _ => {
+                let mut chars = 0usize;
+                let mut sink = |d: &str| {
+                    chars += d.len();
+                    let _ = progress.send(AskProgress::Writing { chars: chars as u32 });
+                };
+                chat_with_retry(&*provider, &run.request, &RetryPolicy::default(), &cancel, &mut sink).await
+            }
+        };
+        match desk.session(|s| s.ask_advance(run, response))? {
+            AskStep::Done(answer) => return Ok(*answer),
+            AskStep::Repair(next) => run = *next,
+        }
+    }
+}
+
+#[tauri::command]
+pub async fn cancel_ask(calls: State<'_, AskCalls>) -> Result<()> {
+    if let Some(c) = calls.0.lock().map_err(|_| Error::internal("ask lock poisoned"))?.take() {
+        c.cancel();
+    }
+    Ok(())
+}
+
+#[tauri::command]
+pub async fn save_list_view(
+    desk: State<'_, Desk>,
+    name: String,
+    spec: QuerySpec,
+    source: Option<String>,
+) -> Result<ListView> {
+    desk.session(|s| s.save_list_view(&name, &spec, source.as_deref()))
+}
+
+#[tauri::command]
+pub async fn list_views(desk: State<'_, Desk>, object: String) -> Result<Vec<ListView>> {
+    desk.session(|s| s.list_views(&object))
 }

@@ -12,6 +12,7 @@ fn main() {
         .setup(|app| {
             let path = commands::default_workspace_path(app.handle())?;
             app.manage(commands::Desk::open_or_create_demo(&path)?);
+            app.manage(commands::AskCalls::default());
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
@@ -33,6 +34,10 @@ fn main() {
             commands::discover_providers,
             commands::pin_model,
             commands::check_model,
+            commands::ask,
+            commands::cancel_ask,
+            commands::save_list_view,
+            commands::list_views,
         ])
         .run(tauri::generate_context!())
         .expect("error while running Countersign");

@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { remote } from "webdriverio";
+import { Key, remote } from "webdriverio";
 
 const APP = process.env.APP_BIN;
 const SHOTS = process.env.SCREENSHOT_DIR ?? "target/e2e-screenshots";
@@ -287,6 +287,73 @@ test("settings: discover the local model, store its key in the keyring, test it,
       if (e.code !== "ENOENT") throw e;
     }
   }
+  await el("user-switcher").selectByAttribute("value", "cara");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
+});
+
+test("ask: progress, an editable spec over a real table, save as a list view, refusals", async () => {
+  // The model pinned in the settings test (the real local 0.5B model) answers for ava.
+  await el("user-switcher").selectByAttribute("value", "ava");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+  await el("nav-account").click();
+  await el("list-search").waitForDisplayed();
+  // Ctrl+K goes to the Ask bar.
+  await browser.keys([Key.Ctrl, "k"]);
+  await browser.waitUntil(async () => (await browser.execute(() => document.activeElement?.dataset.testid)) === "ask-bar");
+  await el("ask-bar").setValue("Which accounts are in the healthcare industry?");
+  await browser.keys("Enter");
+  await el("ask-progress").waitForDisplayed();
+  await shot("14-ask-progress");
+  await browser.waitUntil(async () => (await el("ask-result").isExisting()) || (await el("ask-refusal").isExisting()), {
+    timeout: 180000,
+    timeoutMsg: "Ask never answered",
+  });
+  assert.ok(await el("ask-result").isExisting(), await el("ask-panel").getText());
+  const resultIds = () =>
+    browser.execute(() => document.querySelectorAll('[data-testid="ask-result"] tbody tr').length);
+  const csv = readFileSync(new URL("../../fixtures/demo/data/account.csv", import.meta.url), "utf8").trim().split("\n");
+  const industry = csv[0].split(",").indexOf("industry");
+  const healthcare = csv.slice(1).filter((l) => l.split(",")[industry] === "healthcare").length;
+  assert.equal(await resultIds(), healthcare);
+  assert.match(await el("ask-spec").getText(), /Industry = healthcare/);
+  await shot("15-ask-answer");
+  // Saved as a list view, it filters the Accounts list the same way.
+  await el("ask-view-name").setValue("Healthcare accounts");
+  await el("ask-save-view").click();
+  await waitText("notice", "Healthcare accounts");
+  // Editing the spec re-runs it in the kernel: without the filter there are more rows.
+  await browser.$('[data-testid="ask-chip-industry"] .x').click();
+  await el("ask-rerun").click();
+  await browser.waitUntil(async () => (await resultIds()) > healthcare, { timeoutMsg: "re-run did not widen the result" });
+  await el("nav-account").click();
+  await el("list-views").waitForDisplayed();
+  await el("list-views").selectByAttribute("value", "Healthcare accounts");
+  await browser.waitUntil(async () => (await rowTexts()).length === healthcare, { timeoutMsg: "the saved view did not filter" });
+  // Ben cannot read margins: the question is refused with its reason, before any model call.
+  await el("user-switcher").selectByAttribute("value", "ben");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ben");
+  await el("ask-bar").setValue("Which opportunities have a margin above 40 percent?");
+  await browser.keys("Enter");
+  await el("ask-refusal").waitForDisplayed({ timeout: 10000 });
+  assert.equal(await el("ask-refusal").getAttribute("data-code"), "grounding.insufficient");
+  assert.match(await el("ask-refusal").getText(), /margin/);
+  await shot("16-ask-refusal");
+  // Dan has no ai.use.
+  await el("user-switcher").selectByAttribute("value", "dan");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "dan");
+  await el("ask-bar").setValue("Show all accounts.");
+  await browser.keys("Enter");
+  await el("ask-refusal").waitForDisplayed({ timeout: 10000 });
+  assert.equal(await el("ask-refusal").getAttribute("data-code"), "permission");
+  // Cancel stops a call in flight.
+  await el("user-switcher").selectByAttribute("value", "ava");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+  await el("ask-bar").setValue("Which invoices for Acme Industries are overdue?");
+  await browser.keys("Enter");
+  await el("ask-cancel").waitForDisplayed();
+  await el("ask-cancel").click();
+  await el("ask-refusal").waitForDisplayed({ timeout: 15000 });
+  assert.equal(await el("ask-refusal").getAttribute("data-code"), "cancelled");
   await el("user-switcher").selectByAttribute("value", "cara");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
 });

@@ -110,6 +110,37 @@ enum Command {
         #[command(subcommand)]
         command: SecretCommand,
     },
+    /// Ask a question: the model writes a query spec, the kernel runs it.
+    Ask {
+        question: String,
+        /// An OpenAI-compatible server on this machine (http://127.0.0.1:PORT/v1), used for this
+        /// run instead of the capability's pinned model.
+        #[arg(long)]
+        endpoint: Option<String>,
+        /// Create the demo workspace at --workspace if the file does not exist.
+        #[arg(long)]
+        demo: bool,
+    },
+    /// Run an eval suite against a model.
+    Eval {
+        #[command(subcommand)]
+        command: EvalCommand,
+    },
+    /// The execution trace: every AI invocation, its prompt, tokens, cost and outcome.
+    Trace {
+        #[command(subcommand)]
+        command: TraceCommand,
+    },
+    /// Prompt components: versions and the active pointer.
+    Prompt {
+        #[command(subcommand)]
+        command: PromptCommand,
+    },
+    /// Capability bindings (prompt, model pin, permission, budgets, limits).
+    Capability {
+        #[command(subcommand)]
+        command: CapabilityCommand,
+    },
     /// Benchmarks against hand-written SQL (use a release build).
     Bench {
         /// Invoice rows to generate.
@@ -124,6 +155,68 @@ enum Command {
         /// Directory for the scratch workspace (default: a temporary directory).
         #[arg(long)]
         dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum EvalCommand {
+    /// Ask cases (JSON lines: user, question, object, expected_ids, ordered, expect_refusal…):
+    /// per-case pass/fail and the execution-match rate.
+    Ask {
+        #[arg(long)]
+        cases: PathBuf,
+        #[arg(long)]
+        endpoint: Option<String>,
+        /// Create the demo workspace at --workspace (or in a temporary directory) first.
+        #[arg(long)]
+        demo: bool,
+        /// Only the cases whose id ends with one of these (comma-separated: 04,13).
+        #[arg(long)]
+        only: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum TraceCommand {
+    /// The latest entries you may read (all of them with ai.manage).
+    List {
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+    },
+    /// One entry with its prompt text (values of fields you cannot read are hidden).
+    Show { id: String },
+    /// Spend by day, capability and user since a date (YYYY-MM-DD).
+    Spend {
+        #[arg(long, default_value = "1970-01-01")]
+        since: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum PromptCommand {
+    /// Every version of a prompt, and which is active.
+    Show { key: String },
+    /// Publish a new, frozen version (instructions from FILE). Needs ai.author.
+    Publish {
+        key: String,
+        #[arg(long)]
+        instructions: PathBuf,
+        #[arg(long, default_value = "schemas/ask-output.schema.json")]
+        contract: String,
+    },
+    /// Point the prompt at a version. Needs ai.author.
+    Activate { key: String, version: i64 },
+}
+
+#[derive(Subcommand)]
+enum CapabilityCommand {
+    Show {
+        key: String,
+    },
+    /// Replace a binding with JSON (the shape `show` prints). Needs ai.manage.
+    Set {
+        #[arg(long)]
+        json: String,
     },
 }
 
@@ -278,6 +371,26 @@ fn run(cli: Cli) -> Result<Value> {
     if let Command::Init { demo, definition } = &cli.command {
         return init(&path, *demo, definition.as_deref());
     }
+    if let Command::Eval { command: EvalCommand::Ask { cases, endpoint, demo, only } } = &cli.command {
+        let scratch = tempfile_dir()?;
+        let path = match (&cli.workspace, demo) {
+            (Some(p), _) => p.clone(),
+            (None, true) => scratch.join("eval.countersign"),
+            (None, false) => path,
+        };
+        if *demo && !path.exists() {
+            init(&path, true, None)?;
+        }
+        let ws = Workspace::open(&path, WorkspaceOptions::default())?;
+        let out = eval_ask(&ws, cases, endpoint.as_deref(), only.as_deref());
+        let _ = std::fs::remove_dir_all(&scratch);
+        return out;
+    }
+    if let (Command::Ask { demo: true, .. }, Some(p)) = (&cli.command, &cli.workspace) {
+        if !p.exists() {
+            init(p, true, None)?;
+        }
+    }
     let mut ws = if is_default && !path.exists() {
         // First run: the demo workspace, so the app is useful the first minute.
         let mut ws = Workspace::create(&path, WorkspaceOptions::default())?;
@@ -368,8 +481,52 @@ fn run(cli: Cli) -> Result<Value> {
         }
         Command::Describe { object } => describe(&session, object.as_deref()),
         Command::Provider { command } => provider_command(&session, command),
+        Command::Ask { question, endpoint, .. } => {
+            let rt = runtime()?;
+            let model = rt.block_on(model_choice(&session, endpoint.as_deref()))?;
+            let cancel = countersign_kernel::provider::Cancel::default();
+            let answer =
+                rt.block_on(countersign_kernel::ask::ask(&session, &question, model, &cancel, &mut |_| {}))?;
+            to_json(&answer)
+        }
+        Command::Trace { command } => match command {
+            TraceCommand::List { limit } => Ok(json!({ "entries": to_json(&session.traces(limit)?)? })),
+            TraceCommand::Show { id } => to_json(&session.trace(&id)?),
+            TraceCommand::Spend { since } => Ok(json!({ "spend": to_json(&session.spend(&since)?)? })),
+        },
+        Command::Prompt { command } => match command {
+            PromptCommand::Show { key } => {
+                Ok(json!({ "versions": to_json(&session.prompt_versions(&key)?)? }))
+            }
+            PromptCommand::Publish { key, instructions, contract } => {
+                let v =
+                    session.publish_prompt(&key, &std::fs::read_to_string(instructions)?, None, &contract)?;
+                Ok(json!({ "prompt": key, "version": v }))
+            }
+            PromptCommand::Activate { key, version } => {
+                session.activate_prompt(&key, version)?;
+                Ok(json!({ "prompt": key, "activeVersion": version }))
+            }
+        },
+        Command::Capability { command } => match command {
+            CapabilityCommand::Show { key } => to_json(&session.capability(&key)?),
+            CapabilityCommand::Set { json } => {
+                let text = match json.strip_prefix('@') {
+                    Some(p) => std::fs::read_to_string(p)?,
+                    None => json,
+                };
+                let binding: countersign_kernel::pipeline::CapabilityBinding = serde_json::from_str(&text)
+                    .map_err(|e| Error::new(Code::InvalidQuery, format!("capability binding: {e}")))?;
+                session.bind_capability(&binding)?;
+                to_json(&session.capability(&binding.key)?)
+            }
+        },
         Command::Model { command } => model_command(&session, command),
-        Command::Init { .. } | Command::Deploy { .. } | Command::Bench { .. } | Command::Secret { .. } => {
+        Command::Init { .. }
+        | Command::Deploy { .. }
+        | Command::Bench { .. }
+        | Command::Secret { .. }
+        | Command::Eval { .. } => {
             unreachable!("handled above")
         }
     }
@@ -540,4 +697,91 @@ fn describe(session: &countersign_kernel::Session<'_>, object: Option<&str>) -> 
         return Err(Error::new(Code::UnknownObject, format!("no object `{o}`")));
     }
     Ok(json!({ "generation": catalog.generation, "user": session.user().key, "objects": objects }))
+}
+
+fn tempfile_dir() -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("countersign-eval-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// The model for a call: `--endpoint` for this run, else the capability's pin.
+async fn model_choice(
+    session: &countersign_kernel::Session<'_>,
+    endpoint: Option<&str>,
+) -> Result<countersign_kernel::pipeline::ModelChoice> {
+    match endpoint {
+        Some(url) => countersign_kernel::pipeline::ModelChoice::ad_hoc(url).await,
+        None => session.model_for(&session.capability(countersign_kernel::ask::CAPABILITY)?),
+    }
+}
+
+fn eval_ask(ws: &Workspace, cases: &Path, endpoint: Option<&str>, only: Option<&str>) -> Result<Value> {
+    use countersign_kernel::eval::{judge, percentile, read_cases};
+    let cases = read_cases(&std::fs::read_to_string(cases)?)?;
+    let rt = runtime()?;
+    let mut rows = vec![];
+    let (mut passed, mut total) = (0, 0);
+    let (mut wall, mut model_ms, mut kernel_ms, mut prompt_toks, mut gen_toks) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    let mut projection = (0u64, 0u64);
+    for case in cases.iter().filter(|c| only.is_none_or(|o| o.split(',').any(|o| c.id.ends_with(o)))) {
+        let session = ws.session(&case.user)?;
+        let started = std::time::Instant::now();
+        let outcome = rt.block_on(async {
+            session.ask_authorize(&case.question)?;
+            let model = model_choice(&session, endpoint).await?;
+            let cancel = countersign_kernel::provider::Cancel::default();
+            countersign_kernel::ask::ask(&session, &case.question, model, &cancel, &mut |_| {}).await
+        });
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        let verdict = judge(case, &outcome);
+        total += 1;
+        if verdict.pass {
+            passed += 1;
+        }
+        let mut row = json!({ "id": case.id, "user": case.user, "question": case.question,
+            "pass": verdict.pass, "reason": verdict.reason, "wall_ms": ms.round() });
+        wall.push(ms);
+        if let Ok(a) = &outcome {
+            model_ms.push(a.timings.model_ms);
+            kernel_ms.push(a.timings.kernel_ms);
+            prompt_toks.push(a.timings.prompt_tokens as f64);
+            gen_toks.push(a.timings.completion_tokens as f64);
+            projection = (a.timings.projection_tokens, a.timings.full_projection_tokens);
+            row["spec"] = to_json(&a.spec)?;
+            row["tokens"] = json!({ "prompt": a.timings.prompt_tokens, "completion": a.timings.completion_tokens, "attempts": a.timings.attempts });
+            row["kernel_ms"] = json!((a.timings.kernel_ms * 10.0).round() / 10.0);
+        }
+        eprintln!(
+            "{} {:>4} {:>6.1}s  {}  {}",
+            if verdict.pass { "PASS" } else { "FAIL" },
+            case.id,
+            ms / 1000.0,
+            case.question,
+            verdict.reason
+        );
+        rows.push(row);
+    }
+    let def_tokens = ws
+        .catalog()
+        .map(|c| {
+            countersign_kernel::projection::estimate_tokens(
+                &serde_json::to_string(&c.definition).unwrap_or_default(),
+            )
+        })
+        .unwrap_or(0);
+    let mean = |v: &[f64]| if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 };
+    Ok(json!({
+        "cases": rows,
+        "passed": passed,
+        "total": total,
+        "execution_match_rate": if total == 0 { 0.0 } else { passed as f64 / total as f64 },
+        "wall_ms": { "p50": percentile(&wall, 50.0).round(), "p90": percentile(&wall, 90.0).round() },
+        "model_ms": { "p50": percentile(&model_ms, 50.0).round() },
+        "kernel_ms": { "p50": percentile(&kernel_ms, 50.0), "p90": percentile(&kernel_ms, 90.0) },
+        "tokens_per_question": { "prompt_mean": mean(&prompt_toks).round(), "completion_mean": mean(&gen_toks).round(),
+            "completion_p50": percentile(&gen_toks, 50.0) },
+        "projection_tokens": { "used": projection.0, "whole_projection": projection.1, "full_definition_dump": def_tokens },
+    }))
 }

@@ -117,6 +117,22 @@ pub enum Code {
     /// The served model no longer matches its pin; an admin must repin.
     #[serde(rename = "model.drift")]
     ModelDrift,
+    /// The invocation would exceed a budget (per call, per user per day, workspace per month).
+    #[serde(rename = "limit.ai_budget")]
+    AiBudget,
+    /// Too many calls at once or per minute for this user and capability.
+    #[serde(rename = "limit.rate")]
+    RateLimit,
+    /// The model's output did not satisfy the output contract, even after one repair attempt.
+    #[serde(rename = "contract")]
+    Contract,
+    /// The grounding does not contain what the request needs (a refusal, not a failure).
+    #[serde(rename = "grounding.insufficient")]
+    GroundingInsufficient,
+    /// The request is outside what the capability may do (an object outside its scope, a write
+    /// asked of a read capability).
+    #[serde(rename = "scope")]
+    Scope,
     /// SQLite or file-system failure (disk full, locked, corrupt).
     #[serde(rename = "store.io")]
     Storage,
@@ -159,6 +175,11 @@ impl Code {
             Code::ModelDrift => "model.drift",
             Code::NotInitialized => "store.not_initialized",
             Code::AlreadyInitialized => "store.already_initialized",
+            Code::AiBudget => "limit.ai_budget",
+            Code::RateLimit => "limit.rate",
+            Code::Contract => "contract",
+            Code::GroundingInsufficient => "grounding.insufficient",
+            Code::Scope => "scope",
             Code::Storage => "store.io",
             Code::Internal => "internal",
         }
@@ -175,7 +196,9 @@ impl Code {
             | Code::IntegrationServer
             | Code::IntegrationMalformed
             | Code::IntegrationTruncated
-            | Code::IntegrationOversized => Fault::Platform,
+            | Code::IntegrationOversized
+            | Code::Contract => Fault::Platform,
+            Code::AiBudget => Fault::Admin,
             Code::IntegrationUnreachable | Code::IntegrationRejected | Code::ModelDrift => Fault::Admin,
             Code::SecretStoreUnavailable => Fault::Platform,
             _ => Fault::User,
@@ -184,7 +207,7 @@ impl Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 33] = [
+    pub const ALL: [Code; 38] = [
         Code::Permission,
         Code::NotFound,
         Code::Conflict,
@@ -218,6 +241,11 @@ impl Code {
         Code::Cancelled,
         Code::SecretStoreUnavailable,
         Code::ModelDrift,
+        Code::AiBudget,
+        Code::RateLimit,
+        Code::Contract,
+        Code::GroundingInsufficient,
+        Code::Scope,
     ];
 }
 

@@ -6,6 +6,7 @@
 //! invariants.
 
 pub mod access;
+pub mod ask;
 pub mod bench;
 pub mod catalog;
 pub mod clock;
@@ -16,7 +17,10 @@ pub mod demo;
 pub mod deploy;
 pub mod describe;
 pub mod error;
+pub mod eval;
 pub mod pins;
+pub mod pipeline;
+pub mod projection;
 pub mod provider;
 pub mod query;
 pub mod records;

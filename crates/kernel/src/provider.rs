@@ -104,18 +104,34 @@ pub enum Part {
     Untrusted { label: String, content: String },
 }
 
-/// What is sent: instructions (system role) and the user message parts.
-#[derive(Debug, Clone)]
+/// What is sent: instructions (system role), worked examples (user/assistant turns written by
+/// the prompt's author, never data) and the user message parts.
+#[derive(Debug, Clone, Default)]
 pub struct Prompt {
     pub instructions: String,
+    /// `(user parts, assistant answer)` pairs shown before the real request.
+    pub examples: Vec<(Vec<Part>, String)>,
     pub parts: Vec<Part>,
 }
 
 impl Prompt {
-    /// The chat messages: `[system: instructions, user: parts]`.
+    /// The chat messages: `[system: instructions, (user, assistant)*, user: parts]`.
     pub fn messages(&self) -> Vec<Value> {
+        let mut out = vec![json!({"role": "system", "content": self.instructions})];
+        for (parts, answer) in &self.examples {
+            out.push(json!({"role": "user", "content": user_text(parts)}));
+            out.push(json!({"role": "assistant", "content": answer}));
+        }
+        out.push(json!({"role": "user", "content": user_text(&self.parts)}));
+        out
+    }
+}
+
+/// Parts joined into one user message, untrusted ones delimited and labelled.
+fn user_text(parts: &[Part]) -> String {
+    {
         let mut user = String::new();
-        for p in &self.parts {
+        for p in parts {
             if !user.is_empty() {
                 user.push_str("\n\n");
             }
@@ -129,10 +145,7 @@ impl Prompt {
                 }
             }
         }
-        vec![
-            json!({"role": "system", "content": self.instructions}),
-            json!({"role": "user", "content": user}),
-        ]
+        user
     }
 }
 

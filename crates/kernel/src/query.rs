@@ -376,3 +376,74 @@ impl Session<'_> {
         Ok(self.compile_query(spec, false)?.sql)
     }
 }
+
+/// A saved list view: a named query spec of one user (Ask answers are saved as these).
+#[derive(Debug, Clone, Serialize, PartialEq, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ListView {
+    pub object: String,
+    pub name: String,
+    pub spec: QuerySpec,
+    /// The question it came from, when saved from Ask.
+    #[ts(optional)]
+    pub source: Option<String>,
+    pub created_at: String,
+}
+
+impl Session<'_> {
+    /// Save (or replace) one of the user's list views. The spec must run for this user now.
+    pub fn save_list_view(&self, name: &str, spec: &QuerySpec, source: Option<&str>) -> Result<ListView> {
+        let name = name.trim();
+        if name.is_empty() || name.chars().count() > 80 {
+            return Err(Error::on_field(
+                Code::InvalidValue,
+                "name",
+                "a view needs a name of 1 to 80 characters",
+            ));
+        }
+        self.compile_query(spec, false)?;
+        let mut spec = spec.clone();
+        spec.offset = None;
+        let text = serde_json::to_string(&spec).map_err(|e| Error::internal(e.to_string()))?;
+        let now = crate::clock::timestamp(self.ws.clock.now());
+        let tx = self.begin_write()?;
+        tx.execute(
+            "INSERT INTO list_view (owner, object, name, spec, source, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (owner, object, name) DO UPDATE SET spec = ?4, source = ?5, created_at = ?6",
+            rusqlite::params![self.user.key, spec.object, name, text, source, now],
+        )?;
+        tx.commit()?;
+        Ok(ListView {
+            object: spec.object.clone(),
+            name: name.to_string(),
+            spec,
+            source: source.map(String::from),
+            created_at: now,
+        })
+    }
+
+    /// The user's views of an object (views whose spec no longer compiles are left out).
+    pub fn list_views(&self, object: &str) -> Result<Vec<ListView>> {
+        self.readable_object(object)?;
+        let mut stmt = self.ws.conn().prepare(
+            "SELECT name, spec, source, created_at FROM list_view WHERE owner = ?1 AND object = ?2 ORDER BY name",
+        )?;
+        let rows = stmt.query_map(rusqlite::params![self.user.key, object], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, String>(3)?,
+            ))
+        })?;
+        let mut out = vec![];
+        for row in rows {
+            let (name, spec, source, created_at) = row?;
+            let Ok(spec) = serde_json::from_str::<QuerySpec>(&spec) else { continue };
+            if self.compile_query(&spec, false).is_ok() {
+                out.push(ListView { object: object.to_string(), name, spec, source, created_at });
+            }
+        }
+        Ok(out)
+    }
+}

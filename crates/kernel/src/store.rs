@@ -68,6 +68,77 @@ pub const MIGRATIONS: &[&str] = &[
         pinned_by             TEXT NOT NULL,
         drift                 TEXT
     );",
+    // 3: the AI pipeline: prompt components (append-only versions + an active pointer),
+    // capability bindings, and the execution trace (one row per invocation).
+    "CREATE TABLE ai_prompt_version (
+        prompt       TEXT NOT NULL,
+        version      INTEGER NOT NULL,
+        instructions TEXT NOT NULL,
+        examples     TEXT NOT NULL,
+        inputs       TEXT NOT NULL,
+        output_contract TEXT NOT NULL,
+        published_at TEXT NOT NULL,
+        published_by TEXT NOT NULL,
+        PRIMARY KEY (prompt, version)
+    );
+    CREATE TRIGGER ai_prompt_version_frozen BEFORE UPDATE ON ai_prompt_version
+    BEGIN SELECT RAISE(ABORT, 'a published prompt version is frozen; publish a new version'); END;
+    CREATE TABLE ai_prompt (
+        key            TEXT PRIMARY KEY,
+        active_version INTEGER NOT NULL,
+        FOREIGN KEY (key, active_version) REFERENCES ai_prompt_version (prompt, version)
+    );
+    CREATE TABLE ai_capability (
+        key                 TEXT PRIMARY KEY,
+        prompt              TEXT NOT NULL REFERENCES ai_prompt (key),
+        model_pin           TEXT,
+        required_permission TEXT NOT NULL,
+        autonomy            TEXT NOT NULL CHECK (autonomy IN ('read_only', 'propose', 'auto_apply')),
+        settings            TEXT NOT NULL
+    );
+    CREATE TABLE ai_trace (
+        id                TEXT PRIMARY KEY,
+        correlation_id    TEXT NOT NULL,
+        capability        TEXT NOT NULL,
+        actor             TEXT NOT NULL,
+        prompt            TEXT NOT NULL,
+        prompt_version    INTEGER NOT NULL,
+        model_pin         TEXT,
+        model_id          TEXT NOT NULL,
+        model_version     TEXT NOT NULL,
+        grounding_hash    TEXT NOT NULL,
+        generation        INTEGER NOT NULL,
+        input             TEXT NOT NULL,
+        prompt_text       TEXT NOT NULL,
+        output_text       TEXT NOT NULL DEFAULT '',
+        result            TEXT,
+        field_values      TEXT NOT NULL DEFAULT '[]',
+        attempts          INTEGER NOT NULL DEFAULT 0,
+        prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        estimated_cost    REAL NOT NULL,
+        cost              REAL NOT NULL DEFAULT 0,
+        currency          TEXT NOT NULL,
+        model_ms          REAL NOT NULL DEFAULT 0,
+        latency_ms        REAL NOT NULL DEFAULT 0,
+        outcome           TEXT NOT NULL CHECK (outcome IN ('running', 'answered', 'refused', 'failed')),
+        code              TEXT,
+        fault             TEXT,
+        message           TEXT,
+        started_at        TEXT NOT NULL,
+        finished_at       TEXT
+    );
+    CREATE INDEX ai_trace_by_actor ON ai_trace (actor, started_at);
+    CREATE TABLE list_view (
+        owner      TEXT NOT NULL,
+        object     TEXT NOT NULL,
+        name       TEXT NOT NULL,
+        spec       TEXT NOT NULL,
+        source     TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (owner, object, name)
+    );
+    CREATE INDEX ai_trace_by_time ON ai_trace (started_at);",
 ];
 
 pub fn schema_version() -> i64 {

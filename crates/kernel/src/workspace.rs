@@ -30,6 +30,8 @@ pub struct Workspace {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) ids: Arc<dyn IdSource>,
     path: PathBuf,
+    pub(crate) projections: crate::projection::ProjectionCache,
+    pub(crate) in_flight: crate::pipeline::InFlight,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -54,7 +56,15 @@ impl Workspace {
 
     fn with_connection(conn: Connection, path: &Path, opts: WorkspaceOptions) -> Result<Workspace> {
         let catalog = deploy::load_latest(&conn)?.map(Arc::new);
-        Ok(Workspace { conn, catalog, clock: opts.clock, ids: opts.ids, path: path.to_path_buf() })
+        Ok(Workspace {
+            conn,
+            catalog,
+            clock: opts.clock,
+            ids: opts.ids,
+            path: path.to_path_buf(),
+            projections: Default::default(),
+            in_flight: Default::default(),
+        })
     }
 
     pub fn path(&self) -> &Path {

@@ -25,6 +25,10 @@ fn export(dir: &Path) {
     countersign_kernel::pins::ProviderSettings::export_all_to(dir).unwrap();
     countersign_kernel::pins::ConnectionReport::export_all_to(dir).unwrap();
     countersign_kernel::pins::PinSettings::export_all_to(dir).unwrap();
+    countersign_kernel::ask::AskAnswer::export_all_to(dir).unwrap();
+    countersign_kernel::ask::AskProgress::export_all_to(dir).unwrap();
+    countersign_kernel::query::ListView::export_all_to(dir).unwrap();
+    countersign_kernel::pipeline::TraceEntry::export_all_to(dir).unwrap();
 }
 
 fn files(dir: &Path) -> BTreeMap<PathBuf, String> {

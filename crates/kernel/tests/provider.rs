@@ -138,6 +138,7 @@ fn request(stream: bool) -> ChatRequest {
         model: "local-model".into(),
         prompt: Prompt {
             instructions: "Answer with JSON.".into(),
+            examples: vec![],
             parts: vec![
                 Part::Request("Which accounts are hot?".into()),
                 Part::Untrusted {

@@ -42,6 +42,7 @@ async fn a_schema_constrained_call_to_a_real_model_parses_and_validates() {
         model: "local-model".into(),
         prompt: Prompt {
             instructions: "You classify accounts. Answer only with the JSON the schema allows.".into(),
+            examples: vec![],
             parts: vec![
                 Part::Request(
                     "Which industry is this account in, and how many employees does the note mention?".into(),
@@ -78,4 +79,39 @@ async fn a_schema_constrained_call_to_a_real_model_parses_and_validates() {
         r.total_ms,
         (r.total_ms - server_ms) / server_ms * 100.0
     );
+}
+
+/// Ask end to end on the real model: the demo workspace, a question, the model writes the plan
+/// under the per-request schema, the kernel runs it. The answer must be exactly the records a
+/// hand-written spec returns.
+#[tokio::test]
+#[ignore = "needs a local model server: scripts/model-test.sh"]
+async fn ask_answers_a_question_end_to_end_on_the_real_model() {
+    use countersign_kernel::{ask, demo, pipeline::ModelChoice, QuerySpec, Workspace, WorkspaceOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let mut ws = Workspace::create(&dir.path().join("ask.countersign"), WorkspaceOptions::default()).unwrap();
+    demo::init_demo(&mut ws).unwrap();
+    let ava = ws.session("ava").unwrap();
+    let model = ModelChoice::ad_hoc(&url()).await.unwrap();
+    let answer = ask::ask(
+        &ava,
+        "Which accounts are in the healthcare industry?",
+        model,
+        &Cancel::default(),
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    let expected = ava
+        .query(&QuerySpec::parse(r#"{"object": "account", "filters": {"field": "industry", "op": "eq", "value": "healthcare"}, "limit": 1000}"#).unwrap())
+        .unwrap();
+    let mut got = ask::ids(answer.result.as_ref().expect("a result"));
+    let mut want = ask::ids(&expected);
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "spec: {}", serde_json::to_string(&answer.spec).unwrap());
+    let trace = ava.trace(&answer.trace_id).unwrap();
+    assert_eq!(trace.outcome, "answered");
+    assert!(trace.prompt_tokens > 0 && trace.completion_tokens > 0);
+    eprintln!("ask on the real model: {:?}", answer.timings);
 }

@@ -1,5 +1,8 @@
 // Typed wrappers over the app's IPC commands. Types come from ../bindings (generated from Rust).
-import { invoke } from "@tauri-apps/api/core";
+import { Channel, invoke } from "@tauri-apps/api/core";
+import type { AskAnswer } from "../bindings/AskAnswer";
+import type { AskProgress } from "../bindings/AskProgress";
+import type { ListView } from "../bindings/ListView";
 import type { Error as KernelError } from "../bindings/Error";
 import type { ExportResult } from "../bindings/ExportResult";
 import type { HistoryEntry } from "../bindings/HistoryEntry";
@@ -65,4 +68,13 @@ export const api = {
   pinModel: (key: string, provider: string, model: string, settings: PinSettings) =>
     call<ProviderSettings>("pin_model", { key, provider, model, settings }),
   checkModel: (key: string) => call<ProviderSettings>("check_model", { key }),
+  ask: (question: string, onProgress: (p: AskProgress) => void) => {
+    const progress = new Channel<AskProgress>();
+    progress.onmessage = onProgress;
+    return call<AskAnswer>("ask", { question, progress });
+  },
+  cancelAsk: () => call<null>("cancel_ask"),
+  saveListView: (name: string, spec: QuerySpec, source: string | null) =>
+    call<ListView>("save_list_view", { name, spec, source }),
+  listViews: (object: string) => call<ListView[]>("list_views", { object }),
 };

@@ -1,0 +1,925 @@
+//! The AI pipeline every capability goes through (SPEC §2):
+//! authorize → budget pre-flight → ground → invoke → constrain (one repair) → answer/propose →
+//! trace. This module holds the capability-independent parts: prompt components and capability
+//! bindings (stored metadata), budgets and rate limits, the invocation record and the execution
+//! trace. Capabilities (`ask`) drive it.
+//!
+//! An invocation is split so that no lock on the workspace is held while the model thinks:
+//! a capability's `begin` runs the synchronous steps on a session and returns an owned
+//! [`Invocation`] plus the request; the caller awaits the model with no session; the
+//! capability's `advance` constrains the answer on a session again (and may ask for the one
+//! repair). The trace row is written when the invocation begins (`running`, counting against
+//! budgets at its estimate) and completed when it ends, whatever the outcome.
+
+use crate::access::Session;
+use crate::clock::timestamp;
+use crate::error::{Code, Error, Fault, Result};
+use crate::pins::ModelPin;
+use crate::provider::{Endpoint, Usage};
+use chrono::{DateTime, Datelike, Duration as Span, TimeZone, Utc};
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use ts_rs::TS;
+
+/// Budgets in the workspace currency; `None` = no ceiling.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Budget {
+    #[serde(default)]
+    #[ts(optional)]
+    pub per_invocation: Option<f64>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub per_user_per_day: Option<f64>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub workspace_per_month: Option<f64>,
+    /// Share of a ceiling at which the answer carries a warning.
+    pub warn_at: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RateLimits {
+    /// Calls of one user to one capability at the same time.
+    pub concurrency: u32,
+    /// Calls of one user to one capability per minute.
+    pub per_minute: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CapabilitySettings {
+    #[ts(type = "number")]
+    pub timeout_ms: u64,
+    pub connect_timeout_ms: u32,
+    /// Output cap for this capability (the pin's cap applies too: the lower wins).
+    pub max_output_tokens: u32,
+    /// Token budget of the schema projection; over it, the projection is scoped.
+    #[ts(type = "number")]
+    pub projection_tokens: u64,
+    pub budget: Budget,
+    pub rate: RateLimits,
+    /// Objects the capability may touch; `None` = every object the user can read.
+    #[serde(default)]
+    #[ts(optional)]
+    pub objects: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Autonomy {
+    ReadOnly,
+    Propose,
+    AutoApply,
+}
+
+/// F-CAPABILITY: prompt + model + permission + autonomy + budgets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CapabilityBinding {
+    pub key: String,
+    pub prompt: String,
+    /// The model pin; `None` = the workspace's only pin, if there is exactly one.
+    #[ts(optional)]
+    pub model_pin: Option<String>,
+    pub required_permission: String,
+    pub autonomy: Autonomy,
+    pub settings: CapabilitySettings,
+}
+
+/// F-PROMPT: one frozen version of a prompt component.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptVersion {
+    pub prompt: String,
+    pub version: i64,
+    /// System-role text: instructions only, never data.
+    pub instructions: String,
+    /// Worked examples, sent as user/assistant turns: `[{"user": [[label|null, text]…], "answer": …}]`.
+    pub examples: Value,
+    /// Typed inputs: `{name: type}`.
+    pub inputs: Value,
+    /// The output contract, by schema reference (`schemas/…`).
+    pub output_contract: String,
+    pub published_at: String,
+    pub published_by: String,
+    pub active: bool,
+}
+
+/// A built-in capability shipped with the kernel: its prompt v1 and its default binding.
+struct Builtin {
+    capability: &'static str,
+    prompt: &'static str,
+    instructions: &'static str,
+    examples: fn() -> Value,
+    inputs: &'static str,
+    contract: &'static str,
+    settings: fn() -> CapabilitySettings,
+    autonomy: Autonomy,
+}
+
+const BUILTINS: &[Builtin] = &[Builtin {
+    capability: "ask",
+    prompt: "ask",
+    instructions: crate::ask::INSTRUCTIONS_V1,
+    examples: crate::ask::examples_v1,
+    inputs: r#"{"question": "string", "schema": "projection", "today": "date"}"#,
+    contract: "schemas/ask-output.schema.json",
+    settings: crate::ask::default_settings,
+    autonomy: Autonomy::ReadOnly,
+}];
+
+/// Calls in flight per (user, capability), in this process.
+#[derive(Debug, Default, Clone)]
+pub struct InFlight(Arc<Mutex<HashMap<(String, String), u32>>>);
+
+/// Holds one in-flight slot; freed on drop.
+#[derive(Debug)]
+pub struct InFlightSlot {
+    map: InFlight,
+    key: (String, String),
+}
+
+impl Drop for InFlightSlot {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.map.0.lock() {
+            if let Some(n) = m.get_mut(&self.key) {
+                *n = n.saturating_sub(1);
+            }
+        }
+    }
+}
+
+impl InFlight {
+    fn acquire(&self, user: &str, capability: &str, max: u32) -> Result<InFlightSlot> {
+        let key = (user.to_string(), capability.to_string());
+        let mut m = self.0.lock().map_err(|_| Error::internal("in-flight map poisoned"))?;
+        let n = m.entry(key.clone()).or_insert(0);
+        if *n >= max {
+            return Err(rate_error(format!(
+                "{max} {capability} call(s) already running for you; wait for them or cancel one"
+            )));
+        }
+        *n += 1;
+        Ok(InFlightSlot { map: self.clone(), key })
+    }
+}
+
+fn rate_error(message: String) -> Error {
+    Error { retriable: true, ..Error::new(Code::RateLimit, message) }
+}
+
+/// The model an invocation calls: a stored pin, or an endpoint given for one run
+/// (`--endpoint`), fingerprinted just before the call.
+#[derive(Debug, Clone)]
+pub struct ModelChoice {
+    pub pin: ModelPin,
+    pub endpoint: Endpoint,
+    /// Stored pin (drift-checked before each call) or one-run endpoint.
+    pub stored: bool,
+}
+
+impl ModelChoice {
+    /// An OpenAI-compatible server on this machine, used as-is for one run: its first served
+    /// model, fingerprinted now, temperature 0, price 0.
+    pub async fn ad_hoc(base_url: &str) -> Result<ModelChoice> {
+        crate::pins::check_local(base_url)?;
+        let endpoint = Endpoint::new(crate::provider::ProviderKind::OpenaiCompatible, base_url);
+        let models = crate::provider::provider(endpoint.clone())?
+            .list_models(std::time::Duration::from_secs(10))
+            .await?;
+        let model = models
+            .first()
+            .ok_or_else(|| Error::new(Code::IntegrationRejected, format!("{base_url} serves no model")))?;
+        let fp = crate::pins::fingerprint(&endpoint, &model.id, None).await?;
+        let defaults = crate::pins::PinSettings::default();
+        Ok(ModelChoice {
+            pin: ModelPin {
+                key: format!("endpoint:{base_url}"),
+                provider: base_url.to_string(),
+                model_id: model.id.clone(),
+                digest: fp.digest,
+                served_fingerprint: fp.served,
+                metadata: fp.metadata,
+                temperature: defaults.temperature,
+                max_output_tokens: defaults.max_output_tokens,
+                input_price_per_mtok: 0.0,
+                output_price_per_mtok: 0.0,
+                currency: String::new(),
+                pinned_at: String::new(),
+                pinned_by: String::new(),
+                drift: None,
+            },
+            endpoint,
+            stored: false,
+        })
+    }
+
+    /// Refuse a stored pin whose served model changed (`model.drift`).
+    pub async fn check(&self) -> Result<()> {
+        if self.stored {
+            crate::pins::check_drift(&self.endpoint, &self.pin).await
+        } else {
+            Ok(())
+        }
+    }
+
+    fn cost(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        (prompt_tokens as f64 * self.pin.input_price_per_mtok
+            + completion_tokens as f64 * self.pin.output_price_per_mtok)
+            / 1e6
+    }
+}
+
+/// What the user wrote, as recorded in the trace: values per field so that a reader who
+/// cannot read a field sees them hidden.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct FieldValue {
+    pub object: String,
+    pub field: String,
+    pub value: String,
+}
+
+/// One invocation in progress: owned, so the model can be awaited without a session.
+#[derive(Debug)]
+pub struct Invocation {
+    pub trace_id: String,
+    pub correlation_id: String,
+    pub capability: CapabilityBinding,
+    pub prompt: PromptVersion,
+    pub model: ModelChoice,
+    pub actor: String,
+    pub generation: i64,
+    pub estimated_cost: f64,
+    pub started: Instant,
+    pub attempts: u32,
+    pub usage: Usage,
+    pub model_ms: f64,
+    pub prompt_text: String,
+    pub output_text: String,
+    pub grounding_hash: String,
+    /// A budget warning for the user, when a ceiling is near.
+    pub warning: Option<String>,
+    _slot: Option<InFlightSlot>,
+}
+
+impl Invocation {
+    /// Account for one model call.
+    pub fn record_call(&mut self, messages: &[Value], resp: &crate::provider::ChatResponse) {
+        self.attempts += 1;
+        self.usage.prompt_tokens += resp.usage.prompt_tokens;
+        self.usage.completion_tokens += resp.usage.completion_tokens;
+        self.model_ms += resp.total_ms;
+        if !self.prompt_text.is_empty() {
+            self.prompt_text.push_str("\n\n=== repair attempt ===\n");
+            self.output_text.push_str("\n\n=== repair attempt ===\n");
+        }
+        for m in messages {
+            let role = m["role"].as_str().unwrap_or("?");
+            let content = m["content"].as_str().unwrap_or_default();
+            self.prompt_text.push_str(&format!("[{role}]\n{content}\n"));
+        }
+        self.output_text.push_str(&resp.content);
+    }
+
+    pub fn cost(&self) -> f64 {
+        self.model.cost(self.usage.prompt_tokens, self.usage.completion_tokens)
+    }
+
+    /// Everything but the model's time.
+    pub fn kernel_ms(&self) -> f64 {
+        (self.started.elapsed().as_secs_f64() * 1000.0 - self.model_ms).max(0.0)
+    }
+}
+
+/// How an invocation ended, for its trace row.
+pub enum Outcome<'a> {
+    Answered { result: &'a Value, values: &'a [FieldValue] },
+    Failed(&'a Error),
+}
+
+/// A trace row as a reader may see it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceEntry {
+    pub id: String,
+    pub correlation_id: String,
+    pub capability: String,
+    pub actor: String,
+    pub prompt: String,
+    #[ts(type = "number")]
+    pub prompt_version: i64,
+    #[ts(optional)]
+    pub model_pin: Option<String>,
+    pub model_id: String,
+    pub model_version: String,
+    pub grounding_hash: String,
+    #[ts(type = "number")]
+    pub generation: i64,
+    pub input: String,
+    pub prompt_text: String,
+    pub output_text: String,
+    #[ts(optional)]
+    pub result: Option<Value>,
+    pub attempts: u32,
+    #[ts(type = "number")]
+    pub prompt_tokens: u64,
+    #[ts(type = "number")]
+    pub completion_tokens: u64,
+    pub estimated_cost: f64,
+    pub cost: f64,
+    pub currency: String,
+    pub model_ms: f64,
+    pub latency_ms: f64,
+    pub outcome: String,
+    #[ts(optional)]
+    pub code: Option<String>,
+    #[ts(optional)]
+    pub fault: Option<String>,
+    #[ts(optional)]
+    pub message: Option<String>,
+    pub started_at: String,
+    #[ts(optional)]
+    pub finished_at: Option<String>,
+    /// Values hidden from this reader (fields they cannot read).
+    pub hidden_values: u32,
+}
+
+/// Spend by capability, user and day.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SpendRow {
+    pub day: String,
+    pub capability: String,
+    pub actor: String,
+    pub invocations: u32,
+    #[ts(type = "number")]
+    pub prompt_tokens: u64,
+    #[ts(type = "number")]
+    pub completion_tokens: u64,
+    pub cost: f64,
+    pub currency: String,
+}
+
+fn day_start(t: DateTime<Utc>) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(t.year(), t.month(), t.day(), 0, 0, 0).single().unwrap_or(t)
+}
+
+fn month_start(t: DateTime<Utc>) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(t.year(), t.month(), 1, 0, 0, 0).single().unwrap_or(t)
+}
+
+impl Session<'_> {
+    /// Insert the built-in prompts (version 1) and capability bindings that are missing.
+    fn seed_builtins(&self) -> Result<()> {
+        let conn = self.ws.conn();
+        let missing = BUILTINS.iter().any(|b| {
+            conn.query_row("SELECT 1 FROM ai_capability WHERE key = ?1", [b.capability], |_| Ok(()))
+                .optional()
+                .ok()
+                .flatten()
+                .is_none()
+        });
+        if !missing {
+            return Ok(());
+        }
+        let tx = crate::store::immediate(conn)?;
+        let now = timestamp(self.ws.clock.now());
+        for b in BUILTINS {
+            tx.execute(
+                "INSERT OR IGNORE INTO ai_prompt_version (prompt, version, instructions, examples, inputs, output_contract, published_at, published_by)
+                 VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, 'countersign')",
+                params![b.prompt, b.instructions, (b.examples)().to_string(), b.inputs, b.contract, now],
+            )?;
+            tx.execute("INSERT OR IGNORE INTO ai_prompt (key, active_version) VALUES (?1, 1)", [b.prompt])?;
+            let settings =
+                serde_json::to_string(&(b.settings)()).map_err(|e| Error::internal(e.to_string()))?;
+            tx.execute(
+                "INSERT OR IGNORE INTO ai_capability (key, prompt, model_pin, required_permission, autonomy, settings)
+                 VALUES (?1, ?2, NULL, 'ai.use', ?3, ?4)",
+                params![b.capability, b.prompt, autonomy_str(b.autonomy), settings],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn capability(&self, key: &str) -> Result<CapabilityBinding> {
+        self.seed_builtins()?;
+        self.ws
+            .conn()
+            .query_row(
+                "SELECT key, prompt, model_pin, required_permission, autonomy, settings FROM ai_capability WHERE key = ?1",
+                [key],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, String>(5)?,
+                    ))
+                },
+            )
+            .optional()?
+            .map(|(key, prompt, model_pin, required_permission, autonomy, settings)| {
+                Ok::<_, Error>(CapabilityBinding {
+                    key,
+                    prompt,
+                    model_pin,
+                    required_permission,
+                    autonomy: serde_json::from_value(Value::String(autonomy))
+                        .map_err(|e| Error::internal(e.to_string()))?,
+                    settings: serde_json::from_str(&settings).map_err(|e| Error::internal(e.to_string()))?,
+                })
+            })
+            .transpose()?
+            .ok_or_else(|| Error::new(Code::NotFound, format!("no capability `{key}`")))
+    }
+
+    /// Change a capability's binding (model, budgets, limits, scope). Needs `ai.manage`.
+    pub fn bind_capability(&self, binding: &CapabilityBinding) -> Result<()> {
+        self.require("ai.manage")?;
+        self.capability(&binding.key)?;
+        if let Some(pin) = &binding.model_pin {
+            self.model_pin(pin)?;
+        }
+        self.prompt_versions(&binding.prompt)?;
+        let tx = self.begin_write()?;
+        tx.execute(
+            "UPDATE ai_capability SET prompt = ?2, model_pin = ?3, required_permission = ?4, autonomy = ?5, settings = ?6 WHERE key = ?1",
+            params![
+                binding.key,
+                binding.prompt,
+                binding.model_pin,
+                binding.required_permission,
+                autonomy_str(binding.autonomy),
+                serde_json::to_string(&binding.settings).map_err(|e| Error::internal(e.to_string()))?
+            ],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn prompt_versions(&self, prompt: &str) -> Result<Vec<PromptVersion>> {
+        self.seed_builtins()?;
+        let mut stmt = self.ws.conn().prepare(
+            "SELECT v.prompt, v.version, v.instructions, v.inputs, v.output_contract, v.published_at, v.published_by,
+                    v.version = p.active_version, v.examples
+             FROM ai_prompt_version v JOIN ai_prompt p ON p.key = v.prompt WHERE v.prompt = ?1 ORDER BY v.version",
+        )?;
+        let rows = stmt
+            .query_map([prompt], |r| {
+                Ok(PromptVersion {
+                    prompt: r.get(0)?,
+                    version: r.get(1)?,
+                    instructions: r.get(2)?,
+                    inputs: serde_json::from_str(&r.get::<_, String>(3)?).unwrap_or(Value::Null),
+                    output_contract: r.get(4)?,
+                    published_at: r.get(5)?,
+                    published_by: r.get(6)?,
+                    active: r.get(7)?,
+                    examples: serde_json::from_str(&r.get::<_, String>(8)?).unwrap_or(Value::Null),
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        if rows.is_empty() {
+            return Err(Error::new(Code::NotFound, format!("no prompt `{prompt}`")));
+        }
+        Ok(rows)
+    }
+
+    pub fn active_prompt(&self, prompt: &str) -> Result<PromptVersion> {
+        self.prompt_versions(prompt)?
+            .into_iter()
+            .find(|v| v.active)
+            .ok_or_else(|| Error::internal(format!("prompt `{prompt}` has no active version")))
+    }
+
+    /// Publish a new version (frozen from now on). Needs `ai.author`. Does not activate it.
+    pub fn publish_prompt(
+        &self,
+        prompt: &str,
+        instructions: &str,
+        examples: Option<&Value>,
+        output_contract: &str,
+    ) -> Result<i64> {
+        self.require("ai.author")?;
+        let current = self.prompt_versions(prompt)?;
+        let inputs = current.last().map(|v| v.inputs.to_string()).unwrap_or_else(|| "{}".into());
+        let examples = examples.map_or_else(
+            || current.last().map(|v| v.examples.to_string()).unwrap_or_else(|| "[]".into()),
+            Value::to_string,
+        );
+        let version = current.last().map_or(1, |v| v.version + 1);
+        let tx = self.begin_write()?;
+        tx.execute(
+            "INSERT INTO ai_prompt_version (prompt, version, instructions, examples, inputs, output_contract, published_at, published_by)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                prompt,
+                version,
+                instructions,
+                examples,
+                inputs,
+                output_contract,
+                timestamp(self.ws.clock.now()),
+                self.user().key
+            ],
+        )?;
+        tx.commit()?;
+        Ok(version)
+    }
+
+    /// Move the active pointer: the only way to change a prompt's behaviour. Needs `ai.author`.
+    pub fn activate_prompt(&self, prompt: &str, version: i64) -> Result<()> {
+        self.require("ai.author")?;
+        if !self.prompt_versions(prompt)?.iter().any(|v| v.version == version) {
+            return Err(Error::new(Code::NotFound, format!("prompt `{prompt}` has no version {version}")));
+        }
+        let tx = self.begin_write()?;
+        tx.execute("UPDATE ai_prompt SET active_version = ?2 WHERE key = ?1", params![prompt, version])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub(crate) fn require(&self, permission: &str) -> Result<()> {
+        if self.user().has_system_permission(permission) {
+            Ok(())
+        } else {
+            Err(Error::new(
+                Code::Permission,
+                format!("{} does not have the `{permission}` permission", self.user().name),
+            ))
+        }
+    }
+
+    /// The model a capability calls: its pin, or the only pin of the workspace.
+    pub fn model_for(&self, binding: &CapabilityBinding) -> Result<ModelChoice> {
+        let pin = match &binding.model_pin {
+            Some(key) => self.model_pin(key)?,
+            None => {
+                let mut pins = self.model_pins()?;
+                match pins.len() {
+                    1 => pins.remove(0),
+                    0 => {
+                        return Err(Error::new(
+                            Code::IntegrationUnreachable,
+                            format!(
+                                "no model is pinned for `{}`: add a provider and pin a model in Settings",
+                                binding.key
+                            ),
+                        ))
+                    }
+                    _ => {
+                        return Err(Error::new(
+                            Code::IntegrationUnreachable,
+                            format!("several models are pinned; bind one to `{}` in Settings", binding.key),
+                        ))
+                    }
+                }
+            }
+        };
+        if let Some(d) = &pin.drift {
+            return Err(Error::new(Code::ModelDrift, format!("model pin `{}` drifted: {d}", pin.key)));
+        }
+        let endpoint = self.endpoint(&pin.provider)?;
+        Ok(ModelChoice { pin, endpoint, stored: true })
+    }
+
+    /// Start an invocation: the trace row (`running`), then authorize and the budget and rate
+    /// pre-flight. A refusal here is traced and returned; nothing was sent.
+    pub fn begin_invocation(
+        &self,
+        capability: &CapabilityBinding,
+        model: ModelChoice,
+        input: &str,
+        estimated_prompt_tokens: u64,
+    ) -> Result<Invocation> {
+        let prompt = self.active_prompt(&capability.prompt)?;
+        let max_out = capability.settings.max_output_tokens.min(model.pin.max_output_tokens);
+        let estimated_cost = model.cost(estimated_prompt_tokens, max_out as u64);
+        let mut inv = Invocation {
+            trace_id: self.ws.ids.record_id("trace"),
+            correlation_id: self.ws.ids.correlation_id(),
+            capability: capability.clone(),
+            prompt,
+            model,
+            actor: self.user().key.clone(),
+            generation: self.catalog().generation,
+            estimated_cost,
+            started: Instant::now(),
+            attempts: 0,
+            usage: Usage::default(),
+            model_ms: 0.0,
+            prompt_text: String::new(),
+            output_text: String::new(),
+            grounding_hash: String::new(),
+            warning: None,
+            _slot: None,
+        };
+        let currency = self.catalog().definition.currency.clone();
+        {
+            let tx = self.begin_write()?;
+            tx.execute(
+                "INSERT INTO ai_trace (id, correlation_id, capability, actor, prompt, prompt_version, model_pin, model_id, model_version,
+                    grounding_hash, generation, input, prompt_text, estimated_cost, currency, outcome, started_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, '', ?10, ?11, '', ?12, ?13, 'running', ?14)",
+                params![
+                    inv.trace_id,
+                    inv.correlation_id,
+                    capability.key,
+                    inv.actor,
+                    inv.prompt.prompt,
+                    inv.prompt.version,
+                    inv.model.stored.then_some(inv.model.pin.key.clone()),
+                    inv.model.pin.model_id,
+                    inv.model.pin.digest,
+                    inv.generation,
+                    input,
+                    estimated_cost,
+                    currency,
+                    timestamp(self.ws.clock.now())
+                ],
+            )?;
+            tx.commit()?;
+        }
+        if let Err(e) = self.preflight(&mut inv) {
+            self.finish_invocation(&inv, Outcome::Failed(&e))?;
+            return Err(e);
+        }
+        Ok(inv)
+    }
+
+    fn preflight(&self, inv: &mut Invocation) -> Result<()> {
+        let cap = &inv.capability;
+        self.require(&cap.required_permission)?;
+        let pin = &inv.model.pin;
+        let priced = pin.input_price_per_mtok > 0.0 || pin.output_price_per_mtok > 0.0;
+        let currency = &self.catalog().definition.currency;
+        if priced && !pin.currency.eq_ignore_ascii_case(currency) {
+            return Err(Error::new(
+                Code::AiBudget,
+                format!(
+                    "model pin `{}` is priced in {} but budgets are in the workspace currency {currency}; repin it in {currency}",
+                    pin.key, pin.currency
+                ),
+            )
+            .with_fault(Fault::Admin));
+        }
+        let b = &cap.settings.budget;
+        let est = inv.estimated_cost;
+        let over = |what: &str, ceiling: f64, spent: f64| {
+            Error::new(
+                Code::AiBudget,
+                format!(
+                    "this {} call would cost up to {est:.4} {currency}; {what} budget is {ceiling:.4} {currency} and {spent:.4} is spent or reserved",
+                    cap.key
+                ),
+            )
+        };
+        let now = self.ws.clock.now();
+        let mut warnings = vec![];
+        if let Some(ceiling) = b.per_invocation {
+            if est > ceiling {
+                return Err(over("the per-call", ceiling, 0.0));
+            }
+        }
+        let checks = [
+            (b.per_user_per_day, Some(self.user().key.as_str()), day_start(now), "your daily"),
+            (b.workspace_per_month, None, month_start(now), "the workspace's monthly"),
+        ];
+        for (ceiling, actor, since, what) in checks {
+            let Some(ceiling) = ceiling else { continue };
+            let spent = self.spent_since(actor, since, &inv.trace_id)?;
+            if spent + est > ceiling {
+                return Err(over(what, ceiling, spent));
+            }
+            if ceiling > 0.0 && spent + est >= b.warn_at * ceiling {
+                warnings.push(format!("{:.0}% of {what} AI budget is used", 100.0 * (spent + est) / ceiling));
+            }
+        }
+        if !warnings.is_empty() {
+            inv.warning = Some(warnings.join("; "));
+        }
+        let minute_ago = timestamp(now - Span::seconds(60));
+        let recent: u32 = self.ws.conn().query_row(
+            "SELECT count(*) FROM ai_trace WHERE actor = ?1 AND capability = ?2 AND started_at > ?3 AND id <> ?4
+               AND coalesce(code, '') NOT LIKE 'limit.%' AND coalesce(code, '') <> 'permission'",
+            params![self.user().key, cap.key, minute_ago, inv.trace_id],
+            |r| r.get(0),
+        )?;
+        if recent >= cap.settings.rate.per_minute {
+            return Err(rate_error(format!(
+                "{recent} {} calls in the last minute (limit {}); try again shortly",
+                cap.key, cap.settings.rate.per_minute
+            )));
+        }
+        inv._slot =
+            Some(self.ws.in_flight.acquire(&self.user().key, &cap.key, cap.settings.rate.concurrency)?);
+        Ok(())
+    }
+
+    /// Spend (actual cost of finished calls, estimate of running ones) since `since`.
+    fn spent_since(&self, actor: Option<&str>, since: DateTime<Utc>, except: &str) -> Result<f64> {
+        Ok(self.ws.conn().query_row(
+            "SELECT coalesce(sum(CASE WHEN outcome = 'running' THEN estimated_cost ELSE cost END), 0)
+             FROM ai_trace WHERE started_at >= ?1 AND (?2 IS NULL OR actor = ?2) AND id <> ?3",
+            params![timestamp(since), actor, except],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Check, before a repair call, that it still fits the per-call budget.
+    pub fn preflight_repair(&self, inv: &Invocation, estimated_prompt_tokens: u64) -> Result<()> {
+        let Some(ceiling) = inv.capability.settings.budget.per_invocation else { return Ok(()) };
+        let max_out = inv.capability.settings.max_output_tokens.min(inv.model.pin.max_output_tokens);
+        let total = inv.cost() + inv.model.cost(estimated_prompt_tokens, max_out as u64);
+        if total > ceiling {
+            return Err(Error::new(
+                Code::AiBudget,
+                format!(
+                    "the repair attempt would bring this call to {total:.4}, over its budget of {ceiling:.4}"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Complete the trace row.
+    pub fn finish_invocation(&self, inv: &Invocation, outcome: Outcome<'_>) -> Result<()> {
+        let (kind, result, values, code, fault, message) = match outcome {
+            Outcome::Answered { result, values } => {
+                ("answered", Some(result.to_string()), values.to_vec(), None, None, None)
+            }
+            Outcome::Failed(e) => {
+                let kind = match e.code {
+                    Code::Permission
+                    | Code::AiBudget
+                    | Code::RateLimit
+                    | Code::GroundingInsufficient
+                    | Code::Scope
+                    | Code::Contract => "refused",
+                    _ => "failed",
+                };
+                let fault = serde_json::to_value(e.fault).ok().and_then(|v| v.as_str().map(String::from));
+                (kind, None, vec![], Some(e.code.as_str()), fault, Some(e.message.clone()))
+            }
+        };
+        let latency_ms = inv.started.elapsed().as_secs_f64() * 1000.0;
+        // The trace must be written even when the session's generation is stale.
+        let tx = crate::store::immediate(self.ws.conn())?;
+        tx.execute(
+            "UPDATE ai_trace SET grounding_hash = ?2, prompt_text = ?3, output_text = ?4, result = ?5, field_values = ?6,
+                attempts = ?7, prompt_tokens = ?8, completion_tokens = ?9, cost = ?10, model_ms = ?11, latency_ms = ?12,
+                outcome = ?13, code = ?14, fault = ?15, message = ?16, finished_at = ?17
+             WHERE id = ?1",
+            params![
+                inv.trace_id,
+                inv.grounding_hash,
+                inv.prompt_text,
+                inv.output_text,
+                result,
+                serde_json::to_string(&values).map_err(|e| Error::internal(e.to_string()))?,
+                inv.attempts,
+                inv.usage.prompt_tokens as i64,
+                inv.usage.completion_tokens as i64,
+                inv.cost(),
+                inv.model_ms,
+                latency_ms,
+                kind,
+                code,
+                fault,
+                message,
+                timestamp(self.ws.clock.now())
+            ],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Trace entries this user may read: their own; every entry with `ai.manage`. Values of
+    /// fields the reader cannot read are replaced by `[hidden]`.
+    pub fn traces(&self, limit: u32) -> Result<Vec<TraceEntry>> {
+        self.read_traces(None, limit)
+    }
+
+    pub fn trace(&self, id: &str) -> Result<TraceEntry> {
+        self.read_traces(Some(id), 1)?
+            .pop()
+            .ok_or_else(|| Error::new(Code::NotFound, format!("no trace entry `{id}`")))
+    }
+
+    fn read_traces(&self, id: Option<&str>, limit: u32) -> Result<Vec<TraceEntry>> {
+        let all = self.user().has_system_permission("ai.manage");
+        let mut stmt = self.ws.conn().prepare(
+            "SELECT id, correlation_id, capability, actor, prompt, prompt_version, model_pin, model_id, model_version,
+                grounding_hash, generation, input, prompt_text, output_text, result, field_values, attempts,
+                prompt_tokens, completion_tokens, estimated_cost, cost, currency, model_ms, latency_ms, outcome,
+                code, fault, message, started_at, finished_at
+             FROM ai_trace WHERE (?1 IS NULL OR id = ?1) AND (?2 OR actor = ?3)
+             ORDER BY started_at DESC, id DESC LIMIT ?4",
+        )?;
+        let rows = stmt.query_map(params![id, all, self.user().key, limit], |r| {
+            let values: String = r.get(15)?;
+            Ok((
+                TraceEntry {
+                    id: r.get(0)?,
+                    correlation_id: r.get(1)?,
+                    capability: r.get(2)?,
+                    actor: r.get(3)?,
+                    prompt: r.get(4)?,
+                    prompt_version: r.get(5)?,
+                    model_pin: r.get(6)?,
+                    model_id: r.get(7)?,
+                    model_version: r.get(8)?,
+                    grounding_hash: r.get(9)?,
+                    generation: r.get(10)?,
+                    input: r.get(11)?,
+                    prompt_text: r.get(12)?,
+                    output_text: r.get(13)?,
+                    result: r.get::<_, Option<String>>(14)?.and_then(|s| serde_json::from_str(&s).ok()),
+                    attempts: r.get(16)?,
+                    prompt_tokens: r.get::<_, i64>(17)? as u64,
+                    completion_tokens: r.get::<_, i64>(18)? as u64,
+                    estimated_cost: r.get(19)?,
+                    cost: r.get(20)?,
+                    currency: r.get(21)?,
+                    model_ms: r.get(22)?,
+                    latency_ms: r.get(23)?,
+                    outcome: r.get(24)?,
+                    code: r.get(25)?,
+                    fault: r.get(26)?,
+                    message: r.get(27)?,
+                    started_at: r.get(28)?,
+                    finished_at: r.get(29)?,
+                    hidden_values: 0,
+                },
+                values,
+            ))
+        })?;
+        let mut out = vec![];
+        for row in rows {
+            let (mut entry, values) = row?;
+            let values: Vec<FieldValue> = serde_json::from_str(&values).unwrap_or_default();
+            for v in values {
+                let readable = self
+                    .readable_object(&v.object)
+                    .and_then(|(o, _)| self.readable_field(o, &v.field))
+                    .is_ok_and(|(_, f)| f.ai_visibility == crate::definition::AiVisibility::Allowed);
+                if readable || v.value.is_empty() {
+                    continue;
+                }
+                entry.hidden_values += 1;
+                let hide = |s: &str| s.replace(&v.value, "[hidden]");
+                entry.input = hide(&entry.input);
+                entry.prompt_text = hide(&entry.prompt_text);
+                entry.output_text = hide(&entry.output_text);
+                entry.result = entry.result.map(|r| {
+                    serde_json::from_str(&hide(&r.to_string())).unwrap_or(Value::String("[hidden]".into()))
+                });
+            }
+            out.push(entry);
+        }
+        Ok(out)
+    }
+
+    /// Spend by day, capability and user, from `since` (`YYYY-MM-DD`), over the traces this
+    /// user may read.
+    pub fn spend(&self, since: &str) -> Result<Vec<SpendRow>> {
+        let all = self.user().has_system_permission("ai.manage");
+        let mut stmt = self.ws.conn().prepare(
+            "SELECT substr(started_at, 1, 10) AS day, capability, actor, count(*), sum(prompt_tokens),
+                sum(completion_tokens), sum(cost), currency
+             FROM ai_trace WHERE started_at >= ?1 AND (?2 OR actor = ?3) AND outcome <> 'running'
+             GROUP BY day, capability, actor, currency ORDER BY day, capability, actor",
+        )?;
+        let rows = stmt.query_map(params![since, all, self.user().key], |r| {
+            Ok(SpendRow {
+                day: r.get(0)?,
+                capability: r.get(1)?,
+                actor: r.get(2)?,
+                invocations: r.get(3)?,
+                prompt_tokens: r.get::<_, i64>(4)? as u64,
+                completion_tokens: r.get::<_, i64>(5)? as u64,
+                cost: r.get(6)?,
+                currency: r.get(7)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+fn autonomy_str(a: Autonomy) -> &'static str {
+    match a {
+        Autonomy::ReadOnly => "read_only",
+        Autonomy::Propose => "propose",
+        Autonomy::AutoApply => "auto_apply",
+    }
+}

@@ -1,0 +1,497 @@
+//! The AI pipeline and Ask against a fake OpenAI-compatible endpoint on 127.0.0.1 that replays
+//! scripted model answers (the real model is `real_model.rs` and `eval ask`): each step's typed
+//! failure, the projection, the per-request contract, the repair, budgets, limits and the trace.
+
+mod common;
+
+use countersign_kernel::ask::{self, ResolutionStatus};
+use countersign_kernel::pins::ModelPin;
+use countersign_kernel::pipeline::ModelChoice;
+use countersign_kernel::provider::{Cancel, Endpoint, ProviderKind};
+use countersign_kernel::{Code, Session};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+/// What the fake endpoint answers to the n-th chat request.
+#[derive(Clone)]
+enum Answer {
+    Text(String),
+    Status(u16),
+}
+
+struct Fake {
+    url: String,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Fake {
+    fn chat_requests(&self) -> Vec<Value> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+fn fake(answers: Vec<Answer>) -> Fake {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let log = requests.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let mut length = 0;
+            loop {
+                let mut h = String::new();
+                reader.read_line(&mut h).unwrap();
+                if h == "\r\n" || h.is_empty() {
+                    break;
+                }
+                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let mut out = stream;
+            if path.ends_with("/models") {
+                let b = json!({"data": [{"id": "fake-model", "meta": {"n_params": 1}}]}).to_string();
+                let _ = write!(out, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{b}", b.len());
+                continue;
+            }
+            let n = {
+                let mut l = log.lock().unwrap();
+                l.push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                l.len() - 1
+            };
+            match answers.get(n).or(answers.last()).cloned().unwrap() {
+                Answer::Status(s) => {
+                    let b = r#"{"error":{"message":"busy"}}"#;
+                    let _ = write!(out, "HTTP/1.1 {s} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{b}", b.len());
+                }
+                Answer::Text(t) => {
+                    let chunk =
+                        json!({"choices": [{"index": 0, "delta": {"content": t}, "finish_reason": null}]});
+                    let end = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 1000, "completion_tokens": 40}});
+                    let _ = write!(
+                        out,
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\ndata: {chunk}\n\ndata: {end}\n\ndata: [DONE]\n\n"
+                    );
+                }
+            }
+        }
+    });
+    Fake { url, requests }
+}
+
+fn model(url: &str, price: f64) -> ModelChoice {
+    ModelChoice {
+        pin: ModelPin {
+            key: "test".into(),
+            provider: url.into(),
+            model_id: "fake-model".into(),
+            digest: "sha256:fake".into(),
+            served_fingerprint: "fake".into(),
+            metadata: Value::Null,
+            temperature: 0.0,
+            max_output_tokens: 256,
+            input_price_per_mtok: price,
+            output_price_per_mtok: price,
+            currency: "USD".into(),
+            pinned_at: String::new(),
+            pinned_by: String::new(),
+            drift: None,
+        },
+        endpoint: Endpoint::new(ProviderKind::OpenaiCompatible, url),
+        stored: false,
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+fn ask_with(s: &Session<'_>, q: &str, m: ModelChoice) -> countersign_kernel::Result<ask::AskAnswer> {
+    rt().block_on(ask::ask(s, q, m, &Cancel::default(), &mut |_| {}))
+}
+
+/// A model answer; a plan without `sort`/`limit` gets the contract's empty values.
+fn plan(mut v: Value) -> Answer {
+    if v.get("object").is_some() {
+        let m = v.as_object_mut().unwrap();
+        m.entry("sort").or_insert(json!([]));
+        m.entry("limit").or_insert(Value::Null);
+    }
+    Answer::Text(v.to_string())
+}
+
+fn user_message(req: &Value) -> String {
+    req["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string()
+}
+
+fn ids(a: &ask::AskAnswer) -> Vec<String> {
+    let mut v = ask::ids(a.result.as_ref().expect("a result"));
+    v.sort();
+    v
+}
+
+#[test]
+fn projection_for_ben_leaves_out_hidden_and_never_fields() {
+    let f = common::demo();
+    let ben = f.ws.session("ben").unwrap();
+    let g = ben.grounding("anything", 10_000);
+    let canon = g.projection.canonical_json();
+    for hidden in ["margin_pct", "credit_limit", "tax_id", "birthdate"] {
+        assert!(!canon.contains(hidden), "{hidden} in ben's projection");
+        assert!(!g.text.contains(hidden), "{hidden} in ben's prompt text");
+        let schema =
+            ask::output_schema(&g.projection, &["opportunity".into(), "account".into()], true).to_string();
+        assert!(!schema.contains(hidden), "{hidden} in ben's output contract");
+    }
+    // Retired picklist values are absent, active ones present.
+    assert!(!canon.contains("perception_analysis") && canon.contains("negotiation"));
+    let ava = f.ws.session("ava").unwrap();
+    let ga = ava.grounding("anything", 10_000);
+    assert!(ga.text.contains("margin_pct") && ga.text.contains("credit_limit"));
+    assert!(!ga.text.contains("tax_id"), "aiVisibility: never is absent for everyone");
+    assert_ne!(g.hash, ga.hash, "the grounding hash is per user");
+    // Cached per (user, generation, scope): the same value comes back.
+    assert!(Arc::ptr_eq(&g, &ben.grounding("anything else", 10_000)));
+    // Over the token budget, the projection is scoped to the named objects plus one hop.
+    let scoped = ben.grounding("Which invoices are overdue?", 50);
+    let keys: Vec<&str> = scoped.projection.objects.iter().map(|o| o.key.as_str()).collect();
+    assert!(keys.contains(&"invoice") && keys.contains(&"account") && keys.contains(&"invoice_line"));
+    assert!(!keys.contains(&"contact") && !keys.contains(&"note"), "{keys:?}");
+    assert!(scoped.tokens < g.tokens);
+}
+
+#[test]
+fn ask_runs_the_spec_itself_and_resolves_partial_names() {
+    let f = common::demo();
+    let fake = fake(vec![plan(json!({"object": "invoice", "filters": [
+        {"field": "status", "op": "eq", "value": "paid"},
+        {"field": "account", "op": "eq", "value": "monarch"}], "sort": [], "limit": null}))]);
+    let cara = f.ws.session("cara").unwrap();
+    let a = ask_with(&cara, "Show all paid invoices of Monarch.", model(&fake.url, 0.0)).unwrap();
+    assert_eq!(ids(&a), ["inv_0016", "inv_0038", "inv_0097", "inv_0204", "inv_0231"]);
+    let r = &a.resolutions[0];
+    assert_eq!((r.status, r.matches[0].name.as_str()), (ResolutionStatus::Resolved, "Monarch Holdings"));
+    // Columns come from the layout, not the model.
+    assert!(
+        a.spec.fields.contains(&"number".to_string()) && a.spec.fields.contains(&"account.name".to_string())
+    );
+    let req = &fake.chat_requests()[0];
+    let system = req["messages"][0]["content"].as_str().unwrap();
+    assert!(!system.contains("Show all paid") && !system.contains("Monarch"), "data in the system role");
+    assert!(user_message(req).contains("Show all paid invoices of Monarch."));
+    let schema = req["response_format"]["json_schema"]["schema"].to_string();
+    assert!(schema.contains(r#""enum":["draft","sent","paid","overdue","void"]"#), "{schema}");
+}
+
+#[test]
+fn an_ambiguous_name_becomes_a_choice_not_a_guess() {
+    let f = common::demo();
+    let fake = fake(vec![plan(json!({"object": "contact", "filters": [
+        {"field": "account", "op": "eq", "value": "Systems"}]}))]);
+    let ava = f.ws.session("ava").unwrap();
+    let a = ask_with(&ava, "List the contacts at Systems.", model(&fake.url, 0.0)).unwrap();
+    assert!(a.result.is_none(), "an ambiguous value must not run");
+    assert_eq!(a.resolutions[0].status, ResolutionStatus::Ambiguous);
+    assert!(a.resolutions[0].matches.len() > 1);
+}
+
+#[test]
+fn a_hidden_field_in_the_answer_is_refused_even_if_the_endpoint_returns_it() {
+    let f = common::demo();
+    let bad =
+        plan(json!({"object": "opportunity", "filters": [{"field": "margin_pct", "op": "gt", "value": 40}]}));
+    let fake = fake(vec![bad.clone(), bad]);
+    let ben = f.ws.session("ben").unwrap();
+    let e = ask_with(&ben, "Which deals are the most profitable?", model(&fake.url, 0.0)).unwrap_err();
+    assert_eq!((e.code, e.fault), (Code::Contract, countersign_kernel::Fault::Platform));
+    let reqs = fake.chat_requests();
+    assert_eq!(reqs.len(), 2, "exactly one repair attempt");
+    let repair = user_message(&reqs[1]);
+    assert!(
+        repair.contains("filters[0]: `margin_pct` is not a field of opportunity you may use"),
+        "the repair carries the exact error: {repair}"
+    );
+    let t = ben.traces(1).unwrap().remove(0);
+    assert_eq!((t.outcome.as_str(), t.code.as_deref(), t.attempts), ("refused", Some("contract"), 2));
+}
+
+#[test]
+fn a_repair_that_fixes_the_answer_is_accepted() {
+    let f = common::demo();
+    let fake = fake(vec![
+        Answer::Text("{\"object\": \"account\", \"filters\": [".into()),
+        plan(
+            json!({"object": "account", "filters": [{"field": "industry", "op": "eq", "value": "healthcare"}]}),
+        ),
+    ]);
+    let ava = f.ws.session("ava").unwrap();
+    let a = ask_with(&ava, "Which accounts are in the healthcare industry?", model(&fake.url, 0.0)).unwrap();
+    assert_eq!(a.timings.attempts, 2);
+    assert_eq!(ids(&a).len(), 6);
+    assert!(user_message(&fake.chat_requests()[1]).contains("the answer is not valid JSON"));
+}
+
+#[test]
+fn a_question_about_a_hidden_field_is_refused_before_any_call() {
+    let f = common::demo();
+    let fake = fake(vec![plan(
+        json!({"object": "opportunity", "filters": [{"field": "probability", "op": "gt", "value": 40}]}),
+    )]);
+    let ben = f.ws.session("ben").unwrap();
+    let e = ask_with(&ben, "Which opportunities have a margin above 40 percent?", model(&fake.url, 0.0))
+        .unwrap_err();
+    assert_eq!(e.code, Code::GroundingInsufficient, "{e}");
+    assert!(e.message.contains("margin"));
+    // Same question for a user who can read the field goes to the model.
+    let ava = f.ws.session("ava").unwrap();
+    assert!(
+        ask_with(&ava, "Which opportunities have a margin above 40 percent?", model(&fake.url, 0.0)).is_ok()
+    );
+    assert_eq!(fake.chat_requests().len(), 1);
+    // Fields nobody may give the model (aiVisibility: never), and their words, are refused too.
+    let e =
+        ask_with(&ava, "Which accounts have a tax ID starting with 12?", model(&fake.url, 0.0)).unwrap_err();
+    assert_eq!(e.code, Code::GroundingInsufficient);
+}
+
+#[test]
+fn the_models_refusal_is_a_typed_grounding_refusal() {
+    let f = common::demo();
+    let fake = fake(vec![plan(json!({"refusal": {"reason": "no field for weather"}}))]);
+    let ava = f.ws.session("ava").unwrap();
+    let e = ask_with(&ava, "Which accounts had good weather?", model(&fake.url, 0.0)).unwrap_err();
+    assert_eq!((e.code, e.fault), (Code::GroundingInsufficient, countersign_kernel::Fault::User));
+}
+
+#[test]
+fn a_user_without_ai_use_is_refused_and_traced() {
+    let f = common::demo();
+    let fake = fake(vec![]);
+    let dan = f.ws.session("dan").unwrap();
+    let e = ask_with(&dan, "Show all accounts.", model(&fake.url, 0.0)).unwrap_err();
+    assert_eq!(e.code, Code::Permission);
+    assert!(fake.chat_requests().is_empty());
+    let t = dan.traces(5).unwrap();
+    assert_eq!((t[0].outcome.as_str(), t[0].code.as_deref()), ("refused", Some("permission")));
+}
+
+fn set_settings(s: &Session<'_>, edit: impl FnOnce(&mut countersign_kernel::pipeline::CapabilitySettings)) {
+    let mut b = s.capability("ask").unwrap();
+    edit(&mut b.settings);
+    s.bind_capability(&b).unwrap();
+}
+
+#[test]
+fn budgets_stop_a_call_before_any_request_is_sent() {
+    let f = common::demo();
+    let answer =
+        plan(json!({"object": "account", "filters": [{"field": "rating", "op": "eq", "value": "hot"}]}));
+    let fake = fake(vec![answer]);
+    let ava = f.ws.session("ava").unwrap();
+    // Per call: 1,000 $/Mtok × (prompt estimate + 200 output tokens) is well over 0.01.
+    set_settings(&ava, |s| s.budget.per_invocation = Some(0.01));
+    let e = ask_with(&ava, "Which accounts are hot?", model(&fake.url, 1000.0)).unwrap_err();
+    assert_eq!(
+        (e.code, e.fault),
+        (Code::AiBudget, countersign_kernel::Fault::Admin),
+        "an admin sets budgets"
+    );
+    assert!(fake.chat_requests().is_empty(), "nothing may be sent over budget");
+    // Per user per day: a first call records its actual cost C (1,040 tokens at 10 $/Mtok) and
+    // its estimate E; with a ceiling of C + 1.1 E the next call fits (with a warning, being
+    // over 80 %), the one after does not, and is refused before anything is sent.
+    set_settings(&ava, |s| s.budget.per_invocation = None);
+    ask_with(&ava, "Which accounts are hot?", model(&fake.url, 10.0)).unwrap();
+    let t = ava.traces(1).unwrap().remove(0);
+    assert!((t.cost - 0.0104).abs() < 1e-9, "actual cost from usage: {}", t.cost);
+    assert!(t.estimated_cost > 0.0);
+    set_settings(&ava, |s| s.budget.per_user_per_day = Some(t.cost + 1.1 * t.estimated_cost));
+    let a = ask_with(&ava, "Which accounts are hot?", model(&fake.url, 10.0)).unwrap();
+    assert!(a.warning.is_some(), "near the ceiling, the answer warns");
+    let e = ask_with(&ava, "Which accounts are hot?", model(&fake.url, 10.0)).unwrap_err();
+    assert_eq!(e.code, Code::AiBudget);
+    assert_eq!(fake.chat_requests().len(), 2);
+    // The next day the user's budget is fresh.
+    f.clock.advance(chrono::Duration::days(1));
+    assert!(ask_with(&ava, "Which accounts are hot?", model(&fake.url, 10.0)).is_ok());
+    // Prices in another currency than the workspace's cannot be budgeted.
+    let mut eur = model(&fake.url, 10.0);
+    eur.pin.currency = "EUR".into();
+    let e = ask_with(&ava, "Which accounts are hot?", eur).unwrap_err();
+    assert_eq!((e.code, e.fault), (Code::AiBudget, countersign_kernel::Fault::Admin));
+    let spend = ava.spend("2026-01-01").unwrap();
+    assert!(spend.iter().any(|r| r.capability == "ask" && r.actor == "ava" && r.cost > 0.0));
+}
+
+#[test]
+fn rate_and_concurrency_limits_are_per_user_and_capability() {
+    let f = common::demo();
+    let answer = plan(json!({"object": "account", "filters": []}));
+    let fake = fake(vec![answer]);
+    let ava = f.ws.session("ava").unwrap();
+    set_settings(&ava, |s| {
+        s.rate.per_minute = 2;
+        s.rate.concurrency = 1;
+    });
+    // Concurrency: a second call while one is running.
+    let running = ava.ask_begin("Show all accounts.", model(&fake.url, 0.0)).unwrap();
+    let e = ava.ask_begin("Show all accounts.", model(&fake.url, 0.0)).unwrap_err();
+    assert_eq!((e.code, e.retriable), (Code::RateLimit, true));
+    drop(running);
+    ask_with(&ava, "Show all accounts.", model(&fake.url, 0.0)).unwrap();
+    let e = ask_with(&ava, "Show all accounts.", model(&fake.url, 0.0)).unwrap_err();
+    assert_eq!(e.code, Code::RateLimit, "two calls started within the minute");
+    // Another user has their own allowance.
+    let cara = f.ws.session("cara").unwrap();
+    assert!(ask_with(&cara, "Show all accounts.", model(&fake.url, 0.0)).is_ok());
+    f.clock.advance(chrono::Duration::seconds(61));
+    assert!(ask_with(&ava, "Show all accounts.", model(&fake.url, 0.0)).is_ok());
+}
+
+#[test]
+fn endpoint_failures_are_typed_integration_errors() {
+    let f = common::demo();
+    let fake = fake(vec![Answer::Status(503)]);
+    let ava = f.ws.session("ava").unwrap();
+    let e = ask_with(&ava, "Show all accounts.", model(&fake.url, 0.0)).unwrap_err();
+    assert_eq!((e.code, e.retriable), (Code::IntegrationServer, true));
+    assert_eq!(fake.chat_requests().len(), 3, "transient failures are retried");
+    let e = ask_with(&ava, "Show all accounts.", model("http://127.0.0.1:9/v1", 0.0)).unwrap_err();
+    assert_eq!((e.code, e.fault), (Code::IntegrationUnreachable, countersign_kernel::Fault::Admin));
+    let t = ava.traces(1).unwrap().remove(0);
+    assert_eq!((t.outcome.as_str(), t.code.as_deref()), ("failed", Some("integration.unreachable")));
+}
+
+#[test]
+fn a_capability_scope_refuses_objects_outside_it() {
+    let f = common::demo();
+    let fake = fake(vec![plan(json!({"object": "invoice", "filters": []}))]);
+    let ava = f.ws.session("ava").unwrap();
+    set_settings(&ava, |s| s.objects = Some(vec!["invoice".into()]));
+    let e = ask_with(&ava, "List the contacts at Lacuna Group.", model(&fake.url, 0.0)).unwrap_err();
+    assert_eq!(e.code, Code::Scope);
+    assert!(fake.chat_requests().is_empty());
+    // Inside the scope, the contract only offers the scoped object.
+    ask_with(&ava, "Show all invoices.", model(&fake.url, 0.0)).unwrap();
+    let schema = fake.chat_requests()[0]["response_format"]["json_schema"]["schema"].to_string();
+    assert!(schema.contains(r#""const":"invoice""#) && !schema.contains(r#""const":"contact""#));
+}
+
+#[test]
+fn trace_rows_are_complete_and_hide_values_the_reader_cannot_read() {
+    let f = common::demo();
+    let fake = fake(vec![plan(json!({"object": "opportunity", "filters": [
+        {"field": "margin_pct", "op": "gt", "value": 41.5}]}))]);
+    let ava = f.ws.session("ava").unwrap();
+    let a = ask_with(&ava, "Which opportunities have a margin above 41.5 percent?", model(&fake.url, 2.0))
+        .unwrap();
+    let t = ava.trace(&a.trace_id).unwrap();
+    assert_eq!(t.correlation_id, a.correlation_id);
+    assert_eq!((t.capability.as_str(), t.prompt.as_str(), t.prompt_version), ("ask", "ask", 1));
+    assert_eq!((t.model_id.as_str(), t.model_version.as_str()), ("fake-model", "sha256:fake"));
+    assert_eq!(t.grounding_hash, a.grounding_hash);
+    assert!(t.grounding_hash.starts_with("sha256:"));
+    assert_eq!(t.generation, f.ws.generation());
+    assert_eq!((t.prompt_tokens, t.completion_tokens, t.attempts), (1000, 40, 1));
+    assert!((t.cost - 1040.0 * 2.0 / 1e6).abs() < 1e-12 && t.estimated_cost > 0.0);
+    assert!(t.latency_ms > 0.0 && t.finished_at.is_some());
+    assert_eq!((t.outcome.as_str(), t.code), ("answered", None));
+    assert!(t.prompt_text.contains("[system]") && t.prompt_text.contains("margin above 41.5"));
+    assert!(t.output_text.contains("41.5"));
+    // Give ben ai.manage (to read every trace) without margin access: the value is hidden.
+    let mut def = f.ws.catalog().unwrap().definition.clone();
+    let mut doc = serde_json::to_value(&def).unwrap();
+    for set in doc["permissionSets"].as_array_mut().unwrap() {
+        if set["key"] == "sales_rep" {
+            set["system"].as_array_mut().unwrap().push(json!("ai.manage"));
+        }
+    }
+    def = serde_json::from_value(doc).unwrap();
+    drop(ava);
+    let mut ws = f.ws;
+    ws.deploy(&def, &Default::default()).unwrap();
+    let ben = ws.session("ben").unwrap();
+    let seen = ben.trace(&a.trace_id).unwrap();
+    assert!(seen.hidden_values > 0);
+    for text in [&seen.input, &seen.prompt_text, &seen.output_text, &seen.result.unwrap().to_string()] {
+        assert!(!text.contains("41.5"), "a hidden value leaked: {text}");
+    }
+    // Without ai.manage, a user reads only their own entries.
+    let cara = ws.session("cara").unwrap();
+    assert_eq!(cara.trace(&a.trace_id).unwrap_err().code, Code::NotFound);
+}
+
+#[test]
+fn prompt_versions_are_frozen_and_only_the_pointer_changes_behaviour() {
+    let f = common::demo();
+    let answer = plan(json!({"object": "account", "filters": []}));
+    let fake = fake(vec![answer]);
+    let ben = f.ws.session("ben").unwrap();
+    assert_eq!(ben.publish_prompt("ask", "x", None, "c").unwrap_err().code, Code::Permission);
+    let ava = f.ws.session("ava").unwrap();
+    let v1 = ava.active_prompt("ask").unwrap();
+    let v2 = ava.publish_prompt("ask", "VERSION TWO instructions", None, &v1.output_contract).unwrap();
+    assert_eq!(v2, 2);
+    assert_eq!(ava.active_prompt("ask").unwrap().version, 1, "publishing does not activate");
+    let edit =
+        f.ws.raw_connection()
+            .execute("UPDATE ai_prompt_version SET instructions = 'x' WHERE version = 1", []);
+    assert!(edit.is_err(), "a published version cannot be edited");
+    ava.activate_prompt("ask", 2).unwrap();
+    let a = ask_with(&ava, "Show all accounts.", model(&fake.url, 0.0)).unwrap();
+    assert_eq!(fake.chat_requests()[0]["messages"][0]["content"], "VERSION TWO instructions");
+    assert_eq!(ava.trace(&a.trace_id).unwrap().prompt_version, 2);
+}
+
+#[test]
+fn names_resolve_through_case_punctuation_suffixes_and_partial_words_against_readable_records() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    for written in ["Acme Industries", "ACME industries, Inc.", "acme industries", "Acme Ind."] {
+        let r = cara.resolve_name("account", "account", written).unwrap();
+        assert_eq!(r.status, ResolutionStatus::Resolved, "{written}: {r:?}");
+        assert_eq!(r.matches[0].name, "Acme Industries", "{written}");
+    }
+    assert_eq!(
+        cara.resolve_name("account", "account", "Nonexistent Widgets").unwrap().status,
+        ResolutionStatus::Unmatched
+    );
+    // "acme" alone names three accounts (Acme Labs, Acme Industries, Acme GmbH): a choice.
+    let r = cara.resolve_name("account", "account", "acme").unwrap();
+    assert_eq!(r.status, ResolutionStatus::Ambiguous);
+    let mut names: Vec<&str> = r.matches.iter().map(|m| m.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["Acme GmbH", "Acme Industries", "Acme Labs"]);
+    // Abbreviations expand: "Summit Sys" is Summit Systems.
+    assert_eq!(
+        cara.resolve_name("account", "account", "Summit Sys").unwrap().matches[0].name,
+        "Summit Systems"
+    );
+    // Only records the user can read are candidates: ben sees only his own opportunities.
+    let ben = f.ws.session("ben").unwrap();
+    let ava = f.ws.session("ava").unwrap();
+    let others: Vec<String> = common::demo_rows("opportunity")
+        .into_iter()
+        .filter(|r| r["owner"] != "ben")
+        .map(|r| r["name"].clone())
+        .take(3)
+        .collect();
+    for name in others {
+        assert_eq!(
+            ava.resolve_name("opportunity", "name", &name).unwrap().status,
+            ResolutionStatus::Resolved
+        );
+        let r = ben.resolve_name("opportunity", "name", &name).unwrap();
+        assert!(r.matches.iter().all(|m| m.name != name), "ben resolved someone else's opportunity {name}");
+    }
+}

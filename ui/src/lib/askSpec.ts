@@ -1,0 +1,83 @@
+// Editing an Ask answer's query spec as chips: the top-level conditions of `filters`.
+import type { Condition } from "../bindings/Condition";
+import type { QuerySpec } from "../bindings/QuerySpec";
+import type { Resolution } from "../bindings/Resolution";
+import type { Candidate } from "../bindings/Candidate";
+import type { FieldType } from "../bindings/FieldType";
+import type { JsonValue } from "../bindings/serde_json/JsonValue";
+
+/** The conditions shown as chips (an `all` is split; anything else is one chip). */
+export function chips(spec: QuerySpec): Condition[] {
+  const f = spec.filters;
+  if (!f) return [];
+  return "all" in f ? [...f.all] : [f];
+}
+
+/** The spec with these chips as its filters. */
+export function withChips(spec: QuerySpec, list: Condition[]): QuerySpec {
+  const { filters: _f, ...rest } = spec;
+  if (list.length === 0) return rest;
+  return { ...rest, filters: list.length === 1 ? list[0] : { all: list } };
+}
+
+const OPS: { [op: string]: string } = {
+  eq: "=", ne: "≠", lt: "<", lte: "≤", gt: ">", gte: "≥", in: "is one of", contains: "contains",
+  is_set: "is set", is_blank: "is blank",
+};
+
+/** A record id a resolution matched, shown by its name. */
+export function nameOf(resolutions: Resolution[], value: JsonValue): string {
+  for (const r of resolutions) for (const m of r.matches) if (m.id && m.id === value) return m.name;
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** `{field, op, text}` of a chip; a `not in` is one chip too. */
+export function describeChip(c: Condition, resolutions: Resolution[]): { field: string; op: string; text: string } | null {
+  let negate = false;
+  let cmp: Condition = c;
+  if ("not" in cmp) {
+    negate = true;
+    cmp = cmp.not;
+  }
+  if (!("field" in cmp)) return null;
+  const v = cmp.value;
+  const text = v === undefined ? "" : Array.isArray(v) ? v.map((x) => nameOf(resolutions, x)).join(", ") : nameOf(resolutions, v);
+  const op = (negate ? "not " : "") + (OPS[cmp.op] ?? cmp.op);
+  return { field: cmp.field, op, text };
+}
+
+/** Typed text → the value of a chip for a field of this type (lists are comma-separated). */
+export function parseChipValue(text: string, type: FieldType | undefined, list: boolean): JsonValue {
+  const one = (t: string): JsonValue => {
+    const s = t.trim();
+    if (type === "number" || type === "currency") {
+      const n = Number(s.replace(/[, _]/g, ""));
+      return Number.isFinite(n) ? n : s;
+    }
+    if (type === "boolean") return /^(true|yes|1)$/i.test(s);
+    return s;
+  };
+  return list ? text.split(",").map(one).filter((x) => x !== "") : one(text);
+}
+
+/** Replace chip `i`'s value (keeping its field and op). */
+export function setChipValue(c: Condition, value: JsonValue): Condition {
+  if ("not" in c && "field" in c.not) return { not: { ...c.not, value } };
+  if ("field" in c) return { ...c, value };
+  return c;
+}
+
+/** The answer after the user chose one candidate of an ambiguous value: the filter listing
+ * the candidates (by id for lookups, by name for name fields) becomes `field = choice`. */
+export function choose(spec: QuerySpec, r: Resolution, choice: Candidate): QuerySpec {
+  const ids = new Set(r.matches.map((m) => m.id));
+  const names = new Set(r.matches.map((m) => m.name));
+  const list = chips(spec).map((c) => {
+    if (!("field" in c) || !Array.isArray(c.value)) return c;
+    const vals = c.value as JsonValue[];
+    if (vals.some((v) => typeof v === "string" && ids.has(v))) return { field: c.field, op: "eq" as const, value: choice.id };
+    if (vals.some((v) => typeof v === "string" && names.has(v))) return { field: c.field, op: "eq" as const, value: choice.name };
+    return c;
+  });
+  return withChips(spec, list);
+}
