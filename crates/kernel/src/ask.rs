@@ -464,7 +464,8 @@ impl Session<'_> {
                 Error::new(Code::Scope, format!("Ask is not enabled for {}", named.join(", "))),
             );
         }
-        let outside = self.terms_outside_projection(question, &grounding.projection);
+        // Against the whole projection: a scoped one leaves out objects the user may read.
+        let outside = self.terms_outside_projection(question, &self.projection());
         if !outside.is_empty() {
             return fail(
                 &inv,

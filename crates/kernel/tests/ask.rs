@@ -258,6 +258,12 @@ fn a_question_about_a_hidden_field_is_refused_before_any_call() {
         ask_with(&ava, "Which opportunities have a margin above 40 percent?", model(&fake.url, 0.0)).is_ok()
     );
     assert_eq!(fake.chat_requests().len(), 1);
+    // Others like it: ben's hidden credit limit, in any wording.
+    for q in ["Accounts with a credit limit above 100000", "Which customers have the most credit?"] {
+        let e = ask_with(&ben, q, model(&fake.url, 0.0)).unwrap_err();
+        assert_eq!(e.code, Code::GroundingInsufficient, "{q}");
+    }
+    assert_eq!(fake.chat_requests().len(), 1);
     // Fields nobody may give the model (aiVisibility: never), and their words, are refused too.
     let e =
         ask_with(&ava, "Which accounts have a tax ID starting with 12?", model(&fake.url, 0.0)).unwrap_err();
