@@ -255,9 +255,23 @@ pub async fn check_model(desk: State<'_, Desk>, key: String) -> Result<ProviderS
     }
 }
 
-/// The Ask call in flight, so the UI can cancel it.
+/// Ask calls in flight by the UI's call id, so the UI can cancel one. A cancel that arrives
+/// before its call registers is kept, and the call starts cancelled.
 #[derive(Default)]
-pub struct AskCalls(Mutex<Option<Cancel>>);
+pub struct AskCalls(Mutex<std::collections::HashMap<String, Cancel>>);
+
+impl AskCalls {
+    fn token(&self, call: &str) -> Result<Cancel> {
+        let mut map = self.0.lock().map_err(|_| Error::internal("ask lock poisoned"))?;
+        Ok(map.entry(call.to_string()).or_default().clone())
+    }
+
+    fn forget(&self, call: &str) {
+        if let Ok(mut map) = self.0.lock() {
+            map.remove(call);
+        }
+    }
+}
 
 /// Ask: the pipeline's synchronous steps run on the session; the model is awaited with no
 /// lock on the workspace held, and progress streams to the UI over `progress`.
@@ -265,20 +279,27 @@ pub struct AskCalls(Mutex<Option<Cancel>>);
 pub async fn ask(
     desk: State<'_, Desk>,
     calls: State<'_, AskCalls>,
+    call: String,
     question: String,
     progress: Channel<AskProgress>,
 ) -> Result<AskAnswer> {
-    desk.session(|s| s.ask_authorize(&question))?;
+    let cancel = calls.token(&call)?;
+    let answer = run_ask(&desk, &cancel, &question, &progress).await;
+    calls.forget(&call);
+    answer
+}
+
+async fn run_ask(
+    desk: &Desk,
+    cancel: &Cancel,
+    question: &str,
+    progress: &Channel<AskProgress>,
+) -> Result<AskAnswer> {
+    desk.session(|s| s.ask_authorize(question))?;
     let model = desk.session(|s| s.model_for(&s.capability(ask::CAPABILITY)?))?;
     let provider = countersign_kernel::provider::provider(model.endpoint.clone())?;
-    let cancel = Cancel::default();
-    if let Ok(mut slot) = calls.0.lock() {
-        if let Some(previous) = slot.replace(cancel.clone()) {
-            previous.cancel();
-        }
-    }
     let mut drift = Some(model.check().await);
-    let mut run = desk.session(|s| s.ask_begin(&question, model))?;
+    let mut run = desk.session(|s| s.ask_begin(question, model))?;
     loop {
         let _ = progress.send(AskProgress::Thinking { attempt: run.invocation.attempts + 1 });
         let response = match drift.take() {
@@ -289,7 +310,7 @@ pub async fn ask(
                     chars += d.len();
                     let _ = progress.send(AskProgress::Writing { chars: chars as u32 });
                 };
-                chat_with_retry(&*provider, &run.request, &RetryPolicy::default(), &cancel, &mut sink).await
+                chat_with_retry(&*provider, &run.request, &RetryPolicy::default(), cancel, &mut sink).await
             }
         };
         match desk.session(|s| s.ask_advance(run, response))? {
@@ -300,10 +321,8 @@ pub async fn ask(
 }
 
 #[tauri::command]
-pub async fn cancel_ask(calls: State<'_, AskCalls>) -> Result<()> {
-    if let Some(c) = calls.0.lock().map_err(|_| Error::internal("ask lock poisoned"))?.take() {
-        c.cancel();
-    }
+pub async fn cancel_ask(calls: State<'_, AskCalls>, call: String) -> Result<()> {
+    calls.token(&call)?.cancel();
     Ok(())
 }
 

@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Key, remote } from "webdriverio";
+import { remote } from "webdriverio";
 
 const APP = process.env.APP_BIN;
 const SHOTS = process.env.SCREENSHOT_DIR ?? "target/e2e-screenshots";
@@ -298,7 +298,11 @@ test("ask: progress, an editable spec over a real table, save as a list view, re
   await el("nav-account").click();
   await el("list-search").waitForDisplayed();
   // Ctrl+K goes to the Ask bar.
-  await browser.keys([Key.Ctrl, "k"]);
+  // (WebKitWebDriver's key actions do not deliver a Ctrl chord to the page, so the chord is
+  // dispatched as the keydown the window listens for.)
+  await browser.execute(() =>
+    window.dispatchEvent(new KeyboardEvent("keydown", { key: "k", code: "KeyK", ctrlKey: true, bubbles: true })),
+  );
   await browser.waitUntil(async () => (await browser.execute(() => document.activeElement?.dataset.testid)) === "ask-bar");
   await el("ask-bar").setValue("Which accounts are in the healthcare industry?");
   await browser.keys("Enter");
@@ -315,7 +319,7 @@ test("ask: progress, an editable spec over a real table, save as a list view, re
   const industry = csv[0].split(",").indexOf("industry");
   const healthcare = csv.slice(1).filter((l) => l.split(",")[industry] === "healthcare").length;
   assert.equal(await resultIds(), healthcare);
-  assert.match(await el("ask-spec").getText(), /Industry = healthcare/);
+  assert.match(await el("ask-spec").getText(), /Industry = Healthcare/);
   await shot("15-ask-answer");
   // Saved as a list view, it filters the Accounts list the same way.
   await el("ask-view-name").setValue("Healthcare accounts");

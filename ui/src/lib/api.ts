@@ -68,12 +68,13 @@ export const api = {
   pinModel: (key: string, provider: string, model: string, settings: PinSettings) =>
     call<ProviderSettings>("pin_model", { key, provider, model, settings }),
   checkModel: (key: string) => call<ProviderSettings>("check_model", { key }),
-  ask: (question: string, onProgress: (p: AskProgress) => void) => {
+  /** `callId` names the call for `cancelAsk`. */
+  ask: (callId: string, question: string, onProgress: (p: AskProgress) => void) => {
     const progress = new Channel<AskProgress>();
     progress.onmessage = onProgress;
-    return call<AskAnswer>("ask", { question, progress });
+    return call<AskAnswer>("ask", { call: callId, question, progress });
   },
-  cancelAsk: () => call<null>("cancel_ask"),
+  cancelAsk: (callId: string) => call<null>("cancel_ask", { call: callId }),
   saveListView: (name: string, spec: QuerySpec, source: string | null) =>
     call<ListView>("save_list_view", { name, spec, source }),
   listViews: (object: string) => call<ListView[]>("list_views", { object }),

@@ -38,6 +38,7 @@ describe("Ask spec chips", () => {
   it("describes chips with resolved names and negation", () => {
     expect(describeChip(chips(spec)[0], [ambiguous])).toEqual({ field: "account", op: "is one of", text: "Bluth Systems, Duff Systems" });
     expect(describeChip(chips(spec)[1], [])?.op).toBe("not is one of");
+    expect(describeChip(chips(spec)[1], [], (_f, v) => v.toUpperCase())?.text).toBe("SALES, FINANCE");
   });
 
   it("parses typed values by field type", () => {

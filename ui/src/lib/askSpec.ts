@@ -32,7 +32,11 @@ export function nameOf(resolutions: Resolution[], value: JsonValue): string {
 }
 
 /** `{field, op, text}` of a chip; a `not in` is one chip too. */
-export function describeChip(c: Condition, resolutions: Resolution[]): { field: string; op: string; text: string } | null {
+export function describeChip(
+  c: Condition,
+  resolutions: Resolution[],
+  label: (field: string, value: string) => string = (_f, v) => v,
+): { field: string; op: string; text: string } | null {
   let negate = false;
   let cmp: Condition = c;
   if ("not" in cmp) {
@@ -41,7 +45,9 @@ export function describeChip(c: Condition, resolutions: Resolution[]): { field: 
   }
   if (!("field" in cmp)) return null;
   const v = cmp.value;
-  const text = v === undefined ? "" : Array.isArray(v) ? v.map((x) => nameOf(resolutions, x)).join(", ") : nameOf(resolutions, v);
+  const field = cmp.field;
+  const show = (x: JsonValue) => label(field, nameOf(resolutions, x));
+  const text = v === undefined ? "" : Array.isArray(v) ? v.map(show).join(", ") : show(v);
   const op = (negate ? "not " : "") + (OPS[cmp.op] ?? cmp.op);
   return { field: cmp.field, op, text };
 }
