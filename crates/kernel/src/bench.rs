@@ -36,6 +36,21 @@ pub struct BenchReport {
     pub query: QueryBench,
     pub save: SaveBench,
     pub list: ListBench,
+    pub ask: AskBench,
+}
+
+/// Ask without the model: the kernel's part of one Ask call (authorize, budget, grounding,
+/// trace row, constrain, name resolution, the query, trace completion) against the same query
+/// spec run directly — the model's answer is fixed, no network.
+#[derive(Debug, Serialize)]
+pub struct AskBench {
+    pub runs: usize,
+    pub question: String,
+    pub ask_kernel_median_ms: f64,
+    pub query_median_ms: f64,
+    /// Everything Ask adds to the query, per call.
+    pub overhead_ms: f64,
+    pub ratio: f64,
 }
 
 /// What the app's invoice list asks for: its columns (with the account's name), sorted, one
@@ -132,7 +147,12 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport> {
         "list    first page {:.2} ms   page at offset {} {:.2} ms   search {:.2} ms   sorted by total {:.2} ms",
         list.first_page_ms, list.deep_page_offset, list.deep_page_ms, list.search_ms, list.sort_by_total_ms
     ));
-    Ok(BenchReport { invoices: rows, accounts: ACCOUNTS, query, save, list })
+    let ask = bench_ask(&ws, queries)?;
+    say(format!(
+        "ask     kernel part {:.2} ms   same spec as a query {:.2} ms   overhead {:.2} ms per call ({:.2}x)",
+        ask.ask_kernel_median_ms, ask.query_median_ms, ask.overhead_ms, ask.ratio
+    ));
+    Ok(BenchReport { invoices: rows, accounts: ACCOUNTS, query, save, list, ask })
 }
 
 struct Cleanup(PathBuf);
@@ -358,5 +378,78 @@ fn bench_save(ws: &Workspace, rows: usize, updates: usize) -> Result<SaveBench> 
         raw_update_and_history_per_sec: raw_history,
         ratio_vs_raw_update: kernel / raw_update,
         ratio_vs_raw_update_and_history: kernel / raw_history,
+    })
+}
+
+fn bench_ask(ws: &Workspace, runs: usize) -> Result<AskBench> {
+    use crate::ask::AskStep;
+    use crate::provider::{ChatResponse, Usage};
+    let admin = ws.session("ava")?;
+    let mut binding = admin.capability(crate::ask::CAPABILITY)?;
+    binding.settings.rate.per_minute = u32::MAX;
+    admin.bind_capability(&binding)?;
+    let session = ws.session("cara")?;
+    let question = "Show all paid invoices of Monarch Holdings.";
+    let plan = serde_json::json!({"object": "invoice", "filters": [
+        {"field": "status", "op": "eq", "value": "paid"},
+        {"field": "account", "op": "eq", "value": "Monarch Holdings"}], "sort": [], "limit": null})
+    .to_string();
+    let model = crate::pipeline::ModelChoice {
+        pin: crate::pins::ModelPin {
+            key: "bench".into(),
+            provider: "none".into(),
+            model_id: "fixed-answer".into(),
+            digest: "none".into(),
+            served_fingerprint: "none".into(),
+            metadata: Value::Null,
+            temperature: 0.0,
+            max_output_tokens: 256,
+            input_price_per_mtok: 0.0,
+            output_price_per_mtok: 0.0,
+            currency: String::new(),
+            pinned_at: String::new(),
+            pinned_by: String::new(),
+            drift: None,
+        },
+        endpoint: crate::provider::Endpoint::new(
+            crate::provider::ProviderKind::OpenaiCompatible,
+            "http://127.0.0.1:9/v1",
+        ),
+        stored: false,
+    };
+    let response = ChatResponse {
+        content: plan,
+        usage: Usage { prompt_tokens: 1700, completion_tokens: 40 },
+        finish_reason: Some("stop".into()),
+        timings: None,
+        first_token_ms: None,
+        total_ms: 0.0,
+    };
+    let mut ask_times = vec![];
+    let mut spec = None;
+    for _ in 0..runs {
+        let t = Instant::now();
+        let run = session.ask_begin(question, model.clone())?;
+        match session.ask_advance(run, Ok(response.clone()))? {
+            AskStep::Done(a) => spec = Some(a.spec),
+            AskStep::Repair(_) => return Err(crate::Error::internal("the fixed answer needed a repair")),
+        }
+        ask_times.push(t.elapsed());
+    }
+    let spec = spec.ok_or_else(|| crate::Error::internal("no ask ran"))?;
+    let query_times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            session.query(&spec).map(|_| t.elapsed())
+        })
+        .collect::<Result<_>>()?;
+    let (a, q) = (median(ask_times), median(query_times));
+    Ok(AskBench {
+        runs,
+        question: question.into(),
+        ask_kernel_median_ms: a,
+        query_median_ms: q,
+        overhead_ms: a - q,
+        ratio: a / q,
     })
 }
