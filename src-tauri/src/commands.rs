@@ -59,6 +59,12 @@ impl Desk {
     fn session<T>(&self, f: impl FnOnce(&Session<'_>) -> Result<T>) -> Result<T> {
         self.with(|open| f(&open.ws.session(&open.user)?))
     }
+
+    /// A session of a given user (a long call keeps the user it started with even if the
+    /// window switches user meanwhile).
+    fn session_of<T>(&self, user: &str, f: impl FnOnce(&Session<'_>) -> Result<T>) -> Result<T> {
+        self.with(|open| f(&open.ws.session(user)?))
+    }
 }
 
 /// `$COUNTERSIGN_WORKSPACE`, else `demo.countersign` in the OS app-data directory.
@@ -295,11 +301,12 @@ async fn run_ask(
     question: &str,
     progress: &Channel<AskProgress>,
 ) -> Result<AskAnswer> {
-    desk.session(|s| s.ask_authorize(question))?;
-    let model = desk.session(|s| s.model_for(&s.capability(ask::CAPABILITY)?))?;
+    let user = desk.with(|open| Ok(open.user.clone()))?;
+    desk.session_of(&user, |s| s.ask_authorize(question))?;
+    let model = desk.session_of(&user, |s| s.model_for(&s.capability(ask::CAPABILITY)?))?;
     let provider = countersign_kernel::provider::provider(model.endpoint.clone())?;
     let mut drift = Some(model.check().await);
-    let mut run = desk.session(|s| s.ask_begin(question, model))?;
+    let mut run = desk.session_of(&user, |s| s.ask_begin(question, model))?;
     loop {
         let _ = progress.send(AskProgress::Thinking { attempt: run.invocation.attempts + 1 });
         let response = match drift.take() {
@@ -313,7 +320,7 @@ async fn run_ask(
                 chat_with_retry(&*provider, &run.request, &RetryPolicy::default(), cancel, &mut sink).await
             }
         };
-        match desk.session(|s| s.ask_advance(run, response))? {
+        match desk.session_of(&user, |s| s.ask_advance(run, response))? {
             AskStep::Done(answer) => return Ok(*answer),
             AskStep::Repair(next) => run = *next,
         }
