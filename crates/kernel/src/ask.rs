@@ -393,26 +393,7 @@ impl Session<'_> {
         input: &str,
         e: &Error,
     ) -> Result<()> {
-        let model = ModelChoice {
-            pin: crate::pins::ModelPin {
-                key: String::new(),
-                provider: String::new(),
-                model_id: String::new(),
-                digest: String::new(),
-                served_fingerprint: String::new(),
-                metadata: Value::Null,
-                temperature: 0.0,
-                max_output_tokens: 0,
-                input_price_per_mtok: 0.0,
-                output_price_per_mtok: 0.0,
-                currency: String::new(),
-                pinned_at: String::new(),
-                pinned_by: String::new(),
-                drift: None,
-            },
-            endpoint: crate::provider::Endpoint::new(crate::provider::ProviderKind::OpenaiCompatible, ""),
-            stored: false,
-        };
+        let model = ModelChoice::unstored("", "", String::new(), String::new(), Value::Null);
         let inv = self.begin_invocation(capability, model, input, 0);
         match inv {
             Ok(inv) => self.finish_invocation(&inv, Outcome::Failed(e)),

@@ -394,29 +394,13 @@ fn bench_ask(ws: &Workspace, runs: usize) -> Result<AskBench> {
         {"field": "status", "op": "eq", "value": "paid"},
         {"field": "account", "op": "eq", "value": "Monarch Holdings"}], "sort": [], "limit": null})
     .to_string();
-    let model = crate::pipeline::ModelChoice {
-        pin: crate::pins::ModelPin {
-            key: "bench".into(),
-            provider: "none".into(),
-            model_id: "fixed-answer".into(),
-            digest: "none".into(),
-            served_fingerprint: "none".into(),
-            metadata: Value::Null,
-            temperature: 0.0,
-            max_output_tokens: 256,
-            input_price_per_mtok: 0.0,
-            output_price_per_mtok: 0.0,
-            currency: String::new(),
-            pinned_at: String::new(),
-            pinned_by: String::new(),
-            drift: None,
-        },
-        endpoint: crate::provider::Endpoint::new(
-            crate::provider::ProviderKind::OpenaiCompatible,
-            "http://127.0.0.1:9/v1",
-        ),
-        stored: false,
-    };
+    let model = crate::pipeline::ModelChoice::unstored(
+        "http://127.0.0.1:9/v1",
+        "fixed-answer",
+        "none".into(),
+        "none".into(),
+        Value::Null,
+    );
     let response = ChatResponse {
         content: plan,
         usage: Usage { prompt_tokens: 1700, completion_tokens: 40 },

@@ -197,15 +197,27 @@ impl ModelChoice {
             .first()
             .ok_or_else(|| Error::new(Code::IntegrationRejected, format!("{base_url} serves no model")))?;
         let fp = crate::pins::fingerprint(&endpoint, &model.id, None).await?;
+        Ok(ModelChoice::unstored(base_url, &model.id, fp.digest, fp.served, fp.metadata))
+    }
+
+    /// A model used for one run and never stored: the given identity, default sampling,
+    /// price 0.
+    pub fn unstored(
+        base_url: &str,
+        model_id: &str,
+        digest: String,
+        served: String,
+        metadata: Value,
+    ) -> ModelChoice {
         let defaults = crate::pins::PinSettings::default();
-        Ok(ModelChoice {
+        ModelChoice {
             pin: ModelPin {
                 key: format!("endpoint:{base_url}"),
                 provider: base_url.to_string(),
-                model_id: model.id.clone(),
-                digest: fp.digest,
-                served_fingerprint: fp.served,
-                metadata: fp.metadata,
+                model_id: model_id.to_string(),
+                digest,
+                served_fingerprint: served,
+                metadata,
                 temperature: defaults.temperature,
                 max_output_tokens: defaults.max_output_tokens,
                 input_price_per_mtok: 0.0,
@@ -215,9 +227,9 @@ impl ModelChoice {
                 pinned_by: String::new(),
                 drift: None,
             },
-            endpoint,
+            endpoint: Endpoint::new(crate::provider::ProviderKind::OpenaiCompatible, base_url),
             stored: false,
-        })
+        }
     }
 
     /// Refuse a stored pin whose served model changed (`model.drift`).

@@ -153,6 +153,24 @@ pub fn open(path: &Path, create: bool) -> Result<Connection> {
             format!("no workspace at {}; create one with `init`", path.display()),
         ));
     }
+    if !path.exists() {
+        // A write-ahead log without its database belongs to a deleted file; SQLite would try to
+        // replay it into the new one and fail with a bare I/O error.
+        for suffix in ["-wal", "-shm"] {
+            let mut side = path.as_os_str().to_owned();
+            side.push(suffix);
+            let side = std::path::PathBuf::from(side);
+            if side.exists() {
+                return Err(Error::new(
+                    Code::Storage,
+                    format!(
+                        "{} is left over from a deleted workspace at this path; move it away to create a new one here",
+                        side.display()
+                    ),
+                ));
+            }
+        }
+    }
     let flags = if create {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE
     } else {

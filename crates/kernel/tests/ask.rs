@@ -5,9 +5,8 @@
 mod common;
 
 use countersign_kernel::ask::{self, ResolutionStatus};
-use countersign_kernel::pins::ModelPin;
 use countersign_kernel::pipeline::ModelChoice;
-use countersign_kernel::provider::{Cancel, Endpoint, ProviderKind};
+use countersign_kernel::provider::Cancel;
 use countersign_kernel::{Code, Session};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -90,26 +89,12 @@ fn fake(answers: Vec<Answer>) -> Fake {
 }
 
 fn model(url: &str, price: f64) -> ModelChoice {
-    ModelChoice {
-        pin: ModelPin {
-            key: "test".into(),
-            provider: url.into(),
-            model_id: "fake-model".into(),
-            digest: "sha256:fake".into(),
-            served_fingerprint: "fake".into(),
-            metadata: Value::Null,
-            temperature: 0.0,
-            max_output_tokens: 256,
-            input_price_per_mtok: price,
-            output_price_per_mtok: price,
-            currency: "USD".into(),
-            pinned_at: String::new(),
-            pinned_by: String::new(),
-            drift: None,
-        },
-        endpoint: Endpoint::new(ProviderKind::OpenaiCompatible, url),
-        stored: false,
-    }
+    let mut m = ModelChoice::unstored(url, "fake-model", "sha256:fake".into(), "fake".into(), Value::Null);
+    m.pin.max_output_tokens = 256;
+    m.pin.input_price_per_mtok = price;
+    m.pin.output_price_per_mtok = price;
+    m.pin.currency = "USD".into();
+    m
 }
 
 fn rt() -> tokio::runtime::Runtime {

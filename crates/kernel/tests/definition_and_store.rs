@@ -207,6 +207,14 @@ fn foreign_files_are_not_workspaces() {
         Workspace::open(&missing, WorkspaceOptions::default()).unwrap_err().code,
         Code::NotInitialized
     );
+    // A write-ahead log left by a deleted workspace: a typed refusal, and the log is untouched.
+    let orphan = dir.path().join("orphan.countersign");
+    std::fs::write(dir.path().join("orphan.countersign-wal"), b"leftover").unwrap();
+    let e = Workspace::create(&orphan, WorkspaceOptions::default()).unwrap_err();
+    assert_eq!(e.code, Code::Storage);
+    assert!(e.message.contains("orphan.countersign-wal"), "{}", e.message);
+    assert_eq!(std::fs::read(dir.path().join("orphan.countersign-wal")).unwrap(), b"leftover");
+    assert!(!orphan.exists());
 }
 
 #[test]
