@@ -141,6 +141,8 @@ enum Command {
         #[command(subcommand)]
         command: CapabilityCommand,
     },
+    /// Read a document (text, Markdown, HTML, .eml, PDF, DOCX) into text with its source map.
+    Ingest { file: PathBuf },
     /// Benchmarks against hand-written SQL (use a release build).
     Bench {
         /// Invoice rows to generate.
@@ -364,6 +366,11 @@ fn run(cli: Cli) -> Result<Value> {
     if let Command::Secret { command } = &cli.command {
         return secret_command(command);
     }
+    if let Command::Ingest { file } = &cli.command {
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let doc = countersign_kernel::ingest::ingest(&name, std::fs::read(file)?, &Default::default())?;
+        return to_json(&doc);
+    }
     let (path, is_default) = match &cli.workspace {
         Some(p) => (p.clone(), false),
         None => default_workspace()?,
@@ -526,7 +533,8 @@ fn run(cli: Cli) -> Result<Value> {
         | Command::Deploy { .. }
         | Command::Bench { .. }
         | Command::Secret { .. }
-        | Command::Eval { .. } => {
+        | Command::Eval { .. }
+        | Command::Ingest { .. } => {
             unreachable!("handled above")
         }
     }

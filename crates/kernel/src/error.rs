@@ -133,6 +133,21 @@ pub enum Code {
     /// asked of a read capability).
     #[serde(rename = "scope")]
     Scope,
+    /// A document format Countersign cannot read.
+    #[serde(rename = "document.unsupported")]
+    DocumentUnsupported,
+    /// A document that is corrupt or not what its name says.
+    #[serde(rename = "document.invalid")]
+    DocumentInvalid,
+    /// A password-protected document.
+    #[serde(rename = "document.encrypted")]
+    DocumentEncrypted,
+    /// A document over the size limits.
+    #[serde(rename = "document.too_large")]
+    DocumentTooLarge,
+    /// A document that took too long to read.
+    #[serde(rename = "document.timeout")]
+    DocumentTimeout,
     /// SQLite or file-system failure (disk full, locked, corrupt).
     #[serde(rename = "store.io")]
     Storage,
@@ -180,6 +195,11 @@ impl Code {
             Code::Contract => "contract",
             Code::GroundingInsufficient => "grounding.insufficient",
             Code::Scope => "scope",
+            Code::DocumentUnsupported => "document.unsupported",
+            Code::DocumentInvalid => "document.invalid",
+            Code::DocumentEncrypted => "document.encrypted",
+            Code::DocumentTooLarge => "document.too_large",
+            Code::DocumentTimeout => "document.timeout",
             Code::Storage => "store.io",
             Code::Internal => "internal",
         }
@@ -207,7 +227,7 @@ impl Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 38] = [
+    pub const ALL: [Code; 43] = [
         Code::Permission,
         Code::NotFound,
         Code::Conflict,
@@ -246,6 +266,11 @@ impl Code {
         Code::Contract,
         Code::GroundingInsufficient,
         Code::Scope,
+        Code::DocumentUnsupported,
+        Code::DocumentInvalid,
+        Code::DocumentEncrypted,
+        Code::DocumentTooLarge,
+        Code::DocumentTimeout,
     ];
 }
 

@@ -1,0 +1,182 @@
+//! Document ingestion: every format of the demo and eval documents, the source map, and
+//! malformed, encrypted, oversized and unknown files as typed errors — never a crash or a hang.
+
+use countersign_kernel::ingest::{html_paragraphs, ingest, DocumentKind, Limits, Location};
+use countersign_kernel::Code;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn documents() -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = vec![];
+    for dir in ["fixtures/demo/documents", "../shared/eval/extract-dev"] {
+        let Ok(rd) = std::fs::read_dir(root.join(dir)) else { continue };
+        for e in rd.flatten() {
+            if e.path().extension().is_some_and(|x| x != "jsonl") {
+                files.push(e.path());
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn read(path: &PathBuf) -> countersign_kernel::Result<countersign_kernel::ingest::Document> {
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    ingest(&name, std::fs::read(path).unwrap(), &Limits::default())
+}
+
+#[test]
+fn every_demo_document_reads_with_its_source_map() {
+    let files = documents();
+    assert!(files.len() >= 6, "the demo documents are in the repository");
+    for path in &files {
+        let doc = read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let number = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let (start, _) = doc
+            .find(&number)
+            .unwrap_or_else(|| panic!("{number} not in the text of {}:\n{}", path.display(), doc.text));
+        assert!(doc.text.contains("Total due"), "{}:\n{}", path.display(), doc.text);
+        let at = doc.locate(start).unwrap_or_else(|| panic!("no source for {number} in {}", path.display()));
+        match (doc.kind, at) {
+            (DocumentKind::Pdf, Location::Page { n: 1, .. }) => {}
+            (DocumentKind::Docx | DocumentKind::Html, Location::Paragraph { n: 1 }) => {}
+            (DocumentKind::Text | DocumentKind::Markdown, Location::Line { n: 1 }) => {}
+            (DocumentKind::Email, Location::Header { name }) if name == "subject" => {}
+            (kind, loc) => panic!("{}: {kind:?} located at {loc:?}", path.display()),
+        }
+        // Segments are in order, on char boundaries, and cover what they say.
+        for s in &doc.segments {
+            assert!(
+                s.start <= s.end && doc.text.is_char_boundary(s.start) && doc.text.is_char_boundary(s.end)
+            );
+        }
+        assert!(doc.sha256.starts_with("sha256:"));
+    }
+}
+
+#[test]
+fn multipart_mail_uses_the_text_part_and_lists_attachments() {
+    let mail = "From: Billing <billing@example.com>\r\nTo: ap@example.com\r\nSubject: Invoice 7\r\nMIME-Version: 1.0\r\n\
+Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: multipart/alternative; boundary=\"b2\"\r\n\r\n\
+--b2\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nTotal due: 1.200,00 \u{20ac}\r\n--b2\r\nContent-Type: text/html\r\n\r\n\
+<p>Total due: <b>HTML</b></p>\r\n--b2--\r\n--b1\r\nContent-Type: application/pdf; name=\"inv.pdf\"\r\n\
+Content-Disposition: attachment; filename=\"inv.pdf\"\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERi0=\r\n--b1--\r\n";
+    let doc = ingest("m.eml", mail.as_bytes().to_vec(), &Limits::default()).unwrap();
+    assert!(doc.text.contains("Total due: 1.200,00 €"), "{}", doc.text);
+    assert!(!doc.text.contains("HTML"), "the HTML alternative is not read twice");
+    assert_eq!(doc.attachments, ["inv.pdf"]);
+    assert!(
+        doc.text.contains("Subject: Invoice 7") && doc.text.contains("From: Billing <billing@example.com>")
+    );
+    let (i, _) = doc.find("Total due").unwrap();
+    assert_eq!(doc.locate(i), Some(&Location::Line { n: 1 }));
+}
+
+#[test]
+fn html_drops_scripts_and_decodes_entities() {
+    let p = html_paragraphs(
+        "<html><head><title>x</title><style>p{}</style></head><body><script>alert('<p>no</p>')</script>\
+         <p>Fish &amp; Chips &#8364;5&nbsp;only</p><!-- <p>hidden</p> --><table><tr><td>Qty</td><td>2</td></tr></table></body></html>",
+    );
+    assert_eq!(p, ["Fish & Chips €5 only", "", "Qty | 2"]);
+}
+
+#[test]
+fn bad_files_are_typed_errors_that_lose_nothing() {
+    let limits = Limits::default();
+    let code = |name: &str, bytes: &[u8]| ingest(name, bytes.to_vec(), &limits).unwrap_err().code;
+    assert_eq!(code("a.xlsx", b"PK\x03\x04"), Code::DocumentUnsupported);
+    assert_eq!(code("a.pdf", b"not a pdf at all"), Code::DocumentInvalid);
+    assert_eq!(code("a.pdf", b"%PDF-1.4\n1 0 obj << /Type /Catalog"), Code::DocumentInvalid);
+    assert_eq!(code("a.pdf", b"%PDF-1.4\ntrailer << /Encrypt 5 0 R >>"), Code::DocumentEncrypted);
+    assert_eq!(code("a.docx", b"PK\x03\x04garbage"), Code::DocumentInvalid);
+    assert_eq!(code("a.docx", &[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]), Code::DocumentEncrypted);
+    assert_eq!(code("a.eml", b""), Code::DocumentInvalid);
+    // A zip that is not a Word document.
+    let mut zipped = std::io::Cursor::new(Vec::new());
+    {
+        let mut w = zip::ZipWriter::new(&mut zipped);
+        w.start_file("hello.txt", zip::write::SimpleFileOptions::default()).unwrap();
+        std::io::Write::write_all(&mut w, b"hi").unwrap();
+        w.finish().unwrap();
+    }
+    assert_eq!(code("a.docx", zipped.get_ref()), Code::DocumentInvalid);
+    let small = Limits { max_bytes: 10, ..Limits::default() };
+    assert_eq!(ingest("a.txt", vec![b'x'; 11], &small).unwrap_err().code, Code::DocumentTooLarge);
+    let few = Limits { max_chars: 3, ..Limits::default() };
+    assert_eq!(ingest("a.txt", b"abcd".to_vec(), &few).unwrap_err().code, Code::DocumentTooLarge);
+    // Not UTF-8: read as Windows-1252 rather than refused.
+    assert_eq!(ingest("a.txt", b"Caf\xe9 \x80 5".to_vec(), &limits).unwrap().text, "Café € 5");
+}
+
+#[test]
+fn a_zip_bomb_is_refused_by_its_inflated_size() {
+    let mut zipped = std::io::Cursor::new(Vec::new());
+    {
+        let mut w = zip::ZipWriter::new(&mut zipped);
+        let opts =
+            zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        w.start_file("word/document.xml", opts).unwrap();
+        std::io::Write::write_all(&mut w, &vec![b' '; 4 << 20]).unwrap();
+        w.finish().unwrap();
+    }
+    assert!(zipped.get_ref().len() < 64 << 10, "it compresses well");
+    let limits = Limits { max_inflated: 1 << 20, ..Limits::default() };
+    assert_eq!(ingest("b.docx", zipped.into_inner(), &limits).unwrap_err().code, Code::DocumentTooLarge);
+}
+
+#[test]
+fn damaged_copies_of_real_documents_never_crash_or_hang() {
+    // Flip, cut and splice bytes of every demo document; each read ends in a document or a typed
+    // error within the deadline.
+    let limits = Limits { deadline: Duration::from_secs(10), ..Limits::default() };
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut outcomes = (0, 0);
+    for path in documents() {
+        let original = std::fs::read(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        for trial in 0..12 {
+            let mut bytes = original.clone();
+            match trial % 3 {
+                0 => {
+                    for _ in 0..8 {
+                        let i = (next() as usize) % bytes.len();
+                        bytes[i] = next() as u8;
+                    }
+                }
+                1 => bytes.truncate((next() as usize) % bytes.len()),
+                _ => {
+                    let i = (next() as usize) % bytes.len();
+                    let j = (next() as usize) % bytes.len();
+                    let chunk: Vec<u8> = bytes[i.min(j)..i.max(j)].to_vec();
+                    bytes.splice(i..i, chunk);
+                }
+            }
+            match ingest(&name, bytes, &limits) {
+                Ok(_) => outcomes.0 += 1,
+                Err(e) => {
+                    assert!(
+                        matches!(
+                            e.code,
+                            Code::DocumentInvalid
+                                | Code::DocumentEncrypted
+                                | Code::DocumentTooLarge
+                                | Code::DocumentTimeout
+                        ),
+                        "{name}: {e}"
+                    );
+                    outcomes.1 += 1;
+                }
+            }
+        }
+    }
+    assert!(outcomes.0 + outcomes.1 > 0);
+    eprintln!("damaged documents: {} read, {} refused with a typed error", outcomes.0, outcomes.1);
+}
