@@ -141,6 +141,11 @@ enum Command {
         #[command(subcommand)]
         command: CapabilityCommand,
     },
+    /// Proposals: a model's writes waiting for a reviewer.
+    Proposals {
+        #[command(subcommand)]
+        command: ProposalCommand,
+    },
     /// Read a document (text, Markdown, HTML, .eml, PDF, DOCX) into text with its source map.
     Ingest { file: PathBuf },
     /// Benchmarks against hand-written SQL (use a release build).
@@ -176,6 +181,37 @@ enum EvalCommand {
         #[arg(long)]
         only: Option<String>,
     },
+}
+
+#[derive(Subcommand)]
+enum ProposalCommand {
+    /// The proposals you may see, newest first.
+    List {
+        #[arg(long, value_parser = ["open", "accepted", "discarded", "expired", "undone"])]
+        state: Option<String>,
+        #[arg(long)]
+        object: Option<String>,
+    },
+    Show {
+        id: String,
+    },
+    /// Accept all fields, or only --fields a,b (needs ai.approve; your save).
+    Accept {
+        id: String,
+        #[arg(long, value_delimiter = ',')]
+        fields: Option<Vec<String>>,
+    },
+    Discard {
+        id: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Undo an accepted proposal (within 30 days, if the record has not moved since).
+    Undo {
+        id: String,
+    },
+    /// Expire open proposals after 30 days, purge old discarded and accepted ones.
+    Retention,
 }
 
 #[derive(Subcommand)]
@@ -496,6 +532,7 @@ fn run(cli: Cli) -> Result<Value> {
                 rt.block_on(countersign_kernel::ask::ask(&session, &question, model, &cancel, &mut |_| {}))?;
             to_json(&answer)
         }
+        Command::Proposals { command } => proposal_command(&session, command),
         Command::Trace { command } => match command {
             TraceCommand::List { limit } => Ok(json!({ "entries": to_json(&session.traces(limit)?)? })),
             TraceCommand::Show { id } => to_json(&session.trace(&id)?),
@@ -792,4 +829,30 @@ fn eval_ask(ws: &Workspace, cases: &Path, endpoint: Option<&str>, only: Option<&
             "completion_p50": percentile(&gen_toks, 50.0) },
         "projection_tokens": { "used": projection.0, "whole_projection": projection.1, "full_definition_dump": def_tokens },
     }))
+}
+
+fn proposal_command(session: &countersign_kernel::Session<'_>, command: ProposalCommand) -> Result<Value> {
+    use countersign_kernel::proposals::ProposalState;
+    match command {
+        ProposalCommand::List { state, object } => {
+            let state = state
+                .map(|s| serde_json::from_value::<ProposalState>(Value::String(s)))
+                .transpose()
+                .map_err(|e| Error::new(Code::InvalidValue, e.to_string()))?;
+            Ok(json!({ "proposals": to_json(&session.proposals(state, object.as_deref())?)? }))
+        }
+        ProposalCommand::Show { id } => to_json(&session.proposal(&id)?),
+        ProposalCommand::Accept { id, fields } => {
+            let (proposal, save) = session.accept_proposal(&id, fields.as_deref())?;
+            Ok(json!({ "proposal": to_json(&proposal)?, "save": to_json(&save)? }))
+        }
+        ProposalCommand::Discard { id, reason } => {
+            to_json(&session.discard_proposal(&id, reason.as_deref())?)
+        }
+        ProposalCommand::Undo { id } => {
+            let (proposal, save) = session.undo_proposal(&id)?;
+            Ok(json!({ "proposal": to_json(&proposal)?, "save": to_json(&save)? }))
+        }
+        ProposalCommand::Retention => to_json(&session.run_retention()?),
+    }
 }

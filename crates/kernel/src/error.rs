@@ -133,6 +133,10 @@ pub enum Code {
     /// asked of a read capability).
     #[serde(rename = "scope")]
     Scope,
+    /// The proposal is no longer open (accepted, discarded, expired, undone) or its undo window
+    /// has closed.
+    #[serde(rename = "proposal.closed")]
+    ProposalClosed,
     /// A document format Countersign cannot read.
     #[serde(rename = "document.unsupported")]
     DocumentUnsupported,
@@ -195,6 +199,7 @@ impl Code {
             Code::Contract => "contract",
             Code::GroundingInsufficient => "grounding.insufficient",
             Code::Scope => "scope",
+            Code::ProposalClosed => "proposal.closed",
             Code::DocumentUnsupported => "document.unsupported",
             Code::DocumentInvalid => "document.invalid",
             Code::DocumentEncrypted => "document.encrypted",
@@ -227,7 +232,7 @@ impl Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 43] = [
+    pub const ALL: [Code; 44] = [
         Code::Permission,
         Code::NotFound,
         Code::Conflict,
@@ -271,6 +276,7 @@ impl Code {
         Code::DocumentEncrypted,
         Code::DocumentTooLarge,
         Code::DocumentTimeout,
+        Code::ProposalClosed,
     ];
 }
 

@@ -22,6 +22,7 @@ pub mod ingest;
 pub mod pins;
 pub mod pipeline;
 pub mod projection;
+pub mod proposals;
 pub mod provider;
 pub mod query;
 pub mod records;

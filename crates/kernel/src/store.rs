@@ -139,6 +139,38 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (owner, object, name)
     );
     CREATE INDEX ai_trace_by_time ON ai_trace (started_at);",
+    // 4: proposals (a model's writes, waiting for a reviewer).
+    "CREATE TABLE proposal (
+        id                 TEXT PRIMARY KEY,
+        capability         TEXT NOT NULL,
+        object             TEXT NOT NULL,
+        record_id          TEXT,
+        operation          TEXT NOT NULL CHECK (operation IN ('create', 'update')),
+        fields             TEXT NOT NULL,
+        unmapped           TEXT NOT NULL,
+        rationale          TEXT NOT NULL,
+        basis_version      INTEGER,
+        grounding_hash     TEXT NOT NULL,
+        prompt             TEXT NOT NULL,
+        prompt_version     INTEGER NOT NULL,
+        model_id           TEXT NOT NULL,
+        model_version      TEXT NOT NULL,
+        generation         INTEGER NOT NULL,
+        correlation_id     TEXT NOT NULL,
+        state              TEXT NOT NULL CHECK (state IN ('open', 'accepted', 'discarded', 'expired', 'undone')),
+        state_reason       TEXT,
+        created_by         TEXT NOT NULL,
+        created_at         TEXT NOT NULL,
+        decided_by         TEXT,
+        decided_at         TEXT,
+        accepted_fields    TEXT NOT NULL,
+        accept_correlation TEXT,
+        result_version     INTEGER,
+        undone_by          TEXT,
+        undone_at          TEXT
+    );
+    CREATE INDEX proposal_by_state ON proposal (state, created_at);
+    CREATE INDEX proposal_by_record ON proposal (object, record_id);",
 ];
 
 pub fn schema_version() -> i64 {

@@ -1,0 +1,546 @@
+//! Proposals (SPEC F-PROPOSAL, F-ACCEPT, F-UNDO, F-RETENTION): a model's write is never a
+//! write. A proposal holds a typed patch computed against a record's `basisVersion`; a reviewer
+//! with `ai.approve` accepts all or some fields as their own save through the one save path
+//! (validation rules run; history: actor = reviewer, proposedBy = the proposal); a record that
+//! moved since the basis is a `conflict` and nothing is written. Undo, for 30 days, applies the
+//! inverse patch from data history as the undoing user's save, refused with `conflict` if the
+//! record moved since acceptance. Retention: open proposals expire at 30 days, discarded ones are
+//! purged at 90 days, accepted (and undone) ones at 13 months; trace rows stay.
+//!
+//! State machine: open → accepted | discarded | expired; accepted → undone.
+
+use crate::access::Session;
+use crate::clock::timestamp;
+use crate::error::{Code, Detail, Error, Result};
+use crate::records::{SaveContext, SaveOutcome, SaveRequest};
+use chrono::{DateTime, Duration, Utc};
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use ts_rs::TS;
+
+pub const OPEN_DAYS: i64 = 30;
+pub const UNDO_DAYS: i64 = 30;
+pub const DISCARDED_KEEP_DAYS: i64 = 90;
+/// 13 months.
+pub const ACCEPTED_KEEP_DAYS: i64 = 395;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ProposalState {
+    Open,
+    Accepted,
+    Discarded,
+    Expired,
+    Undone,
+}
+
+impl ProposalState {
+    fn as_str(self) -> &'static str {
+        match self {
+            ProposalState::Open => "open",
+            ProposalState::Accepted => "accepted",
+            ProposalState::Discarded => "discarded",
+            ProposalState::Expired => "expired",
+            ProposalState::Undone => "undone",
+        }
+    }
+}
+
+/// One field of a patch: the value proposed, the value it had at the basis, and what the
+/// capability knows of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposedField {
+    pub field: String,
+    pub value: Value,
+    /// The record's value at `basisVersion` (null for a create).
+    #[serde(default)]
+    pub before: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub confidence: Option<f64>,
+    /// Where in the source the value came from (capability-specific, e.g. a document span).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub source: Option<Value>,
+    /// A problem the dry run found (a rule, a lookup with several candidates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub problem: Option<String>,
+}
+
+/// What a capability proposes.
+#[derive(Debug, Clone, Default)]
+pub struct ProposalDraft {
+    pub capability: String,
+    pub object: String,
+    /// `None` proposes a new record.
+    pub record_id: Option<String>,
+    pub fields: Vec<ProposedField>,
+    /// Values the capability found but could not map (value + source), for the reviewer.
+    pub unmapped: Vec<Value>,
+    /// For the reviewer only.
+    pub rationale: String,
+    pub grounding_hash: String,
+    pub prompt: String,
+    pub prompt_version: i64,
+    pub model_id: String,
+    pub model_version: String,
+    pub correlation_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Proposal {
+    pub id: String,
+    pub capability: String,
+    pub object: String,
+    #[ts(optional)]
+    pub record_id: Option<String>,
+    pub operation: String,
+    pub fields: Vec<ProposedField>,
+    pub unmapped: Vec<Value>,
+    pub rationale: String,
+    #[ts(optional, type = "number")]
+    pub basis_version: Option<i64>,
+    pub grounding_hash: String,
+    pub prompt: String,
+    #[ts(type = "number")]
+    pub prompt_version: i64,
+    pub model_id: String,
+    pub model_version: String,
+    #[ts(type = "number")]
+    pub generation: i64,
+    pub correlation_id: String,
+    pub state: ProposalState,
+    #[ts(optional)]
+    pub state_reason: Option<String>,
+    pub created_by: String,
+    pub created_at: String,
+    #[ts(optional)]
+    pub decided_by: Option<String>,
+    #[ts(optional)]
+    pub decided_at: Option<String>,
+    pub accepted_fields: Vec<String>,
+    #[ts(optional)]
+    pub accept_correlation: Option<String>,
+    #[ts(optional, type = "number")]
+    pub result_version: Option<i64>,
+    #[ts(optional)]
+    pub undone_by: Option<String>,
+    #[ts(optional)]
+    pub undone_at: Option<String>,
+    /// Until when undo is possible (accepted proposals).
+    #[ts(optional)]
+    pub undo_until: Option<String>,
+    /// Fields of the patch hidden from this reader (they cannot read them).
+    pub hidden_fields: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RetentionReport {
+    pub expired: u32,
+    pub purged_discarded: u32,
+    pub purged_accepted: u32,
+}
+
+fn parse_time(s: &str) -> Result<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| Error::internal(format!("bad stored time {s}: {e}")))
+}
+
+fn closed(p: &Proposal, what: &str) -> Error {
+    let why = p.state_reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+    Error::new(
+        Code::ProposalClosed,
+        format!("proposal {} is {}{why}; it cannot be {what}", p.id, p.state.as_str()),
+    )
+}
+
+const COLUMNS: &str = "id, capability, object, record_id, operation, fields, unmapped, rationale, basis_version, grounding_hash,
+    prompt, prompt_version, model_id, model_version, generation, correlation_id, state, state_reason, created_by, created_at,
+    decided_by, decided_at, accepted_fields, accept_correlation, result_version, undone_by, undone_at";
+
+fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Proposal> {
+    let json = |i: usize| -> rusqlite::Result<Value> {
+        Ok(serde_json::from_str(&r.get::<_, String>(i)?).unwrap_or(Value::Null))
+    };
+    let state: String = r.get(16)?;
+    Ok(Proposal {
+        id: r.get(0)?,
+        capability: r.get(1)?,
+        object: r.get(2)?,
+        record_id: r.get(3)?,
+        operation: r.get(4)?,
+        fields: serde_json::from_value(json(5)?).unwrap_or_default(),
+        unmapped: serde_json::from_value(json(6)?).unwrap_or_default(),
+        rationale: r.get(7)?,
+        basis_version: r.get(8)?,
+        grounding_hash: r.get(9)?,
+        prompt: r.get(10)?,
+        prompt_version: r.get(11)?,
+        model_id: r.get(12)?,
+        model_version: r.get(13)?,
+        generation: r.get(14)?,
+        correlation_id: r.get(15)?,
+        state: serde_json::from_value(Value::String(state)).unwrap_or(ProposalState::Open),
+        state_reason: r.get(17)?,
+        created_by: r.get(18)?,
+        created_at: r.get(19)?,
+        decided_by: r.get(20)?,
+        decided_at: r.get(21)?,
+        accepted_fields: serde_json::from_value(json(22)?).unwrap_or_default(),
+        accept_correlation: r.get(23)?,
+        result_version: r.get(24)?,
+        undone_by: r.get(25)?,
+        undone_at: r.get(26)?,
+        undo_until: None,
+        hidden_fields: 0,
+    })
+}
+
+impl Session<'_> {
+    /// Record a proposal. Nothing is written to records. Needs the capability's `ai.use`; an
+    /// update proposal is computed against the record's current version (its basis).
+    pub fn propose(&self, draft: ProposalDraft) -> Result<Proposal> {
+        self.require("ai.use")?;
+        let (meta, _) = self.readable_object(&draft.object)?;
+        let mut fields = draft.fields;
+        if fields.is_empty() {
+            return Err(Error::new(Code::InvalidValue, "a proposal needs at least one field"));
+        }
+        for f in &fields {
+            self.readable_field(meta, &f.field)?;
+        }
+        let (operation, basis) = match &draft.record_id {
+            Some(id) => {
+                let current = self.get(&draft.object, id)?;
+                for f in &mut fields {
+                    f.before = current.fields.get(&f.field).cloned().unwrap_or(Value::Null);
+                }
+                ("update", Some(current.version))
+            }
+            None => ("create", None),
+        };
+        let id = self.ws.ids.record_id("proposal");
+        let correlation = draft.correlation_id.clone().unwrap_or_else(|| self.ws.ids.correlation_id());
+        let tx = self.begin_write()?;
+        tx.execute(
+            &format!(
+                "INSERT INTO proposal ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                 'open', NULL, ?17, ?18, NULL, NULL, '[]', NULL, NULL, NULL, NULL)"
+            ),
+            params![
+                id,
+                draft.capability,
+                draft.object,
+                draft.record_id,
+                operation,
+                json_text(&fields),
+                json_text(&draft.unmapped),
+                draft.rationale,
+                basis,
+                draft.grounding_hash,
+                draft.prompt,
+                draft.prompt_version,
+                draft.model_id,
+                draft.model_version,
+                self.catalog().generation,
+                correlation,
+                self.user().key,
+                timestamp(self.ws.clock.now()),
+            ],
+        )?;
+        tx.commit()?;
+        self.proposal(&id)
+    }
+
+    fn load_proposal(&self, conn: &rusqlite::Connection, id: &str) -> Result<Proposal> {
+        conn.query_row(&format!("SELECT {COLUMNS} FROM proposal WHERE id = ?1"), [id], from_row)
+            .optional()?
+            .ok_or_else(|| Error::new(Code::NotFound, format!("no proposal `{id}`")))
+    }
+
+    /// Whether this user may see a proposal: its author, or a reviewer (`ai.approve`) who can
+    /// read its record (or, for a create, its object).
+    fn may_see(&self, p: &Proposal) -> bool {
+        if p.created_by == self.user().key {
+            return true;
+        }
+        if !self.user().has_system_permission("ai.approve") {
+            return false;
+        }
+        match &p.record_id {
+            Some(id) if p.state != ProposalState::Undone || p.operation == "update" => {
+                self.get(&p.object, id).is_ok()
+            }
+            _ => self.readable_object(&p.object).is_ok(),
+        }
+    }
+
+    /// The proposal as this reader may see it: fields they cannot read are left out.
+    fn shown(&self, mut p: Proposal) -> Proposal {
+        if let Ok((meta, _)) = self.readable_object(&p.object) {
+            let before = p.fields.len();
+            p.fields.retain(|f| self.readable_field(meta, &f.field).is_ok());
+            p.hidden_fields = (before - p.fields.len()) as u32;
+        }
+        if p.state == ProposalState::Accepted {
+            if let Some(t) = p.decided_at.as_deref().and_then(|t| parse_time(t).ok()) {
+                p.undo_until = Some(timestamp(t + Duration::days(UNDO_DAYS)));
+            }
+        }
+        p
+    }
+
+    pub fn proposal(&self, id: &str) -> Result<Proposal> {
+        let p = self.load_proposal(self.ws.conn(), id)?;
+        if !self.may_see(&p) {
+            return Err(Error::new(Code::NotFound, format!("no proposal `{id}`")));
+        }
+        Ok(self.shown(p))
+    }
+
+    /// Proposals this user may see, newest first, optionally in one state or of one object.
+    pub fn proposals(&self, state: Option<ProposalState>, object: Option<&str>) -> Result<Vec<Proposal>> {
+        let mut stmt = self.ws.conn().prepare(&format!(
+            "SELECT {COLUMNS} FROM proposal WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR object = ?2)
+             ORDER BY created_at DESC, id DESC"
+        ))?;
+        let rows = stmt.query_map(params![state.map(ProposalState::as_str), object], from_row)?;
+        let mut out = vec![];
+        for r in rows {
+            let p = r?;
+            if self.may_see(&p) {
+                out.push(self.shown(p));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Accept all fields (`fields = None`) or the chosen ones, as this reviewer's save. A record
+    /// that moved since the basis is a `conflict` (details: base / current / proposed per
+    /// field) and nothing is written; a validation failure writes nothing either.
+    pub fn accept_proposal(&self, id: &str, fields: Option<&[String]>) -> Result<(Proposal, SaveOutcome)> {
+        self.require("ai.approve")?;
+        self.expire_if_due(id)?;
+        let tx = self.begin_write()?;
+        let p = self.load_proposal(&tx, id)?;
+        if !self.may_see(&p) {
+            return Err(Error::new(Code::NotFound, format!("no proposal `{id}`")));
+        }
+        if p.state != ProposalState::Open {
+            return Err(closed(&p, "accepted"));
+        }
+        let chosen: Vec<&ProposedField> = match fields {
+            None => p.fields.iter().collect(),
+            Some(list) => {
+                let mut out = vec![];
+                for name in list {
+                    let f = p.fields.iter().find(|f| &f.field == name).ok_or_else(|| {
+                        Error::on_field(
+                            Code::InvalidValue,
+                            name.clone(),
+                            format!("`{name}` is not in proposal {id}"),
+                        )
+                    })?;
+                    out.push(f);
+                }
+                out
+            }
+        };
+        if chosen.is_empty() {
+            return Err(Error::new(Code::InvalidValue, "choose at least one field to accept"));
+        }
+        let values: Map<String, Value> = chosen.iter().map(|f| (f.field.clone(), f.value.clone())).collect();
+        let request = match (&p.record_id, p.basis_version) {
+            (Some(record), Some(basis)) => {
+                let current = self.get(&p.object, record)?;
+                if current.version != basis {
+                    let details = p
+                        .fields
+                        .iter()
+                        .map(|f| Detail {
+                            path: f.field.clone(),
+                            message: format!(
+                                "base {} · current {} · proposed {}",
+                                f.before,
+                                current.fields.get(&f.field).cloned().unwrap_or(Value::Null),
+                                f.value
+                            ),
+                        })
+                        .collect();
+                    return Err(Error::new(
+                        Code::Conflict,
+                        format!(
+                            "the record changed since this proposal was made (version {basis}, now {}); nothing was written — re-derive the proposal",
+                            current.version
+                        ),
+                    )
+                    .with_details(details));
+                }
+                SaveRequest::Update {
+                    object: p.object.clone(),
+                    id: record.clone(),
+                    changes: values,
+                    expected_version: Some(basis),
+                }
+            }
+            _ => SaveRequest::Create { object: p.object.clone(), values, id: None, owner: None },
+        };
+        let correlation = self.ws.ids.correlation_id();
+        let ctx = SaveContext { proposed_by: Some(p.id.clone()), correlation_id: Some(correlation.clone()) };
+        let saved = self.save_within(&tx, request, &ctx)?;
+        let accepted: Vec<String> = chosen.iter().map(|f| f.field.clone()).collect();
+        tx.execute(
+            "UPDATE proposal SET state = 'accepted', decided_by = ?2, decided_at = ?3, accepted_fields = ?4,
+                accept_correlation = ?5, result_version = ?6, record_id = ?7 WHERE id = ?1 AND state = 'open'",
+            params![
+                p.id,
+                self.user().key,
+                timestamp(self.ws.clock.now()),
+                serde_json::to_string(&accepted).map_err(|e| Error::internal(e.to_string()))?,
+                correlation,
+                saved.version,
+                saved.id,
+            ],
+        )?;
+        tx.commit()?;
+        Ok((self.proposal(id)?, saved))
+    }
+
+    /// Discard an open proposal, with an optional reason for the record.
+    pub fn discard_proposal(&self, id: &str, reason: Option<&str>) -> Result<Proposal> {
+        self.require("ai.approve")?;
+        self.expire_if_due(id)?;
+        let tx = self.begin_write()?;
+        let p = self.load_proposal(&tx, id)?;
+        if !self.may_see(&p) {
+            return Err(Error::new(Code::NotFound, format!("no proposal `{id}`")));
+        }
+        if p.state != ProposalState::Open {
+            return Err(closed(&p, "discarded"));
+        }
+        tx.execute(
+            "UPDATE proposal SET state = 'discarded', state_reason = ?2, decided_by = ?3, decided_at = ?4 WHERE id = ?1",
+            params![id, reason.map(str::trim).filter(|r| !r.is_empty()), self.user().key, timestamp(self.ws.clock.now())],
+        )?;
+        tx.commit()?;
+        self.proposal(id)
+    }
+
+    /// Undo an accepted proposal within 30 days: the inverse patch from data history, as this
+    /// user's save (the same checks), refused with `conflict` if the record moved since.
+    pub fn undo_proposal(&self, id: &str) -> Result<(Proposal, SaveOutcome)> {
+        self.require("ai.approve")?;
+        let tx = self.begin_write()?;
+        let p = self.load_proposal(&tx, id)?;
+        if !self.may_see(&p) {
+            return Err(Error::new(Code::NotFound, format!("no proposal `{id}`")));
+        }
+        if p.state != ProposalState::Accepted {
+            return Err(closed(&p, "undone"));
+        }
+        let decided = parse_time(p.decided_at.as_deref().unwrap_or_default())?;
+        let until = decided + Duration::days(UNDO_DAYS);
+        if self.ws.clock.now() > until {
+            return Err(Error::new(
+                Code::ProposalClosed,
+                format!(
+                    "undo of proposal {id} was possible for {UNDO_DAYS} days after acceptance, until {}; it can no longer be undone (edit the record instead)",
+                    timestamp(until)
+                ),
+            ));
+        }
+        let (record, version, correlation) =
+            match (p.record_id.clone(), p.result_version, p.accept_correlation.clone()) {
+                (Some(r), Some(v), Some(c)) => (r, v, c),
+                _ => return Err(Error::internal(format!("accepted proposal {id} has no result"))),
+            };
+        let current = self.get(&p.object, &record)?;
+        if current.version != version {
+            return Err(Error::new(
+                Code::Conflict,
+                format!(
+                    "the record changed after the proposal was accepted (version {version}, now {}); undo would overwrite that change, so nothing was written",
+                    current.version
+                ),
+            ));
+        }
+        let request = if p.operation == "create" {
+            SaveRequest::Delete { object: p.object.clone(), id: record, expected_version: Some(version) }
+        } else {
+            let mut stmt = tx.prepare(
+                "SELECT field, old_value FROM data_history WHERE correlation_id = ?1 AND record_id = ?2 ORDER BY seq",
+            )?;
+            let inverse: Map<String, Value> = stmt
+                .query_map(params![correlation, record], |r| {
+                    let old: Option<String> = r.get(1)?;
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        old.and_then(|o| serde_json::from_str(&o).ok()).unwrap_or(Value::Null),
+                    ))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            SaveRequest::Update {
+                object: p.object.clone(),
+                id: record,
+                changes: inverse,
+                expected_version: Some(version),
+            }
+        };
+        let ctx = SaveContext { proposed_by: None, correlation_id: None };
+        let saved = self.save_within(&tx, request, &ctx)?;
+        tx.execute(
+            "UPDATE proposal SET state = 'undone', undone_by = ?2, undone_at = ?3 WHERE id = ?1 AND state = 'accepted'",
+            params![id, self.user().key, timestamp(self.ws.clock.now())],
+        )?;
+        tx.commit()?;
+        Ok((self.proposal(id)?, saved))
+    }
+
+    fn expire_if_due(&self, id: &str) -> Result<()> {
+        let cutoff = timestamp(self.ws.clock.now() - Duration::days(OPEN_DAYS));
+        let tx = crate::store::immediate(self.ws.conn())?;
+        tx.execute(
+            "UPDATE proposal SET state = 'expired', state_reason = ?2 WHERE id = ?1 AND state = 'open' AND created_at <= ?3",
+            params![id, format!("not reviewed within {OPEN_DAYS} days"), cutoff],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The retention job: open proposals expire at 30 days (with the reason), discarded ones
+    /// are purged at 90 days, accepted and undone ones at 13 months. Trace rows stay.
+    pub fn run_retention(&self) -> Result<RetentionReport> {
+        let now = self.ws.clock.now();
+        let before = |days: i64| timestamp(now - Duration::days(days));
+        let tx = crate::store::immediate(self.ws.conn())?;
+        let expired = tx.execute(
+            "UPDATE proposal SET state = 'expired', state_reason = ?1 WHERE state = 'open' AND created_at <= ?2",
+            params![format!("not reviewed within {OPEN_DAYS} days"), before(OPEN_DAYS)],
+        )?;
+        let purged_discarded = tx.execute(
+            "DELETE FROM proposal WHERE state = 'discarded' AND decided_at <= ?1",
+            [before(DISCARDED_KEEP_DAYS)],
+        )?;
+        let purged_accepted = tx.execute(
+            "DELETE FROM proposal WHERE state IN ('accepted', 'undone') AND decided_at <= ?1",
+            [before(ACCEPTED_KEEP_DAYS)],
+        )?;
+        tx.commit()?;
+        Ok(RetentionReport {
+            expired: expired as u32,
+            purged_discarded: purged_discarded as u32,
+            purged_accepted: purged_accepted as u32,
+        })
+    }
+}
+
+/// JSON text of a value for a stored column.
+fn json_text<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+}

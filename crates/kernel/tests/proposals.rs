@@ -1,0 +1,324 @@
+//! Proposals: a model's write is never a write. Accept (all or some fields) is the reviewer's
+//! save; stale accepts and undos are conflicts; undo for 30 days; retention — with the fake
+//! clock; two reviewers racing on one record.
+
+mod common;
+
+use countersign_kernel::proposals::{ProposalDraft, ProposalState, ProposedField};
+use countersign_kernel::{Code, QuerySpec, SaveContext, SaveRequest, Session, Workspace};
+use serde_json::{json, Value};
+
+fn field(name: &str, value: Value) -> ProposedField {
+    ProposedField {
+        field: name.into(),
+        value,
+        before: Value::Null,
+        confidence: Some(0.9),
+        source: None,
+        problem: None,
+    }
+}
+
+fn draft(record: Option<&str>, fields: Vec<ProposedField>) -> ProposalDraft {
+    ProposalDraft {
+        capability: "extract".into(),
+        object: "invoice".into(),
+        record_id: record.map(String::from),
+        fields,
+        rationale: "from the test".into(),
+        grounding_hash: "sha256:test".into(),
+        prompt: "extract".into(),
+        prompt_version: 1,
+        model_id: "test-model".into(),
+        model_version: "sha256:model".into(),
+        ..Default::default()
+    }
+}
+
+/// A sent invoice (no paid date) of the demo.
+fn sent_invoice(s: &Session<'_>) -> String {
+    let r = s
+        .query(&QuerySpec::parse(r#"{"object": "invoice", "filters": {"field": "status", "op": "eq", "value": "sent"}, "limit": 1}"#).unwrap())
+        .unwrap();
+    r.records[0]["id"].as_str().unwrap().to_string()
+}
+
+fn value(ws: &Workspace, id: &str, f: &str) -> Value {
+    ws.session("ava").unwrap().get("invoice", id).unwrap().fields.get(f).cloned().unwrap_or(Value::Null)
+}
+
+#[test]
+fn nothing_is_written_until_accept_and_partial_accept_writes_only_the_chosen_fields() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let id = sent_invoice(&ava);
+    let before_total = value(&f.ws, &id, "total");
+    let history = common::history_rows(&f.ws);
+    let p = ava
+        .propose(draft(Some(&id), vec![field("po_number", json!("PO-77")), field("total", json!(1234.5))]))
+        .unwrap();
+    assert_eq!((p.state, p.basis_version.is_some()), (ProposalState::Open, true));
+    assert_eq!(p.fields[1].before, before_total, "the basis value is kept for the review");
+    assert_eq!(common::history_rows(&f.ws), history, "a proposal writes no record");
+    assert_eq!(value(&f.ws, &id, "po_number"), Value::Null);
+
+    let cara = f.ws.session("cara").unwrap();
+    let (accepted, saved) = cara.accept_proposal(&p.id, Some(&["po_number".to_string()])).unwrap();
+    assert_eq!(accepted.state, ProposalState::Accepted);
+    assert_eq!(accepted.accepted_fields, ["po_number"]);
+    assert!(accepted.undo_until.is_some());
+    assert_eq!(value(&f.ws, &id, "po_number"), json!("PO-77"));
+    assert_eq!(value(&f.ws, &id, "total"), before_total, "a field not chosen is not written");
+    let h = cara.history_of("invoice", &id).unwrap();
+    let last = h.iter().find(|e| e.correlation_id == saved.correlation_id).unwrap();
+    assert_eq!((last.actor.as_str(), last.proposed_by.as_deref()), ("cara", Some(p.id.as_str())));
+    // An accepted proposal cannot be accepted again.
+    assert_eq!(cara.accept_proposal(&p.id, None).unwrap_err().code, Code::ProposalClosed);
+}
+
+#[test]
+fn a_stale_accept_is_a_conflict_with_base_current_and_proposed() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let id = sent_invoice(&ava);
+    let p = ava.propose(draft(Some(&id), vec![field("po_number", json!("PO-1"))])).unwrap();
+    ava.save(
+        SaveRequest::Update {
+            object: "invoice".into(),
+            id: id.clone(),
+            changes: common::map(json!({"po_number": "PO-HUMAN"})),
+            expected_version: None,
+        },
+        &SaveContext::default(),
+    )
+    .unwrap();
+    let cara = f.ws.session("cara").unwrap();
+    let e = cara.accept_proposal(&p.id, None).unwrap_err();
+    assert_eq!(e.code, Code::Conflict);
+    assert_eq!(e.details[0].path, "po_number");
+    assert!(
+        e.details[0].message.contains("current \"PO-HUMAN\"")
+            && e.details[0].message.contains("proposed \"PO-1\""),
+        "{:?}",
+        e.details
+    );
+    assert_eq!(value(&f.ws, &id, "po_number"), json!("PO-HUMAN"), "nothing written");
+    assert_eq!(cara.proposal(&p.id).unwrap().state, ProposalState::Open);
+}
+
+#[test]
+fn a_validation_failure_on_accept_writes_nothing() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let id = sent_invoice(&ava);
+    // Paid without a paid date breaks a rule of the invoice.
+    let p = ava
+        .propose(draft(Some(&id), vec![field("status", json!("paid")), field("po_number", json!("PO-9"))]))
+        .unwrap();
+    let history = common::history_rows(&f.ws);
+    let cara = f.ws.session("cara").unwrap();
+    let e = cara.accept_proposal(&p.id, None).unwrap_err();
+    assert_eq!(e.code, Code::ValidationRule);
+    assert_eq!(common::history_rows(&f.ws), history);
+    assert_eq!(value(&f.ws, &id, "po_number"), Value::Null, "not even the valid field");
+    assert_eq!(cara.proposal(&p.id).unwrap().state, ProposalState::Open);
+    // Accepting only the valid field works.
+    cara.accept_proposal(&p.id, Some(&["po_number".to_string()])).unwrap();
+}
+
+#[test]
+fn accept_needs_ai_approve_and_edit_access() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let id = sent_invoice(&ava);
+    let p = ava.propose(draft(Some(&id), vec![field("po_number", json!("PO-2"))])).unwrap();
+    let ben = f.ws.session("ben").unwrap();
+    assert_eq!(ben.accept_proposal(&p.id, None).unwrap_err().code, Code::Permission);
+    let dan = f.ws.session("dan").unwrap();
+    assert_eq!(
+        dan.propose(draft(Some(&id), vec![field("po_number", json!("x"))])).unwrap_err().code,
+        Code::Permission
+    );
+    // A proposal for an account's name, which cara may read but not edit: the save path refuses.
+    let acc = ava
+        .propose(ProposalDraft {
+            object: "account".into(),
+            record_id: Some("acc_0001".into()),
+            fields: vec![field("name", json!("Renamed"))],
+            ..draft(None, vec![])
+        })
+        .unwrap();
+    let cara = f.ws.session("cara").unwrap();
+    assert_eq!(cara.accept_proposal(&acc.id, None).unwrap_err().code, Code::Permission);
+}
+
+#[test]
+fn undo_restores_within_30_days_refuses_after_a_later_edit_and_says_why_after_the_window() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let cara = f.ws.session("cara").unwrap();
+    let id = sent_invoice(&ava);
+    let before = value(&f.ws, &id, "po_number");
+    let p = ava.propose(draft(Some(&id), vec![field("po_number", json!("PO-U"))])).unwrap();
+    cara.accept_proposal(&p.id, None).unwrap();
+    f.clock.advance(chrono::Duration::days(29));
+    let (undone, saved) = cara.undo_proposal(&p.id).unwrap();
+    assert_eq!(undone.state, ProposalState::Undone);
+    assert_eq!(value(&f.ws, &id, "po_number"), before);
+    assert_eq!(cara.history_of("invoice", &id).unwrap().last().unwrap().correlation_id, saved.correlation_id);
+    assert_eq!(cara.undo_proposal(&p.id).unwrap_err().code, Code::ProposalClosed);
+
+    // Stale undo: the record moved after acceptance.
+    let p2 = ava.propose(draft(Some(&id), vec![field("po_number", json!("PO-V"))])).unwrap();
+    cara.accept_proposal(&p2.id, None).unwrap();
+    ava.save(
+        SaveRequest::Update {
+            object: "invoice".into(),
+            id: id.clone(),
+            changes: common::map(json!({"po_number": "PO-LATER"})),
+            expected_version: None,
+        },
+        &SaveContext::default(),
+    )
+    .unwrap();
+    assert_eq!(cara.undo_proposal(&p2.id).unwrap_err().code, Code::Conflict);
+    assert_eq!(value(&f.ws, &id, "po_number"), json!("PO-LATER"));
+
+    // After the window.
+    let p3 = ava.propose(draft(Some(&id), vec![field("po_number", json!("PO-W"))])).unwrap();
+    cara.accept_proposal(&p3.id, None).unwrap();
+    f.clock.advance(chrono::Duration::days(31));
+    let e = cara.undo_proposal(&p3.id).unwrap_err();
+    assert_eq!(e.code, Code::ProposalClosed);
+    assert!(e.message.contains("30 days"), "{}", e.message);
+}
+
+#[test]
+fn a_create_proposal_makes_the_record_on_accept_and_undo_removes_it() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let p = ava
+        .propose(draft(
+            None,
+            vec![
+                field("number", json!("INV-2026-99999")),
+                field("account", json!("acc_0009")),
+                field("status", json!("draft")),
+                field("issue_date", json!("2026-11-01")),
+                field("total", json!(100)),
+            ],
+        ))
+        .unwrap();
+    assert_eq!(p.operation, "create");
+    let cara = f.ws.session("cara").unwrap();
+    let (accepted, saved) = cara.accept_proposal(&p.id, None).unwrap();
+    assert_eq!(accepted.record_id.as_deref(), Some(saved.id.as_str()));
+    assert!(cara.get("invoice", &saved.id).is_ok());
+    // Undo is the undoing user's save with the same checks: cara may create invoices but not
+    // delete them.
+    assert_eq!(cara.undo_proposal(&p.id).unwrap_err().code, Code::Permission);
+    assert!(cara.get("invoice", &saved.id).is_ok());
+    ava.undo_proposal(&p.id).unwrap();
+    assert_eq!(cara.get("invoice", &saved.id).unwrap_err().code, Code::NotFound);
+}
+
+#[test]
+fn retention_expires_open_and_purges_old_decided_proposals() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let cara = f.ws.session("cara").unwrap();
+    let id = sent_invoice(&ava);
+    let open = ava.propose(draft(Some(&id), vec![field("po_number", json!("A"))])).unwrap();
+    let discarded = ava.propose(draft(Some(&id), vec![field("po_number", json!("B"))])).unwrap();
+    let accepted = ava.propose(draft(Some(&id), vec![field("po_number", json!("C"))])).unwrap();
+    cara.discard_proposal(&discarded.id, Some("wrong customer")).unwrap();
+    cara.accept_proposal(&accepted.id, None).unwrap();
+    assert_eq!(cara.proposal(&discarded.id).unwrap().state_reason.as_deref(), Some("wrong customer"));
+    f.clock.advance(chrono::Duration::days(30));
+    let r = cara.run_retention().unwrap();
+    assert_eq!((r.expired, r.purged_discarded, r.purged_accepted), (1, 0, 0));
+    let e = cara.proposal(&open.id).unwrap();
+    assert_eq!(e.state, ProposalState::Expired);
+    assert!(e.state_reason.unwrap().contains("30 days"));
+    assert_eq!(cara.accept_proposal(&open.id, None).unwrap_err().code, Code::ProposalClosed);
+    f.clock.advance(chrono::Duration::days(61));
+    assert_eq!(cara.run_retention().unwrap().purged_discarded, 1);
+    assert_eq!(cara.proposal(&discarded.id).unwrap_err().code, Code::NotFound);
+    f.clock.advance(chrono::Duration::days(400));
+    assert_eq!(cara.run_retention().unwrap().purged_accepted, 1);
+    // An open proposal past 30 days is expired even before the job runs.
+    let late = ava.propose(draft(Some(&id), vec![field("po_number", json!("D"))])).unwrap();
+    f.clock.advance(chrono::Duration::days(31));
+    assert_eq!(cara.accept_proposal(&late.id, None).unwrap_err().code, Code::ProposalClosed);
+}
+
+#[test]
+fn readers_see_only_what_they_may() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let p = ava
+        .propose(ProposalDraft {
+            object: "account".into(),
+            record_id: Some("acc_0001".into()),
+            fields: vec![field("credit_limit", json!(500000)), field("rating", json!("hot"))],
+            ..draft(None, vec![])
+        })
+        .unwrap();
+    // Ben (no ai.approve) sees none of ava's proposals.
+    let ben = f.ws.session("ben").unwrap();
+    assert_eq!(ben.proposal(&p.id).unwrap_err().code, Code::NotFound);
+    assert!(ben.proposals(None, None).unwrap().is_empty());
+    let cara = f.ws.session("cara").unwrap();
+    assert_eq!(cara.proposals(Some(ProposalState::Open), Some("account")).unwrap().len(), 1);
+}
+
+#[test]
+fn two_reviewers_racing_on_one_record_exactly_one_wins_and_no_update_is_lost() {
+    let f = common::demo();
+    let path = f.ws.path().to_path_buf();
+    let ava = f.ws.session("ava").unwrap();
+    let id = sent_invoice(&ava);
+    let rounds = 20;
+    let mut wins = 0;
+    for round in 0..rounds {
+        let a = ava.propose(draft(Some(&id), vec![field("po_number", json!(format!("A-{round}")))])).unwrap();
+        let b = ava.propose(draft(Some(&id), vec![field("po_number", json!(format!("B-{round}")))])).unwrap();
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let results: Vec<(String, countersign_kernel::Result<()>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = [(a.id.clone(), "cara"), (b.id.clone(), "ava")]
+                .into_iter()
+                .map(|(pid, user)| {
+                    let (path, barrier) = (path.clone(), barrier.clone());
+                    s.spawn(move || {
+                        let ws = Workspace::open(&path, Default::default()).unwrap();
+                        let session = ws.session(user).unwrap();
+                        barrier.wait();
+                        let r = loop {
+                            match session.accept_proposal(&pid, None) {
+                                Err(e) if e.retriable => continue, // busy: the other writer holds the file
+                                other => break other.map(|_| ()),
+                            }
+                        };
+                        (pid, r)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let ok: Vec<&String> = results.iter().filter(|(_, r)| r.is_ok()).map(|(p, _)| p).collect();
+        assert_eq!(ok.len(), 1, "round {round}: {results:?}");
+        for (_, r) in &results {
+            if let Err(e) = r {
+                assert_eq!(e.code, Code::Conflict, "round {round}: {e}");
+            }
+        }
+        let winner = if ok[0] == &a.id { format!("A-{round}") } else { format!("B-{round}") };
+        assert_eq!(
+            value(&f.ws, &id, "po_number"),
+            json!(winner),
+            "round {round}: the winner's value is the record's"
+        );
+        wins += 1;
+    }
+    assert_eq!(wins, rounds);
+}
