@@ -18,6 +18,7 @@ pub mod deploy;
 pub mod describe;
 pub mod error;
 pub mod eval;
+pub mod extract;
 pub mod ingest;
 pub mod pins;
 pub mod pipeline;

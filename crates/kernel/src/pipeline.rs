@@ -123,16 +123,28 @@ struct Builtin {
     autonomy: Autonomy,
 }
 
-const BUILTINS: &[Builtin] = &[Builtin {
-    capability: "ask",
-    prompt: "ask",
-    instructions: crate::ask::INSTRUCTIONS_V1,
-    examples: crate::ask::examples_v1,
-    inputs: r#"{"question": "string", "schema": "projection", "today": "date"}"#,
-    contract: "schemas/ask-output.schema.json",
-    settings: crate::ask::default_settings,
-    autonomy: Autonomy::ReadOnly,
-}];
+const BUILTINS: &[Builtin] = &[
+    Builtin {
+        capability: "ask",
+        prompt: "ask",
+        instructions: crate::ask::INSTRUCTIONS_V1,
+        examples: crate::ask::examples_v1,
+        inputs: r#"{"question": "string", "schema": "projection", "today": "date"}"#,
+        contract: "schemas/ask-output.schema.json",
+        settings: crate::ask::default_settings,
+        autonomy: Autonomy::ReadOnly,
+    },
+    Builtin {
+        capability: "extract",
+        prompt: "extract",
+        instructions: crate::extract::INSTRUCTIONS_V1,
+        examples: || Value::Array(vec![]),
+        inputs: r#"{"document": "document text", "fields": "editable fields of the object"}"#,
+        contract: "per-request: one optional property per editable field",
+        settings: crate::extract::default_settings,
+        autonomy: Autonomy::Propose,
+    },
+];
 
 /// Calls in flight per (user, capability), in this process.
 #[derive(Debug, Default, Clone)]

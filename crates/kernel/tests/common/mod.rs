@@ -1,6 +1,8 @@
 #![allow(dead_code)]
 //! Shared set-up: a real SQLite file in a temporary directory, a fixed clock and sequential ids.
 
+pub mod fake_model;
+
 use countersign_kernel::demo::init_demo;
 use countersign_kernel::{FixedClock, SequentialIds, Workspace, WorkspaceDefinition, WorkspaceOptions};
 use serde_json::{Map, Value};
