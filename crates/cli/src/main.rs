@@ -436,33 +436,27 @@ fn run(cli: Cli) -> Result<Value> {
     if let Command::Init { demo, definition } = &cli.command {
         return init(&path, *demo, definition.as_deref());
     }
-    if let Command::Eval { command: EvalCommand::Ask { cases, endpoint, demo, only } } = &cli.command {
+    if let Command::Eval { command } = &cli.command {
+        let demo = match command {
+            EvalCommand::Ask { demo, .. } | EvalCommand::Extract { demo, .. } => *demo,
+        };
+        // The demo workspace at --workspace (created if missing), or in a scratch directory.
         let scratch = tempfile_dir()?;
         let path = match (&cli.workspace, demo) {
             (Some(p), _) => p.clone(),
             (None, true) => scratch.join("eval.countersign"),
             (None, false) => path,
         };
-        if *demo && !path.exists() {
+        if demo && !path.exists() {
             init(&path, true, None)?;
         }
         let ws = Workspace::open(&path, WorkspaceOptions::default())?;
-        let out = eval_ask(&ws, cases, endpoint.as_deref(), only.as_deref());
-        let _ = std::fs::remove_dir_all(&scratch);
-        return out;
-    }
-    if let Command::Eval { command: EvalCommand::Extract { cases, endpoint, demo } } = &cli.command {
-        let scratch = tempfile_dir()?;
-        let path = match (&cli.workspace, demo) {
-            (Some(p), _) => p.clone(),
-            (None, true) => scratch.join("eval.countersign"),
-            (None, false) => path,
+        let out = match command {
+            EvalCommand::Ask { cases, endpoint, only, .. } => {
+                eval_ask(&ws, cases, endpoint.as_deref(), only.as_deref())
+            }
+            EvalCommand::Extract { cases, endpoint, .. } => eval_extract(&ws, cases, endpoint.as_deref()),
         };
-        if *demo && !path.exists() {
-            init(&path, true, None)?;
-        }
-        let ws = Workspace::open(&path, WorkspaceOptions::default())?;
-        let out = eval_extract(&ws, cases, endpoint.as_deref());
         let _ = std::fs::remove_dir_all(&scratch);
         return out;
     }

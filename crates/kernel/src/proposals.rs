@@ -321,6 +321,25 @@ impl Session<'_> {
         Ok(out)
     }
 
+    /// A reviewer's decision starts here: `ai.approve`, the proposal visible to them, in `state`.
+    fn decide(
+        &self,
+        conn: &rusqlite::Connection,
+        id: &str,
+        state: ProposalState,
+        verb: &str,
+    ) -> Result<Proposal> {
+        self.require("ai.approve")?;
+        let p = self.load_proposal(conn, id)?;
+        if !self.may_see(&p) {
+            return Err(Error::new(Code::NotFound, format!("no proposal `{id}`")));
+        }
+        if p.state != state {
+            return Err(closed(&p, verb));
+        }
+        Ok(p)
+    }
+
     /// Accept all fields (`fields = None`) or the chosen ones, as this reviewer's save. A record
     /// that moved since the basis is a `conflict` (details: base / current / proposed per
     /// field) and nothing is written; a validation failure writes nothing either.
@@ -328,13 +347,7 @@ impl Session<'_> {
         self.require("ai.approve")?;
         self.expire_if_due(id)?;
         let tx = self.begin_write()?;
-        let p = self.load_proposal(&tx, id)?;
-        if !self.may_see(&p) {
-            return Err(Error::new(Code::NotFound, format!("no proposal `{id}`")));
-        }
-        if p.state != ProposalState::Open {
-            return Err(closed(&p, "accepted"));
-        }
+        let p = self.decide(&tx, id, ProposalState::Open, "accepted")?;
         let chosen: Vec<&ProposedField> = match fields {
             None => p.fields.iter().collect(),
             Some(list) => {
@@ -417,13 +430,7 @@ impl Session<'_> {
         self.require("ai.approve")?;
         self.expire_if_due(id)?;
         let tx = self.begin_write()?;
-        let p = self.load_proposal(&tx, id)?;
-        if !self.may_see(&p) {
-            return Err(Error::new(Code::NotFound, format!("no proposal `{id}`")));
-        }
-        if p.state != ProposalState::Open {
-            return Err(closed(&p, "discarded"));
-        }
+        self.decide(&tx, id, ProposalState::Open, "discarded")?;
         tx.execute(
             "UPDATE proposal SET state = 'discarded', state_reason = ?2, decided_by = ?3, decided_at = ?4 WHERE id = ?1",
             params![id, reason.map(str::trim).filter(|r| !r.is_empty()), self.user().key, timestamp(self.ws.clock.now())],
@@ -435,15 +442,8 @@ impl Session<'_> {
     /// Undo an accepted proposal within 30 days: the inverse patch from data history, as this
     /// user's save (the same checks), refused with `conflict` if the record moved since.
     pub fn undo_proposal(&self, id: &str) -> Result<(Proposal, SaveOutcome)> {
-        self.require("ai.approve")?;
         let tx = self.begin_write()?;
-        let p = self.load_proposal(&tx, id)?;
-        if !self.may_see(&p) {
-            return Err(Error::new(Code::NotFound, format!("no proposal `{id}`")));
-        }
-        if p.state != ProposalState::Accepted {
-            return Err(closed(&p, "undone"));
-        }
+        let p = self.decide(&tx, id, ProposalState::Accepted, "undone")?;
         let decided = parse_time(p.decided_at.as_deref().unwrap_or_default())?;
         let until = decided + Duration::days(UNDO_DAYS);
         if self.ws.clock.now() > until {
