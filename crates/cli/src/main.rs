@@ -559,7 +559,11 @@ fn run(cli: Cli) -> Result<Value> {
         Command::Provider { command } => provider_command(&session, command),
         Command::Ask { question, endpoint, .. } => {
             let rt = runtime()?;
-            let model = rt.block_on(model_choice(&session, endpoint.as_deref()))?;
+            let model = rt.block_on(model_choice(
+                &session,
+                endpoint.as_deref(),
+                countersign_kernel::ask::CAPABILITY,
+            ))?;
             let cancel = countersign_kernel::provider::Cancel::default();
             let answer =
                 rt.block_on(countersign_kernel::ask::ask(&session, &question, model, &cancel, &mut |_| {}))?;
@@ -570,7 +574,11 @@ fn run(cli: Cli) -> Result<Value> {
             let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let doc = countersign_kernel::ingest::ingest(&name, std::fs::read(&file)?, &Default::default())?;
             let rt = runtime()?;
-            let model = rt.block_on(extract_model(&session, endpoint.as_deref()))?;
+            let model = rt.block_on(model_choice(
+                &session,
+                endpoint.as_deref(),
+                countersign_kernel::extract::CAPABILITY,
+            ))?;
             let cancel = countersign_kernel::provider::Cancel::default();
             to_json(&rt.block_on(countersign_kernel::extract::extract(
                 &session,
@@ -798,14 +806,15 @@ fn tempfile_dir() -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// The model for a call: `--endpoint` for this run, else the capability's pin.
+/// The model for a call of `capability`: `--endpoint` for this run, else the capability's pin.
 async fn model_choice(
     session: &countersign_kernel::Session<'_>,
     endpoint: Option<&str>,
+    capability: &str,
 ) -> Result<countersign_kernel::pipeline::ModelChoice> {
     match endpoint {
         Some(url) => countersign_kernel::pipeline::ModelChoice::ad_hoc(url).await,
-        None => session.model_for(&session.capability(countersign_kernel::ask::CAPABILITY)?),
+        None => session.model_for(&session.capability(capability)?),
     }
 }
 
@@ -823,7 +832,7 @@ fn eval_ask(ws: &Workspace, cases: &Path, endpoint: Option<&str>, only: Option<&
         let started = std::time::Instant::now();
         let outcome = rt.block_on(async {
             session.ask_authorize(&case.question)?;
-            let model = model_choice(&session, endpoint).await?;
+            let model = model_choice(&session, endpoint, countersign_kernel::ask::CAPABILITY).await?;
             let cancel = countersign_kernel::provider::Cancel::default();
             countersign_kernel::ask::ask(&session, &case.question, model, &cancel, &mut |_| {}).await
         });
@@ -905,16 +914,6 @@ fn proposal_command(session: &countersign_kernel::Session<'_>, command: Proposal
     }
 }
 
-async fn extract_model(
-    session: &countersign_kernel::Session<'_>,
-    endpoint: Option<&str>,
-) -> Result<countersign_kernel::pipeline::ModelChoice> {
-    match endpoint {
-        Some(url) => countersign_kernel::pipeline::ModelChoice::ad_hoc(url).await,
-        None => session.model_for(&session.capability(countersign_kernel::extract::CAPABILITY)?),
-    }
-}
-
 fn eval_extract(ws: &Workspace, dir: &Path, endpoint: Option<&str>) -> Result<Value> {
     use countersign_kernel::eval::percentile;
     let text = std::fs::read_to_string(dir.join("expected.jsonl"))?;
@@ -935,7 +934,8 @@ fn eval_extract(ws: &Workspace, dir: &Path, endpoint: Option<&str>) -> Result<Va
             countersign_kernel::ingest::ingest(file, std::fs::read(dir.join(file))?, &Default::default())
                 .and_then(|doc| {
                     rt.block_on(async {
-                        let model = extract_model(&session, endpoint).await?;
+                        let model =
+                            model_choice(&session, endpoint, countersign_kernel::extract::CAPABILITY).await?;
                         let cancel = countersign_kernel::provider::Cancel::default();
                         countersign_kernel::extract::extract(&session, &doc, object, None, model, &cancel)
                             .await

@@ -427,7 +427,7 @@ impl Session<'_> {
             examples: example_turns(&prompt.examples),
             parts,
         };
-        let estimate = prompt_tokens(&chat_prompt);
+        let estimate = crate::projection::estimate_prompt_tokens(&chat_prompt);
         let mut inv = self.begin_invocation(&binding, model, question, estimate)?;
         inv.grounding_hash = grounding.hash.clone();
         let fail = |inv: &Invocation, e: Error| -> Result<AskRun> {
@@ -446,7 +446,7 @@ impl Session<'_> {
             );
         }
         // Against the whole projection: a scoped one leaves out objects the user may read.
-        let outside = self.terms_outside_projection(question, &self.projection());
+        let outside = self.terms_outside_projection(question, &self.whole_grounding().projection);
         if !outside.is_empty() {
             return fail(
                 &inv,
@@ -566,7 +566,10 @@ impl Session<'_> {
                     run.request.schema = Some(("ask_plan".into(), schema.clone()));
                     run.schema = schema;
                 }
-                let estimate = prompt_tokens(&Prompt { parts: parts.clone(), ..run.request.prompt.clone() });
+                let estimate = crate::projection::estimate_prompt_tokens(&Prompt {
+                    parts: parts.clone(),
+                    ..run.request.prompt.clone()
+                });
                 if let Err(e) = self.preflight_repair(&run.invocation, estimate) {
                     self.finish_invocation(&run.invocation, Outcome::Failed(&e))?;
                     return Err(e);
@@ -753,21 +756,18 @@ impl Session<'_> {
                 let mut out_values: Vec<Value> = vec![];
                 for r in &resolved {
                     match r.status {
-                        ResolutionStatus::Resolved => out_values.extend(r.matches.iter().map(|c| {
-                            if field.field_type == FieldType::Lookup {
-                                Value::String(c.id.clone())
-                            } else {
-                                Value::String(c.name.clone())
-                            }
-                        })),
+                        // Resolved: the one match; ambiguous: every candidate (the query is not
+                        // run until the user chooses).
+                        ResolutionStatus::Resolved | ResolutionStatus::Ambiguous => {
+                            out_values.extend(r.matches.iter().map(|c| {
+                                Value::String(if field.field_type == FieldType::Lookup {
+                                    c.id.clone()
+                                } else {
+                                    c.name.clone()
+                                })
+                            }))
+                        }
                         ResolutionStatus::Unmatched => out_values.push(Value::String(r.written.clone())),
-                        ResolutionStatus::Ambiguous => out_values.extend(r.matches.iter().map(|c| {
-                            if field.field_type == FieldType::Lookup {
-                                Value::String(c.id.clone())
-                            } else {
-                                Value::String(c.name.clone())
-                            }
-                        })),
                     }
                 }
                 // A parent's name path (`account.name`) becomes the lookup itself.
@@ -1233,13 +1233,6 @@ fn type_name(t: FieldType) -> String {
     serde_json::to_value(t).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 
-fn prompt_tokens(p: &Prompt) -> u64 {
-    p.messages()
-        .iter()
-        .map(|m| crate::projection::estimate_tokens(m["content"].as_str().unwrap_or_default()) + 4)
-        .sum()
-}
-
 /// The user message: the schema (a stable prefix per user and generation), today, the question.
 fn ask_parts(g: &Grounding, today: &str, question: &str) -> Vec<Part> {
     vec![
@@ -1349,7 +1342,7 @@ pub async fn ask(
     }
 }
 
-/// `{"id": …, "name": …}` rows for a JSON dump.
+/// The ids of a result's records, in order.
 pub fn ids(result: &QueryResult) -> Vec<String> {
     result
         .records

@@ -211,34 +211,26 @@ fn spellings(f: &crate::definition::FieldDef, v: &Value) -> Vec<String> {
 
 /// Where the document states the value: every occurrence of the first spelling that occurs.
 fn occurrences(doc: &Document, f: &crate::definition::FieldDef, v: &Value) -> Vec<(usize, usize)> {
+    // Case-insensitive where lower-casing keeps the byte offsets (it does for most scripts);
+    // case-sensitive otherwise.
     let lower = doc.text.to_lowercase();
+    let fold = lower.len() == doc.text.len();
+    let haystack = if fold { lower.as_str() } else { doc.text.as_str() };
     for s in spellings(f, v) {
-        let needle = s.to_lowercase();
-        if needle.is_empty() || lower.len() != doc.text.len() {
+        let needle = if fold { s.to_lowercase() } else { s };
+        if needle.is_empty() {
             continue;
         }
-        let found: Vec<(usize, usize)> = lower
+        let found: Vec<(usize, usize)> = haystack
             .match_indices(&needle)
             .map(|(i, m)| (i, i + m.len()))
-            .filter(|(s, e)| on_word_boundaries(&doc.text, *s, *e, &needle))
+            .filter(|(a, b)| on_word_boundaries(&doc.text, *a, *b, &needle))
             .collect();
         if !found.is_empty() {
             return found;
         }
     }
-    // Lower-casing changed byte offsets (rare scripts): search case-sensitively.
-    spellings(f, v)
-        .into_iter()
-        .find_map(|s| {
-            let found: Vec<(usize, usize)> = doc
-                .text
-                .match_indices(&s)
-                .map(|(i, m)| (i, i + m.len()))
-                .filter(|(a, b)| on_word_boundaries(&doc.text, *a, *b, &s))
-                .collect();
-            (!found.is_empty()).then_some(found)
-        })
-        .unwrap_or_default()
+    vec![]
 }
 
 /// A match stands on its own: "0" inside "0130" is not the value 0 (a symbol like "$" may
@@ -311,7 +303,6 @@ impl Session<'_> {
     /// Turn the model's answer into proposed fields and unmapped values (see the module doc).
     fn patch_from(
         &self,
-        object: &crate::catalog::ObjectMeta,
         fields: &[&crate::definition::FieldDef],
         doc: &Document,
         injections: &[Injection],
@@ -390,7 +381,6 @@ impl Session<'_> {
             }
             patch.push(pf);
         }
-        let _ = object;
         settle_shared_spans(doc, fields, &mut patch, &mut unmapped);
         Ok((patch, unmapped))
     }
@@ -509,11 +499,7 @@ pub async fn extract(
         Part::Untrusted { label: format!("document {}", doc.name), content: doc.text.clone() },
     ];
     let chat_prompt = Prompt { instructions: prompt.instructions.clone(), examples: vec![], parts };
-    let estimate = chat_prompt
-        .messages()
-        .iter()
-        .map(|m| crate::projection::estimate_tokens(m["content"].as_str().unwrap_or_default()) + 4)
-        .sum();
+    let estimate = crate::projection::estimate_prompt_tokens(&chat_prompt);
     let provider = crate::provider::provider(model.endpoint.clone())?;
     let mut inv = session.begin_invocation(&binding, model, &doc.name, estimate)?;
     inv.grounding_hash = doc.sha256.clone();
@@ -572,7 +558,7 @@ pub async fn extract(
         }
     }
     let answer = answer.unwrap_or_default();
-    let (mut patch, unmapped) = session.patch_from(meta, &fields, doc, &injections, &answer)?;
+    let (mut patch, unmapped) = session.patch_from(&fields, doc, &injections, &answer)?;
     if patch.is_empty() {
         let e = Error::new(
             Code::GroundingInsufficient,

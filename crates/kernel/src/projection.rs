@@ -27,6 +27,11 @@ pub fn estimate_tokens(text: &str) -> u64 {
     (text.chars().count() as u64).div_ceil(3)
 }
 
+/// The estimate for a whole prompt: every message, plus a few tokens of chat framing each.
+pub fn estimate_prompt_tokens(prompt: &crate::provider::Prompt) -> u64 {
+    prompt.messages().iter().map(|m| estimate_tokens(m["content"].as_str().unwrap_or_default()) + 4).sum()
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Projection {
@@ -88,6 +93,15 @@ pub struct Grounding {
     pub tokens: u64,
     /// The tokens the whole projection would take (for the scoping report).
     pub full_tokens: u64,
+}
+
+impl Grounding {
+    /// Render and hash a projection.
+    fn of(projection: Projection, full_tokens: u64) -> Grounding {
+        let text = projection.render(true);
+        let hash = format!("sha256:{:x}", Sha256::digest(projection.canonical_json().as_bytes()));
+        Grounding { tokens: estimate_tokens(&text), full_tokens, projection, text, hash }
+    }
 }
 
 impl Projection {
@@ -404,47 +418,51 @@ impl Session<'_> {
     /// The grounding for a request: the whole projection when it fits `budget_tokens`, else the
     /// objects `text` names plus one hop. Cached per (user, generation, scope).
     pub fn grounding(&self, text: &str, budget_tokens: u64) -> Arc<Grounding> {
-        let full = self.projection();
-        let full_text = full.render(true);
-        let full_tokens = estimate_tokens(&full_text);
-        let scope: Vec<String> = if full_tokens <= budget_tokens {
-            vec!["*".into()]
-        } else {
-            let named = self.objects_named(text);
-            let mut scope: Vec<String> = vec![];
-            for key in &named {
-                let Some(o) = full.object(key) else { continue };
-                scope.push(key.clone());
-                scope.extend(o.fields.iter().filter_map(|f| f.target.clone()));
-                scope.extend(o.children.iter().map(|(c, _)| c.clone()));
-            }
-            if scope.is_empty() {
-                full.objects.iter().map(|o| o.key.clone()).collect()
-            } else {
-                let mut s: Vec<String> =
-                    full.objects.iter().map(|o| o.key.clone()).filter(|k| scope.contains(k)).collect();
-                s.dedup();
-                s
-            }
-        };
-        let cache_key = (self.user().key.clone(), self.catalog().generation, scope.clone());
+        let whole = self.whole_grounding();
+        if whole.tokens <= budget_tokens {
+            return whole;
+        }
+        let full = &whole.projection;
+        let mut wanted: Vec<String> = vec![];
+        for key in self.objects_named(text) {
+            let Some(o) = full.object(&key) else { continue };
+            wanted.push(key);
+            wanted.extend(o.fields.iter().filter_map(|f| f.target.clone()));
+            wanted.extend(o.children.iter().map(|(c, _)| c.clone()));
+        }
+        // In definition order; nothing named means every object.
+        let scope: Vec<String> = full
+            .objects
+            .iter()
+            .map(|o| o.key.clone())
+            .filter(|k| wanted.is_empty() || wanted.contains(k))
+            .collect();
+        self.cached_grounding(scope.clone(), || {
+            let mut p = full.clone();
+            p.objects.retain(|o| scope.contains(&o.key));
+            p.scope = scope;
+            Grounding::of(p, whole.tokens)
+        })
+    }
+
+    /// The user's whole projection at this generation, cached (the stable prompt prefix).
+    pub fn whole_grounding(&self) -> Arc<Grounding> {
+        self.cached_grounding(vec!["*".into()], || {
+            let p = self.projection();
+            let tokens = estimate_tokens(&p.render(true));
+            Grounding::of(p, tokens)
+        })
+    }
+
+    fn cached_grounding(&self, scope: Vec<String>, build: impl FnOnce() -> Grounding) -> Arc<Grounding> {
+        let key = (self.user().key.clone(), self.catalog().generation, scope);
         let cache = &self.workspace().projections;
-        if let Some(g) = cache.0.lock().ok().and_then(|m| m.get(&cache_key).cloned()) {
+        if let Some(g) = cache.0.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return g;
         }
-        let projection = if scope == ["*"] {
-            full
-        } else {
-            let mut p = full;
-            p.objects.retain(|o| scope.contains(&o.key));
-            p.scope = scope.clone();
-            p
-        };
-        let text = if projection.scope == ["*"] { full_text } else { projection.render(true) };
-        let hash = format!("sha256:{:x}", Sha256::digest(projection.canonical_json().as_bytes()));
-        let g = Arc::new(Grounding { tokens: estimate_tokens(&text), full_tokens, projection, text, hash });
+        let g = Arc::new(build());
         if let Ok(mut m) = cache.0.lock() {
-            m.insert(cache_key, g.clone());
+            m.insert(key, g.clone());
         }
         g
     }
