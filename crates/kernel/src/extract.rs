@@ -14,10 +14,10 @@ use crate::access::Session;
 use crate::definition::{FieldLevel, FieldType};
 use crate::error::{Code, Error, Result};
 use crate::ingest::Document;
-use crate::pipeline::{ModelChoice, Outcome};
-use crate::proposals::{Proposal, ProposalDraft, ProposedField};
-use crate::provider::{chat_with_retry, Part, Prompt, RetryPolicy};
-use serde::Serialize;
+use crate::pipeline::{Autonomy, Invocation, ModelChoice, Outcome};
+use crate::proposals::{Proposal, ProposalDraft, ProposedField, SourceDocument};
+use crate::provider::{chat_with_retry, ChatRequest, ChatResponse, Part, Prompt, RetryPolicy};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};
 use ts_rs::TS;
@@ -38,7 +38,7 @@ pub fn default_settings() -> crate::pipeline::CapabilitySettings {
 }
 
 /// A sentence in the document addressed to an AI (a prompt injection), shown to the reviewer.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Injection {
     pub text: String,
     #[ts(type = "number")]
@@ -469,6 +469,217 @@ impl Session<'_> {
     }
 }
 
+/// One Extract invocation between model calls (owned: no session is held while the model
+/// thinks).
+#[derive(Debug)]
+pub struct ExtractRun {
+    pub invocation: Invocation,
+    pub request: ChatRequest,
+    doc: Document,
+    object: String,
+    record: Option<String>,
+    injections: Vec<Injection>,
+    schema: Value,
+    started: Instant,
+}
+
+pub enum ExtractStep {
+    Done(Box<ExtractAnswer>),
+    /// The answer broke the contract; send `request` (the repair) and advance again.
+    Repair(Box<ExtractRun>),
+}
+
+impl Session<'_> {
+    /// Authorize, ground and pre-flight an Extract of `doc` into `object` (a new record, or
+    /// `record` for an update); the returned run carries the request for the model.
+    pub fn extract_begin(
+        &self,
+        doc: Document,
+        object: &str,
+        record: Option<&str>,
+        model: ModelChoice,
+    ) -> Result<ExtractRun> {
+        let started = Instant::now();
+        let binding = self.capability(CAPABILITY)?;
+        self.require(&binding.required_permission)?;
+        if binding.autonomy == Autonomy::ReadOnly {
+            return Err(Error::new(
+                Code::Permission,
+                "Extract is set to read-only in this workspace, so it proposes nothing; someone with ai.manage can set it to propose",
+            ));
+        }
+        let (meta, _) = self.readable_object(object)?;
+        let fields = editable_fields(self, meta);
+        if fields.is_empty() {
+            return Err(Error::new(
+                Code::Permission,
+                format!("you cannot edit any field of {}", meta.def.plural_label),
+            ));
+        }
+        if let Some(id) = record {
+            self.get(object, id)?;
+        }
+        let prompt = self.active_prompt(&binding.prompt)?;
+        let injections = find_injections(&doc);
+        let parts = vec![
+            Part::Untrusted { label: format!("fields of {object}"), content: field_list(&fields) },
+            Part::Untrusted { label: format!("document {}", doc.name), content: doc.text.clone() },
+        ];
+        let chat_prompt = Prompt { instructions: prompt.instructions.clone(), examples: vec![], parts };
+        let estimate = crate::projection::estimate_prompt_tokens(&chat_prompt);
+        let mut inv = self.begin_invocation(&binding, model, &doc.name, estimate)?;
+        inv.grounding_hash = doc.sha256.clone();
+        let schema = json!({
+            "type": "object",
+            "properties": fields.iter().map(|f| (f.key.clone(), value_schema(f))).collect::<Map<String, Value>>(),
+            "additionalProperties": false
+        });
+        let s = &binding.settings;
+        let mut request = inv.model.pin.chat_request(
+            chat_prompt,
+            Some((format!("{object}_fields"), schema.clone())),
+            Duration::from_millis(s.connect_timeout_ms as u64),
+            Duration::from_millis(s.timeout_ms),
+            true,
+        );
+        request.max_output_tokens = request.max_output_tokens.min(s.max_output_tokens);
+        Ok(ExtractRun {
+            invocation: inv,
+            request,
+            doc,
+            object: object.into(),
+            record: record.map(String::from),
+            injections,
+            schema,
+            started,
+        })
+    }
+
+    /// Take the model's response: repair once, or check the answer (lookups, spans, the dry
+    /// run), record the proposal and the trace — and auto-apply it when the capability's
+    /// autonomy and the allowlist say so.
+    pub fn extract_advance(
+        &self,
+        mut run: ExtractRun,
+        response: Result<ChatResponse>,
+    ) -> Result<ExtractStep> {
+        let fail = |run: &ExtractRun, e: Error| -> Result<ExtractStep> {
+            self.finish_invocation(&run.invocation, Outcome::Failed(&e))?;
+            Err(e)
+        };
+        let resp = match response {
+            Ok(r) => r,
+            Err(e) => {
+                if e.code == Code::ModelDrift && run.invocation.model.stored {
+                    self.mark_drift(&run.invocation.model.pin.key, &e.message)?;
+                }
+                return fail(&run, e);
+            }
+        };
+        run.invocation.record_call(&run.request.prompt.messages(), &resp);
+        let validator = jsonschema::validator_for(&run.schema).map_err(|e| Error::internal(e.to_string()))?;
+        let answer = match serde_json::from_str::<Value>(resp.content.trim()) {
+            Err(e) => Err(format!("the answer is not valid JSON ({e})")),
+            Ok(v) => match validator.iter_errors(&v).next() {
+                Some(e) => Err(format!("at {}: {e}", e.instance_path().as_str())),
+                None => Ok(v.as_object().cloned().unwrap_or_default()),
+            },
+        };
+        let answer = match answer {
+            Ok(a) => a,
+            Err(problem) if run.invocation.attempts < 2 => {
+                run.request.prompt.parts.push(Part::Untrusted {
+                    label: "your previous answer".into(),
+                    content: resp.content.clone(),
+                });
+                run.request.prompt.parts.push(Part::Request(format!(
+                    "Your previous answer was rejected: {problem}\nAnswer again."
+                )));
+                return Ok(ExtractStep::Repair(Box::new(run)));
+            }
+            Err(problem) => {
+                let e = Error::new(
+                    Code::Contract,
+                    format!("the model's answer broke the Extract contract twice: {problem}"),
+                );
+                return fail(&run, e);
+            }
+        };
+        let (meta, _) = self.readable_object(&run.object)?;
+        let fields = editable_fields(self, meta);
+        let (mut patch, unmapped) = self.patch_from(&fields, &run.doc, &run.injections, &answer)?;
+        if patch.is_empty() {
+            let e = Error::new(
+                Code::GroundingInsufficient,
+                format!("nothing in {} maps to a field of {}", run.doc.name, meta.def.label),
+            );
+            return fail(&run, e);
+        }
+        self.dry_run(&run.object, run.record.as_deref(), &mut patch)?;
+        let doc = &run.doc;
+        let mut rationale = format!("Extracted from {} ({:?}).", doc.name, doc.kind);
+        if !run.injections.is_empty() {
+            rationale.push_str(&format!(
+                " Warning: the document contains {} instruction(s) addressed to an AI; they were ignored: {}",
+                run.injections.len(),
+                run.injections.iter().map(|i| format!("“{}”", i.text)).collect::<Vec<_>>().join(" ")
+            ));
+        }
+        let inv = &run.invocation;
+        let mut proposal = self.propose(ProposalDraft {
+            capability: CAPABILITY.into(),
+            object: run.object.clone(),
+            record_id: run.record.clone(),
+            fields: patch,
+            unmapped,
+            rationale,
+            grounding_hash: doc.sha256.clone(),
+            prompt: inv.prompt.prompt.clone(),
+            prompt_version: inv.prompt.version,
+            model_id: inv.model.pin.model_id.clone(),
+            model_version: inv.model.pin.digest.clone(),
+            correlation_id: Some(inv.correlation_id.clone()),
+            document: Some(SourceDocument {
+                name: doc.name.clone(),
+                kind: doc.kind,
+                sha256: doc.sha256.clone(),
+                text: doc.text.clone(),
+                segments: doc.segments.clone(),
+                injections: run.injections.clone(),
+            }),
+        })?;
+        if inv.capability.autonomy == Autonomy::AutoApply && run.injections.is_empty() {
+            if let Some(applied) = self.auto_apply(&proposal)? {
+                proposal = applied;
+            }
+        }
+        let values: Vec<crate::pipeline::FieldValue> = proposal
+            .fields
+            .iter()
+            .map(|f| crate::pipeline::FieldValue {
+                object: run.object.clone(),
+                field: f.field.clone(),
+                value: f.value.as_str().map(String::from).unwrap_or_else(|| f.value.to_string()),
+            })
+            .collect();
+        self.finish_invocation(
+            inv,
+            Outcome::Answered { result: &json!({"proposal": proposal.id}), values: &values },
+        )?;
+        Ok(ExtractStep::Done(Box::new(ExtractAnswer {
+            document: doc.name.clone(),
+            document_sha256: doc.sha256.clone(),
+            injections: run.injections.clone(),
+            trace_id: inv.trace_id.clone(),
+            total_ms: run.started.elapsed().as_secs_f64() * 1000.0,
+            model_ms: inv.model_ms,
+            prompt_tokens: inv.usage.prompt_tokens,
+            completion_tokens: inv.usage.completion_tokens,
+            proposal,
+        })))
+    }
+}
+
 /// Extract a document into a proposal (CLI and tests; the session is held across the call).
 pub async fn extract(
     session: &Session<'_>,
@@ -478,140 +689,19 @@ pub async fn extract(
     model: ModelChoice,
     cancel: &crate::provider::Cancel,
 ) -> Result<ExtractAnswer> {
-    let started = Instant::now();
-    let binding = session.capability(CAPABILITY)?;
-    session.require(&binding.required_permission)?;
-    let (meta, _) = session.readable_object(object)?;
-    let fields = editable_fields(session, meta);
-    if fields.is_empty() {
-        return Err(Error::new(
-            Code::Permission,
-            format!("you cannot edit any field of {}", meta.def.plural_label),
-        ));
-    }
-    if let Some(id) = record {
-        session.get(object, id)?;
-    }
-    let prompt = session.active_prompt(&binding.prompt)?;
-    let injections = find_injections(doc);
-    let parts = vec![
-        Part::Untrusted { label: format!("fields of {object}"), content: field_list(&fields) },
-        Part::Untrusted { label: format!("document {}", doc.name), content: doc.text.clone() },
-    ];
-    let chat_prompt = Prompt { instructions: prompt.instructions.clone(), examples: vec![], parts };
-    let estimate = crate::projection::estimate_prompt_tokens(&chat_prompt);
     let provider = crate::provider::provider(model.endpoint.clone())?;
-    let mut inv = session.begin_invocation(&binding, model, &doc.name, estimate)?;
-    inv.grounding_hash = doc.sha256.clone();
-    let schema = json!({
-        "type": "object",
-        "properties": fields.iter().map(|f| (f.key.clone(), value_schema(f))).collect::<Map<String, Value>>(),
-        "additionalProperties": false
-    });
-    let s = &binding.settings;
-    let mut request = inv.model.pin.chat_request(
-        chat_prompt,
-        Some((format!("{object}_fields"), schema.clone())),
-        Duration::from_millis(s.connect_timeout_ms as u64),
-        Duration::from_millis(s.timeout_ms),
-        true,
-    );
-    request.max_output_tokens = request.max_output_tokens.min(s.max_output_tokens);
-    let validator = jsonschema::validator_for(&schema).map_err(|e| Error::internal(e.to_string()))?;
-    let mut answer = None;
-    for attempt in 0..2 {
-        let resp =
-            match chat_with_retry(&*provider, &request, &RetryPolicy::default(), cancel, &mut |_| {}).await {
-                Ok(r) => r,
-                Err(e) => {
-                    session.finish_invocation(&inv, Outcome::Failed(&e))?;
-                    return Err(e);
-                }
-            };
-        inv.record_call(&request.prompt.messages(), &resp);
-        let problem = match serde_json::from_str::<Value>(resp.content.trim()) {
-            Err(e) => format!("the answer is not valid JSON ({e})"),
-            Ok(v) => match validator.iter_errors(&v).next() {
-                Some(e) => format!("at {}: {e}", e.instance_path().as_str()),
-                None => {
-                    answer = v.as_object().cloned();
-                    break;
-                }
-            },
+    let mut drift = Some(model.check().await);
+    let mut run = session.extract_begin(doc.clone(), object, record, model)?;
+    loop {
+        let resp = match drift.take() {
+            Some(Err(e)) => Err(e),
+            _ => {
+                chat_with_retry(&*provider, &run.request, &RetryPolicy::default(), cancel, &mut |_| {}).await
+            }
         };
-        if attempt == 0 {
-            request.prompt.parts.push(Part::Untrusted {
-                label: "your previous answer".into(),
-                content: resp.content.clone(),
-            });
-            request
-                .prompt
-                .parts
-                .push(Part::Request(format!("Your previous answer was rejected: {problem}\nAnswer again.")));
-        } else {
-            let e = Error::new(
-                Code::Contract,
-                format!("the model's answer broke the Extract contract twice: {problem}"),
-            );
-            session.finish_invocation(&inv, Outcome::Failed(&e))?;
-            return Err(e);
+        match session.extract_advance(run, resp)? {
+            ExtractStep::Done(a) => return Ok(*a),
+            ExtractStep::Repair(r) => run = *r,
         }
     }
-    let answer = answer.unwrap_or_default();
-    let (mut patch, unmapped) = session.patch_from(&fields, doc, &injections, &answer)?;
-    if patch.is_empty() {
-        let e = Error::new(
-            Code::GroundingInsufficient,
-            format!("nothing in {} maps to a field of {}", doc.name, meta.def.label),
-        );
-        session.finish_invocation(&inv, Outcome::Failed(&e))?;
-        return Err(e);
-    }
-    session.dry_run(object, record, &mut patch)?;
-    let mut rationale = format!("Extracted from {} ({:?}).", doc.name, doc.kind);
-    if !injections.is_empty() {
-        rationale.push_str(&format!(
-            " Warning: the document contains {} instruction(s) addressed to an AI; they were ignored: {}",
-            injections.len(),
-            injections.iter().map(|i| format!("“{}”", i.text)).collect::<Vec<_>>().join(" ")
-        ));
-    }
-    let proposal = session.propose(ProposalDraft {
-        capability: CAPABILITY.into(),
-        object: object.into(),
-        record_id: record.map(String::from),
-        fields: patch,
-        unmapped,
-        rationale,
-        grounding_hash: doc.sha256.clone(),
-        prompt: inv.prompt.prompt.clone(),
-        prompt_version: inv.prompt.version,
-        model_id: inv.model.pin.model_id.clone(),
-        model_version: inv.model.pin.digest.clone(),
-        correlation_id: Some(inv.correlation_id.clone()),
-    })?;
-    let values: Vec<crate::pipeline::FieldValue> = proposal
-        .fields
-        .iter()
-        .map(|f| crate::pipeline::FieldValue {
-            object: object.into(),
-            field: f.field.clone(),
-            value: f.value.as_str().map(String::from).unwrap_or_else(|| f.value.to_string()),
-        })
-        .collect();
-    session.finish_invocation(
-        &inv,
-        Outcome::Answered { result: &json!({"proposal": proposal.id}), values: &values },
-    )?;
-    Ok(ExtractAnswer {
-        document: doc.name.clone(),
-        document_sha256: doc.sha256.clone(),
-        injections,
-        trace_id: inv.trace_id.clone(),
-        total_ms: started.elapsed().as_secs_f64() * 1000.0,
-        model_ms: inv.model_ms,
-        prompt_tokens: inv.usage.prompt_tokens,
-        completion_tokens: inv.usage.completion_tokens,
-        proposal,
-    })
 }

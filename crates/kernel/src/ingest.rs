@@ -10,13 +10,13 @@
 //! runs past the deadline never takes the caller with it.
 
 use crate::error::{Code, Error, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::time::Duration;
 use ts_rs::TS;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum DocumentKind {
     Text,
@@ -28,7 +28,7 @@ pub enum DocumentKind {
 }
 
 /// Where a piece of the text came from.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Location {
     /// Line `n` (from 1) of a text, Markdown or e-mail body.
@@ -42,7 +42,7 @@ pub enum Location {
 }
 
 /// A run of the text (`start..end`, byte offsets on char boundaries) and its source.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Segment {
     #[ts(type = "number")]
     pub start: usize,

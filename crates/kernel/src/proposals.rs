@@ -11,6 +11,7 @@
 
 use crate::access::Session;
 use crate::clock::timestamp;
+use crate::definition::{FieldLevel, FieldType};
 use crate::error::{Code, Detail, Error, Result};
 use crate::records::{SaveContext, SaveOutcome, SaveRequest};
 use chrono::{DateTime, Duration, Utc};
@@ -88,6 +89,21 @@ pub struct ProposalDraft {
     pub model_id: String,
     pub model_version: String,
     pub correlation_id: Option<String>,
+    /// The document the values were read from (Extract), kept for the review preview.
+    pub document: Option<SourceDocument>,
+}
+
+/// The text a proposal's values were read from, with its source map and the instructions
+/// to an AI found in it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceDocument {
+    pub name: String,
+    pub kind: crate::ingest::DocumentKind,
+    pub sha256: String,
+    pub text: String,
+    pub segments: Vec<crate::ingest::Segment>,
+    pub injections: Vec<crate::extract::Injection>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
@@ -136,6 +152,8 @@ pub struct Proposal {
     pub undo_until: Option<String>,
     /// Fields of the patch hidden from this reader (they cannot read them).
     pub hidden_fields: u32,
+    /// Applied without a reviewer: every field was on the capability's auto-apply allowlist.
+    pub auto_applied: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
@@ -162,7 +180,7 @@ fn closed(p: &Proposal, what: &str) -> Error {
 
 const COLUMNS: &str = "id, capability, object, record_id, operation, fields, unmapped, rationale, basis_version, grounding_hash,
     prompt, prompt_version, model_id, model_version, generation, correlation_id, state, state_reason, created_by, created_at,
-    decided_by, decided_at, accepted_fields, accept_correlation, result_version, undone_by, undone_at";
+    decided_by, decided_at, accepted_fields, accept_correlation, result_version, undone_by, undone_at, auto_applied";
 
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Proposal> {
     let json = |i: usize| -> rusqlite::Result<Value> {
@@ -199,6 +217,7 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Proposal> {
         undone_at: r.get(26)?,
         undo_until: None,
         hidden_fields: 0,
+        auto_applied: r.get(27)?,
     })
 }
 
@@ -231,7 +250,7 @@ impl Session<'_> {
         tx.execute(
             &format!(
                 "INSERT INTO proposal ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                 'open', NULL, ?17, ?18, NULL, NULL, '[]', NULL, NULL, NULL, NULL)"
+                 'open', NULL, ?17, ?18, NULL, NULL, '[]', NULL, NULL, NULL, NULL, 0)"
             ),
             params![
                 id,
@@ -254,6 +273,12 @@ impl Session<'_> {
                 timestamp(self.ws.clock.now()),
             ],
         )?;
+        if let Some(doc) = &draft.document {
+            tx.execute(
+                "INSERT INTO proposal_document (proposal_id, document) VALUES (?1, ?2)",
+                params![id, json_text(doc)],
+            )?;
+        }
         tx.commit()?;
         self.proposal(&id)
     }
@@ -348,6 +373,20 @@ impl Session<'_> {
         self.expire_if_due(id)?;
         let tx = self.begin_write()?;
         let p = self.decide(&tx, id, ProposalState::Open, "accepted")?;
+        let saved = self.apply_within(&tx, &p, fields, false)?;
+        tx.commit()?;
+        Ok((self.proposal(id)?, saved))
+    }
+
+    /// Write a proposal's chosen fields as this user's save and mark it accepted, inside `tx`.
+    fn apply_within(
+        &self,
+        tx: &rusqlite::Connection,
+        p: &Proposal,
+        fields: Option<&[String]>,
+        auto: bool,
+    ) -> Result<SaveOutcome> {
+        let id = &p.id;
         let chosen: Vec<&ProposedField> = match fields {
             None => p.fields.iter().collect(),
             Some(list) => {
@@ -406,11 +445,12 @@ impl Session<'_> {
         };
         let correlation = self.ws.ids.correlation_id();
         let ctx = SaveContext { proposed_by: Some(p.id.clone()), correlation_id: Some(correlation.clone()) };
-        let saved = self.save_within(&tx, request, &ctx)?;
+        let saved = self.save_within(tx, request, &ctx)?;
         let accepted: Vec<String> = chosen.iter().map(|f| f.field.clone()).collect();
         tx.execute(
             "UPDATE proposal SET state = 'accepted', decided_by = ?2, decided_at = ?3, accepted_fields = ?4,
-                accept_correlation = ?5, result_version = ?6, record_id = ?7 WHERE id = ?1 AND state = 'open'",
+                accept_correlation = ?5, result_version = ?6, record_id = ?7, auto_applied = ?8,
+                state_reason = ?9 WHERE id = ?1 AND state = 'open'",
             params![
                 p.id,
                 self.user().key,
@@ -419,10 +459,77 @@ impl Session<'_> {
                 correlation,
                 saved.version,
                 saved.id,
+                auto,
+                auto.then_some("applied without review: every field is on the auto-apply allowlist"),
             ],
         )?;
+        Ok(saved)
+    }
+
+    /// F-AUTONOMY: apply an open update proposal without a reviewer when every field is on the
+    /// capability's allowlist for the object and the dry run found no problem; the change is
+    /// this user's save (their edit rights and the rules apply), audited with the proposal as
+    /// proposedBy, and undoable like any other. `None` = left open for review.
+    pub fn auto_apply(&self, p: &Proposal) -> Result<Option<Proposal>> {
+        if p.operation != "update" || p.state != ProposalState::Open || p.hidden_fields > 0 {
+            return Ok(None);
+        }
+        let allowed = self.auto_apply_fields(&p.capability, &p.object)?;
+        if p.fields.iter().any(|f| f.problem.is_some() || !allowed.contains(&f.field)) {
+            return Ok(None);
+        }
+        let tx = self.begin_write()?;
+        let current = self.load_proposal(&tx, &p.id)?;
+        match self.apply_within(&tx, &current, None, true) {
+            Ok(_) => {
+                tx.commit()?;
+                Ok(Some(self.proposal(&p.id)?))
+            }
+            // Not applied (a rule, a right, a moved record): the proposal stays for a reviewer.
+            Err(e) if e.fault != crate::error::Fault::Platform => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The fields of `object` a capability may change without review.
+    pub fn auto_apply_fields(&self, capability: &str, object: &str) -> Result<Vec<String>> {
+        let mut stmt = self
+            .ws
+            .conn()
+            .prepare("SELECT field FROM auto_apply WHERE capability = ?1 AND object = ?2 ORDER BY field")?;
+        let rows = stmt.query_map(params![capability, object], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Set the auto-apply allowlist of (capability, object) — `ai.approve` only; the fields must
+    /// be fields of the object the setter can edit.
+    pub fn set_auto_apply(&self, capability: &str, object: &str, fields: &[String]) -> Result<Vec<String>> {
+        self.require("ai.approve")?;
+        self.capability(capability)?;
+        let (meta, _) = self.readable_object(object)?;
+        for f in fields {
+            let (i, _) = self.readable_field(meta, f)?;
+            if self.field_level(meta, i) != crate::definition::FieldLevel::Edit {
+                return Err(Error::on_field(
+                    Code::Permission,
+                    f.clone(),
+                    format!("you cannot edit `{f}`, so you cannot let {capability} change it without review"),
+                ));
+            }
+        }
+        let tx = self.begin_write()?;
+        tx.execute(
+            "DELETE FROM auto_apply WHERE capability = ?1 AND object = ?2",
+            params![capability, object],
+        )?;
+        for f in fields {
+            tx.execute(
+                "INSERT OR IGNORE INTO auto_apply (capability, object, field, set_by, set_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![capability, object, f, self.user().key, timestamp(self.ws.clock.now())],
+            )?;
+        }
         tx.commit()?;
-        Ok((self.proposal(id)?, saved))
+        self.auto_apply_fields(capability, object)
     }
 
     /// Discard an open proposal, with an optional reason for the record.
@@ -536,6 +643,171 @@ impl Session<'_> {
             expired: expired as u32,
             purged_discarded: purged_discarded as u32,
             purged_accepted: purged_accepted as u32,
+        })
+    }
+}
+
+/// One piece of a word-level diff.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffPart {
+    /// `equal`, `delete` (only in before) or `insert` (only in the proposed value).
+    pub op: String,
+    pub text: String,
+}
+
+/// Word-level diff of two texts (runs of the same operation merged).
+pub fn word_diff(before: &str, after: &str) -> Vec<DiffPart> {
+    let mut out: Vec<DiffPart> = vec![];
+    for change in similar::TextDiff::from_words(before, after).iter_all_changes() {
+        let op = match change.tag() {
+            similar::ChangeTag::Equal => "equal",
+            similar::ChangeTag::Delete => "delete",
+            similar::ChangeTag::Insert => "insert",
+        };
+        match out.last_mut() {
+            Some(last) if last.op == op => last.text.push_str(change.value()),
+            _ => out.push(DiffPart { op: op.into(), text: change.value().into() }),
+        }
+    }
+    out
+}
+
+/// One field of a proposal as the review screen shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldReview {
+    pub field: String,
+    pub label: String,
+    pub field_type: String,
+    pub before: Value,
+    pub value: Value,
+    /// The record's value now, when it moved since the basis (base / current / proposed).
+    #[ts(optional)]
+    pub current: Option<Value>,
+    /// Word-level diff before → proposed, for text values.
+    pub diff: Vec<DiffPart>,
+    #[ts(optional)]
+    pub confidence: Option<f64>,
+    #[ts(optional)]
+    pub source: Option<Value>,
+    #[ts(optional)]
+    pub problem: Option<String>,
+    /// Whether this reviewer may write the field.
+    pub can_edit: bool,
+}
+
+/// Everything the review screen needs about one proposal.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposalReview {
+    pub proposal: Proposal,
+    /// Uncertain first: fields with a problem, then by confidence, then in layout order.
+    pub fields: Vec<FieldReview>,
+    #[ts(optional)]
+    pub document: Option<SourceDocument>,
+    /// The record's version now (updates), and whether it moved since the basis.
+    #[ts(optional, type = "number")]
+    pub current_version: Option<i64>,
+    pub stale: bool,
+    /// Whether this user may accept, discard or undo (`ai.approve`).
+    pub can_decide: bool,
+    /// Why undo is not offered (accepted proposals only), e.g. the 30-day window has passed.
+    #[ts(optional)]
+    pub undo_blocked: Option<String>,
+}
+
+impl Session<'_> {
+    /// The review of one proposal: fields before → after with diffs, the source document, and
+    /// whether the record moved since the basis.
+    pub fn review_proposal(&self, id: &str) -> Result<ProposalReview> {
+        let p = self.proposal(id)?;
+        let (meta, _) = self.readable_object(&p.object)?;
+        let current = match (&p.record_id, p.state) {
+            (Some(r), ProposalState::Open | ProposalState::Accepted) => self.get(&p.object, r).ok(),
+            _ => None,
+        };
+        let stale = match (p.state, &current) {
+            (ProposalState::Open, Some(c)) => Some(c.version) != p.basis_version,
+            (ProposalState::Accepted, Some(c)) => Some(c.version) != p.result_version,
+            _ => false,
+        };
+        let mut fields: Vec<(usize, FieldReview)> = p
+            .fields
+            .iter()
+            .filter_map(|f| {
+                let (i, def) = self.readable_field(meta, &f.field).ok()?;
+                let diff = match (f.before.as_str(), f.value.as_str()) {
+                    (Some(b), Some(a))
+                        if !b.is_empty()
+                            && matches!(def.field_type, FieldType::Text | FieldType::LongText) =>
+                    {
+                        word_diff(b, a)
+                    }
+                    _ => vec![],
+                };
+                Some((
+                    i,
+                    FieldReview {
+                        field: f.field.clone(),
+                        label: def.label.clone(),
+                        field_type: serde_json::to_value(def.field_type)
+                            .ok()
+                            .and_then(|v| v.as_str().map(String::from))
+                            .unwrap_or_default(),
+                        before: f.before.clone(),
+                        value: f.value.clone(),
+                        current: current
+                            .as_ref()
+                            .filter(|_| stale)
+                            .map(|c| c.fields.get(&f.field).cloned().unwrap_or(Value::Null)),
+                        diff,
+                        confidence: f.confidence,
+                        source: f.source.clone(),
+                        problem: f.problem.clone(),
+                        can_edit: self.field_level(meta, i) == FieldLevel::Edit,
+                    },
+                ))
+            })
+            .collect();
+        fields.sort_by(|(ia, a), (ib, b)| {
+            let rank = |f: &FieldReview| (f.problem.is_none(), f.confidence.unwrap_or(1.0));
+            let (ra, rb) = (rank(a), rank(b));
+            ra.0.cmp(&rb.0).then(ra.1.total_cmp(&rb.1)).then(ia.cmp(ib))
+        });
+        let document = self
+            .ws
+            .conn()
+            .query_row("SELECT document FROM proposal_document WHERE proposal_id = ?1", [id], |r| {
+                r.get::<_, String>(0)
+            })
+            .optional()?
+            .and_then(|d| serde_json::from_str::<SourceDocument>(&d).ok());
+        let can_decide = self.user().has_system_permission("ai.approve");
+        let undo_blocked = (p.state == ProposalState::Accepted)
+            .then(|| {
+                if p.undo_until.as_deref().is_some_and(|u| u < timestamp(self.ws.clock.now()).as_str()) {
+                    Some(format!(
+                        "undo was possible for {UNDO_DAYS} days after acceptance, until {}; edit the record instead",
+                        p.undo_until.as_deref().unwrap_or_default()
+                    ))
+                } else if stale {
+                    Some("the record changed after this proposal was accepted; undo would overwrite that change".into())
+                } else if !can_decide {
+                    Some("undo needs the ai.approve permission".into())
+                } else {
+                    None
+                }
+            })
+            .flatten();
+        Ok(ProposalReview {
+            current_version: current.as_ref().map(|c| c.version),
+            proposal: p,
+            fields: fields.into_iter().map(|(_, f)| f).collect(),
+            document,
+            stale,
+            can_decide,
+            undo_blocked,
         })
     }
 }

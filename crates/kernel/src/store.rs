@@ -171,6 +171,21 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX proposal_by_state ON proposal (state, created_at);
     CREATE INDEX proposal_by_record ON proposal (object, record_id);",
+    // 5: the document a proposal was extracted from (for the review preview), changes applied
+    // without a reviewer (F-AUTONOMY) and the allowlist that permits them.
+    "CREATE TABLE proposal_document (
+        proposal_id TEXT PRIMARY KEY REFERENCES proposal (id) ON DELETE CASCADE,
+        document    TEXT NOT NULL
+    );
+    ALTER TABLE proposal ADD COLUMN auto_applied INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE auto_apply (
+        capability TEXT NOT NULL,
+        object     TEXT NOT NULL,
+        field      TEXT NOT NULL,
+        set_by     TEXT NOT NULL,
+        set_at     TEXT NOT NULL,
+        PRIMARY KEY (capability, object, field)
+    );",
 ];
 
 pub fn schema_version() -> i64 {

@@ -322,3 +322,122 @@ fn two_reviewers_racing_on_one_record_exactly_one_wins_and_no_update_is_lost() {
     }
     assert_eq!(wins, rounds);
 }
+
+#[test]
+fn auto_apply_needs_an_allowlist_set_by_a_reviewer_and_stays_undoable() {
+    let f = common::demo();
+    let (ava, ben, cara) =
+        (f.ws.session("ava").unwrap(), f.ws.session("ben").unwrap(), f.ws.session("cara").unwrap());
+    let id = sent_invoice(&ava);
+    // Only a user with ai.approve sets the allowlist, and only for fields they can edit.
+    assert_eq!(
+        ben.set_auto_apply("extract", "invoice", &["po_number".into()]).unwrap_err().code,
+        Code::Permission
+    );
+    assert_eq!(
+        cara.set_auto_apply("extract", "invoice", &["nonexistent".into()]).unwrap_err().code,
+        Code::UnknownField
+    );
+    assert_eq!(cara.set_auto_apply("extract", "invoice", &["po_number".into()]).unwrap(), ["po_number"]);
+
+    // A field off the list keeps the whole proposal open for review.
+    let mixed = cara
+        .propose(draft(Some(&id), vec![field("po_number", json!("PO-1")), field("total", json!(99.0))]))
+        .unwrap();
+    assert_eq!(cara.auto_apply(&mixed).unwrap(), None);
+    assert_eq!(cara.proposal(&mixed.id).unwrap().state, ProposalState::Open);
+    cara.discard_proposal(&mixed.id, None).unwrap();
+    // A create is never applied without review.
+    let create = cara.propose(draft(None, vec![field("po_number", json!("PO-2"))])).unwrap();
+    assert_eq!(cara.auto_apply(&create).unwrap(), None);
+
+    // Every field on the list: applied as the user's save, audited with the proposal.
+    let p = cara.propose(draft(Some(&id), vec![field("po_number", json!("PO-3"))])).unwrap();
+    let applied = cara.auto_apply(&p).unwrap().expect("applied");
+    assert_eq!((applied.state, applied.auto_applied), (ProposalState::Accepted, true));
+    assert_eq!(value(&f.ws, &id, "po_number"), json!("PO-3"));
+    let h = cara.history_of("invoice", &id).unwrap();
+    let entry = h.iter().find(|e| e.field == "po_number" && e.proposed_by.is_some()).unwrap();
+    assert_eq!(entry.proposed_by.as_deref(), Some(p.id.as_str()));
+    // …and undone like any other accepted proposal.
+    cara.undo_proposal(&p.id).unwrap();
+    assert_eq!(value(&f.ws, &id, "po_number"), Value::Null);
+
+    // A record that moved since the basis is not applied: the proposal waits for a reviewer.
+    let late = cara.propose(draft(Some(&id), vec![field("po_number", json!("PO-4"))])).unwrap();
+    let v = ava.get("invoice", &id).unwrap().version;
+    ava.save(
+        SaveRequest::Update {
+            object: "invoice".into(),
+            id: id.clone(),
+            changes: common::map(json!({"notes": "moved"})),
+            expected_version: Some(v),
+        },
+        &SaveContext::default(),
+    )
+    .unwrap();
+    assert_eq!(cara.auto_apply(&late).unwrap(), None);
+    assert_eq!(cara.proposal(&late.id).unwrap().state, ProposalState::Open);
+    // Clearing the list stops it.
+    assert!(cara.set_auto_apply("extract", "invoice", &[]).unwrap().is_empty());
+}
+
+#[test]
+fn the_review_puts_uncertain_fields_first_diffs_words_and_shows_base_current_proposed() {
+    let f = common::demo();
+    let (ava, cara) = (f.ws.session("ava").unwrap(), f.ws.session("cara").unwrap());
+    let id = sent_invoice(&ava);
+    let v = ava.get("invoice", &id).unwrap().version;
+    ava.save(
+        SaveRequest::Update {
+            object: "invoice".into(),
+            id: id.clone(),
+            changes: common::map(json!({"po_number": "PO 100 north"})),
+            expected_version: Some(v),
+        },
+        &SaveContext::default(),
+    )
+    .unwrap();
+    let mut sure = field("po_number", json!("PO 200 north"));
+    sure.confidence = Some(0.95);
+    let mut unsure = field("total", json!(10.0));
+    unsure.confidence = Some(0.4);
+    let mut broken = field("due_date", json!("2026-01-01"));
+    broken.problem = Some("a rule failed".into());
+    let p = cara.propose(draft(Some(&id), vec![sure, unsure, broken])).unwrap();
+    let r = cara.review_proposal(&p.id).unwrap();
+    let order: Vec<&str> = r.fields.iter().map(|f| f.field.as_str()).collect();
+    assert_eq!(order, ["due_date", "total", "po_number"]);
+    let po = &r.fields[2];
+    let parts: Vec<(&str, &str)> = po.diff.iter().map(|d| (d.op.as_str(), d.text.as_str())).collect();
+    assert_eq!(parts, [("equal", "PO "), ("delete", "100"), ("insert", "200"), ("equal", " north")]);
+    assert!(!r.stale && r.can_decide && po.current.is_none());
+
+    // The record moves: base / current / proposed for every field.
+    let v = ava.get("invoice", &id).unwrap().version;
+    ava.save(
+        SaveRequest::Update {
+            object: "invoice".into(),
+            id: id.clone(),
+            changes: common::map(json!({"po_number": "PO 300"})),
+            expected_version: Some(v),
+        },
+        &SaveContext::default(),
+    )
+    .unwrap();
+    let r = cara.review_proposal(&p.id).unwrap();
+    assert!(r.stale);
+    let po = r.fields.iter().find(|f| f.field == "po_number").unwrap();
+    assert_eq!(
+        (&po.before, po.current.as_ref(), &po.value),
+        (&json!("PO 100 north"), Some(&json!("PO 300")), &json!("PO 200 north"))
+    );
+
+    // Undo gone after 30 days, and the review says why.
+    let q = cara.propose(draft(Some(&id), vec![field("notes", json!("later"))])).unwrap();
+    cara.accept_proposal(&q.id, None).unwrap();
+    assert_eq!(cara.review_proposal(&q.id).unwrap().undo_blocked, None);
+    f.clock.advance(chrono::Duration::days(31));
+    let why = cara.review_proposal(&q.id).unwrap().undo_blocked.unwrap();
+    assert!(why.contains("30 days"), "{why}");
+}

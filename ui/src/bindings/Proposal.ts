@@ -11,4 +11,8 @@ undoUntil?: string,
 /**
  * Fields of the patch hidden from this reader (they cannot read them).
  */
-hiddenFields: number, };
+hiddenFields: number, 
+/**
+ * Applied without a reviewer: every field was on the capability's auto-apply allowlist.
+ */
+autoApplied: boolean, };
