@@ -5,7 +5,10 @@
 use countersign_kernel::ask::{self, AskAnswer, AskProgress, AskStep};
 use countersign_kernel::csvio::{self, ExportResult, ImportMode, ImportOptions, ImportReport};
 use countersign_kernel::describe::{ObjectView, WorkspaceView};
+use countersign_kernel::extract::{self, ExtractAnswer, ExtractStep};
+use countersign_kernel::ingest;
 use countersign_kernel::pins::{self, ConnectionReport, PinSettings, ProviderConfig, ProviderSettings};
+use countersign_kernel::proposals::{Proposal, ProposalReview};
 use countersign_kernel::provider::Secret;
 use countersign_kernel::provider::{chat_with_retry, Cancel, RetryPolicy};
 use countersign_kernel::query::ListView;
@@ -261,14 +264,14 @@ pub async fn check_model(desk: State<'_, Desk>, key: String) -> Result<ProviderS
     }
 }
 
-/// Ask calls in flight by the UI's call id, so the UI can cancel one. A cancel that arrives
-/// before its call registers is kept, and the call starts cancelled.
+/// Model calls (Ask, Extract) in flight by the UI's call id, so the UI can cancel one. A cancel
+/// that arrives before its call registers is kept, and the call starts cancelled.
 #[derive(Default)]
-pub struct AskCalls(Mutex<std::collections::HashMap<String, Cancel>>);
+pub struct ModelCalls(Mutex<std::collections::HashMap<String, Cancel>>);
 
-impl AskCalls {
+impl ModelCalls {
     fn token(&self, call: &str) -> Result<Cancel> {
-        let mut map = self.0.lock().map_err(|_| Error::internal("ask lock poisoned"))?;
+        let mut map = self.0.lock().map_err(|_| Error::internal("model call lock poisoned"))?;
         Ok(map.entry(call.to_string()).or_default().clone())
     }
 
@@ -284,7 +287,7 @@ impl AskCalls {
 #[tauri::command]
 pub async fn ask(
     desk: State<'_, Desk>,
-    calls: State<'_, AskCalls>,
+    calls: State<'_, ModelCalls>,
     call: String,
     question: String,
     progress: Channel<AskProgress>,
@@ -328,7 +331,7 @@ async fn run_ask(
 }
 
 #[tauri::command]
-pub async fn cancel_ask(calls: State<'_, AskCalls>, call: String) -> Result<()> {
+pub async fn cancel_model_call(calls: State<'_, ModelCalls>, call: String) -> Result<()> {
     calls.token(&call)?.cancel();
     Ok(())
 }
@@ -346,4 +349,114 @@ pub async fn save_list_view(
 #[tauri::command]
 pub async fn list_views(desk: State<'_, Desk>, object: String) -> Result<Vec<ListView>> {
     desk.session(|s| s.list_views(&object))
+}
+
+/// Extract a document (its bytes, read by the UI from a file the user dropped or picked) into
+/// a proposal for `object` (or an update of `record`). Reading the document runs off the async
+/// runtime; the model is awaited with no lock on the workspace held.
+#[tauri::command]
+#[allow(clippy::too_many_arguments)]
+pub async fn extract(
+    desk: State<'_, Desk>,
+    calls: State<'_, ModelCalls>,
+    call: String,
+    name: String,
+    bytes: Vec<u8>,
+    object: String,
+    record: Option<String>,
+    progress: Channel<AskProgress>,
+) -> Result<ExtractAnswer> {
+    let cancel = calls.token(&call)?;
+    let answer = run_extract(&desk, &cancel, name, bytes, &object, record.as_deref(), &progress).await;
+    calls.forget(&call);
+    answer
+}
+
+async fn run_extract(
+    desk: &Desk,
+    cancel: &Cancel,
+    name: String,
+    bytes: Vec<u8>,
+    object: &str,
+    record: Option<&str>,
+    progress: &Channel<AskProgress>,
+) -> Result<ExtractAnswer> {
+    let user = desk.with(|open| Ok(open.user.clone()))?;
+    let doc = tauri::async_runtime::spawn_blocking(move || ingest::ingest(&name, bytes, &Default::default()))
+        .await
+        .map_err(|e| Error::internal(format!("reading the document stopped: {e}")))??;
+    let model = desk.session_of(&user, |s| s.model_for(&s.capability(extract::CAPABILITY)?))?;
+    let provider = countersign_kernel::provider::provider(model.endpoint.clone())?;
+    let mut drift = Some(model.check().await);
+    let mut run = desk.session_of(&user, |s| s.extract_begin(doc, object, record, model))?;
+    loop {
+        let _ = progress.send(AskProgress::Thinking { attempt: run.invocation.attempts + 1 });
+        let response = match drift.take() {
+            Some(Err(e)) => Err(e),
+            _ => {
+                let mut chars = 0usize;
+                let mut sink = |d: &str| {
+                    chars += d.len();
+                    let _ = progress.send(AskProgress::Writing { chars: chars as u32 });
+                };
+                chat_with_retry(&*provider, &run.request, &RetryPolicy::default(), cancel, &mut sink).await
+            }
+        };
+        match desk.session_of(&user, |s| s.extract_advance(run, response))? {
+            ExtractStep::Done(answer) => return Ok(*answer),
+            ExtractStep::Repair(next) => run = *next,
+        }
+    }
+}
+
+/// The proposals this user may see, newest first (the inbox filters and counts them).
+#[tauri::command]
+pub async fn proposals(desk: State<'_, Desk>) -> Result<Vec<Proposal>> {
+    desk.session(|s| s.proposals(None, None))
+}
+
+#[tauri::command]
+pub async fn review_proposal(desk: State<'_, Desk>, id: String) -> Result<ProposalReview> {
+    desk.session(|s| s.review_proposal(&id))
+}
+
+/// Accept all fields (`fields: null`) or the chosen ones, with the reviewer's own values in
+/// `edits`, as this user's save.
+#[tauri::command]
+pub async fn accept_proposal(
+    desk: State<'_, Desk>,
+    id: String,
+    fields: Option<Vec<String>>,
+    edits: Option<serde_json::Map<String, serde_json::Value>>,
+) -> Result<Proposal> {
+    desk.session(|s| Ok(s.accept_proposal_edited(&id, fields.as_deref(), &edits.unwrap_or_default())?.0))
+}
+
+#[tauri::command]
+pub async fn discard_proposal(desk: State<'_, Desk>, id: String, reason: Option<String>) -> Result<Proposal> {
+    desk.session(|s| s.discard_proposal(&id, reason.as_deref()))
+}
+
+#[tauri::command]
+pub async fn undo_proposal(desk: State<'_, Desk>, id: String) -> Result<Proposal> {
+    desk.session(|s| Ok(s.undo_proposal(&id)?.0))
+}
+
+#[tauri::command]
+pub async fn auto_apply_fields(
+    desk: State<'_, Desk>,
+    capability: String,
+    object: String,
+) -> Result<Vec<String>> {
+    desk.session(|s| s.auto_apply_fields(&capability, &object))
+}
+
+#[tauri::command]
+pub async fn set_auto_apply(
+    desk: State<'_, Desk>,
+    capability: String,
+    object: String,
+    fields: Vec<String>,
+) -> Result<Vec<String>> {
+    desk.session(|s| s.set_auto_apply(&capability, &object, &fields))
 }

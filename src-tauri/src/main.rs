@@ -12,7 +12,7 @@ fn main() {
         .setup(|app| {
             let path = commands::default_workspace_path(app.handle())?;
             app.manage(commands::Desk::open_or_create_demo(&path)?);
-            app.manage(commands::AskCalls::default());
+            app.manage(commands::ModelCalls::default());
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
@@ -35,7 +35,15 @@ fn main() {
             commands::pin_model,
             commands::check_model,
             commands::ask,
-            commands::cancel_ask,
+            commands::cancel_model_call,
+            commands::extract,
+            commands::proposals,
+            commands::review_proposal,
+            commands::accept_proposal,
+            commands::discard_proposal,
+            commands::undo_proposal,
+            commands::auto_apply_fields,
+            commands::set_auto_apply,
             commands::save_list_view,
             commands::list_views,
         ])

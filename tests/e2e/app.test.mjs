@@ -362,6 +362,131 @@ test("ask: progress, an editable spec over a real table, save as a list view, re
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
 });
 
+/** Drop a file on the Extract screen, as the OS would (a DragEvent carrying the file). */
+async function dropFile(name, text) {
+  await browser.execute(
+    (name, text) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([text], name, { type: "text/plain" }));
+      document
+        .querySelector('[data-testid="extract-drop"]')
+        .dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+    },
+    name,
+    text,
+  );
+  await waitText("extract-file", name);
+}
+
+async function extractAndReview() {
+  await el("extract-run").click();
+  await browser.waitUntil(async () => (await el("proposal-review").isExisting()) || (await el("extract-error").isExisting()), {
+    timeout: 180000,
+    timeoutMsg: "Extract never answered",
+  });
+  if (!(await el("proposal-review").isExisting())) assert.fail(await el("extract-panel").getText());
+  await el("review-fields").waitForDisplayed({ timeout: 10000 });
+}
+
+test("extract: into a record, accept the chosen field, undo from history; a new record with the reviewer's values, undo from the proposal", async () => {
+  // Cara (ai.approve) extracts with the local model pinned in the settings test.
+  await el("user-switcher").selectByAttribute("value", "cara");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
+  await el("nav-invoice").click();
+  await el("list-search").waitForDisplayed();
+  await el("list-search").setValue("INV-2025-00001");
+  await el("row-inv_0001").waitForDisplayed({ timeout: 10000 });
+  await el("row-inv_0001").click();
+  await waitText("value-po_number", "PO-28506");
+  await el("extract-into").click();
+  await el("extract-panel").waitForDisplayed();
+  await dropFile("po.txt", "Re: invoice INV-2026-50001\n\nPlease note our purchase order number for this invoice: PO-E2E-4711.\n");
+  await extractAndReview();
+  await shot("17-review-update");
+  const fields = await browser.execute(() =>
+    [...document.querySelectorAll('[data-testid="review-field"]')].map((r) => r.dataset.field),
+  );
+  assert.ok(fields.includes("po_number"), `fields proposed: ${fields}`);
+  // Before → after, and the value's source span highlighted in the document preview.
+  const row = browser.$('[data-testid="review-field"][data-field="po_number"]');
+  assert.match(await row.getText(), /PO-28506[\s\S]*PO-E2E-4711/);
+  await el("review-locate-po_number").click();
+  assert.equal(await el("review-highlight").getText(), "PO-E2E-4711");
+  // Nothing is written yet.
+  assert.equal(await el("open-proposals").getText(), "1");
+  // Accept only the PO number.
+  for (const f of fields) {
+    const box = el(`review-choose-${f}`);
+    if ((await box.isSelected()) !== (f === "po_number")) await box.click();
+  }
+  await waitText("review-accept-selected", "Accept selected (1)");
+  await el("review-accept-selected").click();
+  await waitText("review-state", "accepted");
+  await el("review-open-record").click();
+  await waitText("value-po_number", "PO-E2E-4711");
+  assert.doesNotMatch(await el("value-number").getText(), /INV-2026-50001/, "a field not chosen is not written");
+  // Undo from the record's history.
+  await el("tab-history").click();
+  await el("history-undo").waitForDisplayed();
+  await shot("18-history-undo");
+  await el("history-undo").click();
+  await waitText("history-notice", "Undone");
+  await el("tab-details").click();
+  await waitText("value-po_number", "PO-28506");
+
+  // A new invoice from a demo document; the reviewer fills in what the document does not state.
+  await el("nav-extract").click();
+  await el("extract-panel").waitForDisplayed();
+  const doc = readFileSync(new URL("../../fixtures/demo/documents/INV-2026-50946.txt", import.meta.url), "utf8");
+  await dropFile("INV-2026-50946.txt", doc);
+  await el("extract-object").selectByAttribute("value", "invoice");
+  await extractAndReview();
+  const fill = {
+    number: "INV-2026-50946",
+    issue_date: "2026-07-03",
+    due_date: "2026-07-17",
+    total: "18000",
+    currency_code: "EUR",
+    status: "sent",
+  };
+  const missing = await browser.execute(() =>
+    [...document.querySelectorAll('[data-testid="review-missing"] tr')].map((r) => r.dataset.field),
+  );
+  for (const f of missing) {
+    if (f === "account") {
+      await el("review-pick-account-find").setValue("Massive");
+      await browser.$('button=Find').click();
+      await el("review-pick-account-choice").waitForDisplayed();
+      await el("review-pick-account-choice").click();
+    } else {
+      assert.ok(fill[f], `no value for the missing field ${f}`);
+      await el(`review-input-${f}`).setValue(fill[f]);
+    }
+  }
+  await shot("19-review-create");
+  await el("review-accept-selected").click();
+  await waitText("review-state", "accepted");
+  assert.match(await el("review-notice").getText(), /Accepted/);
+  // Undoing a create deletes the record: cara may not delete invoices, ava may. In the inbox
+  // under Accepted, undone from the proposal.
+  await el("user-switcher").selectByAttribute("value", "ava");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+  await el("nav-proposals").click();
+  await el("proposals-state-accepted").click();
+  await browser.waitUntil(async () => Number(await el("proposals-count-accepted").getText()) >= 1);
+  await shot("20-proposals-inbox");
+  const first = await browser.execute(() => document.querySelector('[data-testid="proposal-row"]')?.dataset.id);
+  const target = browser.$(`[data-testid="proposal-row"][data-id="${first}"] [data-testid="proposal-open"]`);
+  await target.scrollIntoView();
+  await target.click();
+  await el("review-undo").waitForDisplayed();
+  await el("review-undo").click();
+  await waitText("review-state", "undone");
+  await shot("21-review-undone");
+  await el("user-switcher").selectByAttribute("value", "cara");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
+});
+
 test("a new empty workspace opens with empty states", async () => {
   const path = join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "empty.countersign");
   await el("workspace-menu").click();

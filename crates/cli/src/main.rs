@@ -214,14 +214,18 @@ enum ProposalCommand {
         #[arg(long)]
         object: Option<String>,
     },
-    Show {
-        id: String,
-    },
-    /// Accept all fields, or only --fields a,b (needs ai.approve; your save).
+    /// One proposal as the review screen shows it: fields before → after (uncertain first,
+    /// word diff, base/current/proposed when the record moved), the source document.
+    Show { id: String },
+    /// Accept all fields, or only --fields a,b (needs ai.approve; your save). --set FIELD=VALUE
+    /// puts your own value in the same save (a correction, or a required field the document
+    /// does not state).
     Accept {
         id: String,
         #[arg(long, value_delimiter = ',')]
         fields: Option<Vec<String>>,
+        #[arg(long)]
+        set: Vec<String>,
     },
     Discard {
         id: String,
@@ -229,11 +233,19 @@ enum ProposalCommand {
         reason: Option<String>,
     },
     /// Undo an accepted proposal (within 30 days, if the record has not moved since).
-    Undo {
-        id: String,
-    },
+    Undo { id: String },
     /// Expire open proposals after 30 days, purge old discarded and accepted ones.
     Retention,
+    /// The fields of an object a capability may change without review (when its autonomy is
+    /// auto_apply); with --fields, set the list (needs ai.approve; --fields "" clears it).
+    AutoApply {
+        #[arg(long, default_value = "extract")]
+        capability: String,
+        #[arg(long)]
+        object: String,
+        #[arg(long, value_delimiter = ',')]
+        fields: Option<Vec<String>>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -494,13 +506,7 @@ fn run(cli: Cli) -> Result<Value> {
         Command::Explain { spec } => Ok(json!({ "sql": session.explain(&parse_spec(&spec)?)? })),
         Command::Get { object, id } => to_json(&session.get(&object, &id)?),
         Command::Save { object, id, version, set } => {
-            let mut values = Map::new();
-            for kv in set {
-                let (k, v) = kv.split_once('=').ok_or_else(|| {
-                    Error::new(Code::InvalidValue, format!("--set takes FIELD=VALUE, got `{kv}`"))
-                })?;
-                values.insert(k.trim().to_string(), Value::String(v.to_string()));
-            }
+            let values = set_values(set)?;
             let req = match id {
                 None => SaveRequest::Create { object, values, id: None, owner: None },
                 Some(id) => SaveRequest::Update { object, id, changes: values, expected_version: version },
@@ -888,6 +894,18 @@ fn eval_ask(ws: &Workspace, cases: &Path, endpoint: Option<&str>, only: Option<&
     }))
 }
 
+/// `--set FIELD=VALUE` pairs as text values (the save path coerces them by field type).
+fn set_values(set: Vec<String>) -> Result<Map<String, Value>> {
+    let mut values = Map::new();
+    for kv in set {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| Error::new(Code::InvalidValue, format!("--set takes FIELD=VALUE, got `{kv}`")))?;
+        values.insert(k.trim().to_string(), Value::String(v.to_string()));
+    }
+    Ok(values)
+}
+
 fn proposal_command(session: &countersign_kernel::Session<'_>, command: ProposalCommand) -> Result<Value> {
     use countersign_kernel::proposals::ProposalState;
     match command {
@@ -898,9 +916,10 @@ fn proposal_command(session: &countersign_kernel::Session<'_>, command: Proposal
                 .map_err(|e| Error::new(Code::InvalidValue, e.to_string()))?;
             Ok(json!({ "proposals": to_json(&session.proposals(state, object.as_deref())?)? }))
         }
-        ProposalCommand::Show { id } => to_json(&session.proposal(&id)?),
-        ProposalCommand::Accept { id, fields } => {
-            let (proposal, save) = session.accept_proposal(&id, fields.as_deref())?;
+        ProposalCommand::Show { id } => to_json(&session.review_proposal(&id)?),
+        ProposalCommand::Accept { id, fields, set } => {
+            let (proposal, save) =
+                session.accept_proposal_edited(&id, fields.as_deref(), &set_values(set)?)?;
             Ok(json!({ "proposal": to_json(&proposal)?, "save": to_json(&save)? }))
         }
         ProposalCommand::Discard { id, reason } => {
@@ -911,6 +930,17 @@ fn proposal_command(session: &countersign_kernel::Session<'_>, command: Proposal
             Ok(json!({ "proposal": to_json(&proposal)?, "save": to_json(&save)? }))
         }
         ProposalCommand::Retention => to_json(&session.run_retention()?),
+        ProposalCommand::AutoApply { capability, object, fields } => {
+            let fields = match fields {
+                Some(list) => {
+                    let list: Vec<String> = list.into_iter().filter(|f| !f.trim().is_empty()).collect();
+                    session.set_auto_apply(&capability, &object, &list)?
+                }
+                None => session.auto_apply_fields(&capability, &object)?,
+            };
+            let autonomy = session.capability(&capability)?.autonomy;
+            Ok(json!({ "capability": capability, "object": object, "autonomy": autonomy, "fields": fields }))
+        }
     }
 }
 

@@ -172,7 +172,7 @@ pub enum ResolutionStatus {
     Unmatched,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Candidate {
     pub id: String,
     pub name: String,

@@ -342,6 +342,7 @@ impl Session<'_> {
                 confidence: Some(0.95),
                 source: Some(source),
                 problem: None,
+                candidates: vec![],
             };
             if f.field_type == FieldType::Lookup {
                 let target = f.target.clone().unwrap_or_default();
@@ -361,6 +362,7 @@ impl Session<'_> {
                                 .join(", ")
                         ));
                         pf.confidence = Some(0.3);
+                        pf.candidates = r.matches.clone();
                     }
                     crate::ask::ResolutionStatus::Unmatched => {
                         unmapped.push(json!({"field": key, "value": written, "source": pf.source,

@@ -69,6 +69,9 @@ pub struct ProposedField {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub problem: Option<String>,
+    /// For a lookup that matched several records: the records to choose from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<crate::ask::Candidate>,
 }
 
 /// What a capability proposes.
@@ -154,6 +157,10 @@ pub struct Proposal {
     pub hidden_fields: u32,
     /// Applied without a reviewer: every field was on the capability's auto-apply allowlist.
     pub auto_applied: bool,
+    /// Values the reviewer typed when accepting (replacing a proposed value, or filling in a
+    /// field the proposal left out), kept apart from what the capability proposed.
+    #[ts(type = "{ [key: string]: JsonValue }")]
+    pub reviewer_edits: Map<String, Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
@@ -180,7 +187,7 @@ fn closed(p: &Proposal, what: &str) -> Error {
 
 const COLUMNS: &str = "id, capability, object, record_id, operation, fields, unmapped, rationale, basis_version, grounding_hash,
     prompt, prompt_version, model_id, model_version, generation, correlation_id, state, state_reason, created_by, created_at,
-    decided_by, decided_at, accepted_fields, accept_correlation, result_version, undone_by, undone_at, auto_applied";
+    decided_by, decided_at, accepted_fields, accept_correlation, result_version, undone_by, undone_at, auto_applied, reviewer_edits";
 
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Proposal> {
     let json = |i: usize| -> rusqlite::Result<Value> {
@@ -218,6 +225,7 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Proposal> {
         undo_until: None,
         hidden_fields: 0,
         auto_applied: r.get(27)?,
+        reviewer_edits: serde_json::from_value(json(28)?).unwrap_or_default(),
     })
 }
 
@@ -250,7 +258,7 @@ impl Session<'_> {
         tx.execute(
             &format!(
                 "INSERT INTO proposal ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                 'open', NULL, ?17, ?18, NULL, NULL, '[]', NULL, NULL, NULL, NULL, 0)"
+                 'open', NULL, ?17, ?18, NULL, NULL, '[]', NULL, NULL, NULL, NULL, 0, '{{}}')"
             ),
             params![
                 id,
@@ -369,11 +377,23 @@ impl Session<'_> {
     /// that moved since the basis is a `conflict` (details: base / current / proposed per
     /// field) and nothing is written; a validation failure writes nothing either.
     pub fn accept_proposal(&self, id: &str, fields: Option<&[String]>) -> Result<(Proposal, SaveOutcome)> {
+        self.accept_proposal_edited(id, fields, &Map::new())
+    }
+
+    /// Accept with the reviewer's own values in `edits` (a proposed value corrected, or a field
+    /// the proposal left out, such as a required one the document does not state). The edits
+    /// are written in the same save and kept on the proposal apart from what it proposed.
+    pub fn accept_proposal_edited(
+        &self,
+        id: &str,
+        fields: Option<&[String]>,
+        edits: &Map<String, Value>,
+    ) -> Result<(Proposal, SaveOutcome)> {
         self.require("ai.approve")?;
         self.expire_if_due(id)?;
         let tx = self.begin_write()?;
         let p = self.decide(&tx, id, ProposalState::Open, "accepted")?;
-        let saved = self.apply_within(&tx, &p, fields, false)?;
+        let saved = self.apply_within(&tx, &p, fields, edits, false)?;
         tx.commit()?;
         Ok((self.proposal(id)?, saved))
     }
@@ -384,6 +404,7 @@ impl Session<'_> {
         tx: &rusqlite::Connection,
         p: &Proposal,
         fields: Option<&[String]>,
+        edits: &Map<String, Value>,
         auto: bool,
     ) -> Result<SaveOutcome> {
         let id = &p.id;
@@ -404,10 +425,12 @@ impl Session<'_> {
                 out
             }
         };
-        if chosen.is_empty() {
+        if chosen.is_empty() && edits.is_empty() {
             return Err(Error::new(Code::InvalidValue, "choose at least one field to accept"));
         }
-        let values: Map<String, Value> = chosen.iter().map(|f| (f.field.clone(), f.value.clone())).collect();
+        let mut values: Map<String, Value> =
+            chosen.iter().map(|f| (f.field.clone(), f.value.clone())).collect();
+        values.extend(edits.iter().map(|(k, v)| (k.clone(), v.clone())));
         let request = match (&p.record_id, p.basis_version) {
             (Some(record), Some(basis)) => {
                 let current = self.get(&p.object, record)?;
@@ -446,11 +469,12 @@ impl Session<'_> {
         let correlation = self.ws.ids.correlation_id();
         let ctx = SaveContext { proposed_by: Some(p.id.clone()), correlation_id: Some(correlation.clone()) };
         let saved = self.save_within(tx, request, &ctx)?;
-        let accepted: Vec<String> = chosen.iter().map(|f| f.field.clone()).collect();
+        let accepted: Vec<String> =
+            chosen.iter().map(|f| f.field.clone()).filter(|f| !edits.contains_key(f)).collect();
         tx.execute(
             "UPDATE proposal SET state = 'accepted', decided_by = ?2, decided_at = ?3, accepted_fields = ?4,
                 accept_correlation = ?5, result_version = ?6, record_id = ?7, auto_applied = ?8,
-                state_reason = ?9 WHERE id = ?1 AND state = 'open'",
+                state_reason = ?9, reviewer_edits = ?10 WHERE id = ?1 AND state = 'open'",
             params![
                 p.id,
                 self.user().key,
@@ -461,6 +485,7 @@ impl Session<'_> {
                 saved.id,
                 auto,
                 auto.then_some("applied without review: every field is on the auto-apply allowlist"),
+                json_text(edits),
             ],
         )?;
         Ok(saved)
@@ -480,7 +505,7 @@ impl Session<'_> {
         }
         let tx = self.begin_write()?;
         let current = self.load_proposal(&tx, &p.id)?;
-        match self.apply_within(&tx, &current, None, true) {
+        match self.apply_within(&tx, &current, None, &Map::new(), true) {
             Ok(_) => {
                 tx.commit()?;
                 Ok(Some(self.proposal(&p.id)?))
@@ -693,6 +718,7 @@ pub struct FieldReview {
     pub source: Option<Value>,
     #[ts(optional)]
     pub problem: Option<String>,
+    pub candidates: Vec<crate::ask::Candidate>,
     /// Whether this reviewer may write the field.
     pub can_edit: bool,
 }
@@ -715,6 +741,22 @@ pub struct ProposalReview {
     /// Why undo is not offered (accepted proposals only), e.g. the 30-day window has passed.
     #[ts(optional)]
     pub undo_blocked: Option<String>,
+    /// Required fields a new record needs that the proposal leaves out (no default): the
+    /// reviewer fills them in when accepting.
+    pub missing_required: Vec<MissingField>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct MissingField {
+    pub field: String,
+    pub label: String,
+    pub field_type: String,
+    pub can_edit: bool,
+}
+
+fn type_name(t: FieldType) -> String {
+    serde_json::to_value(t).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 
 impl Session<'_> {
@@ -751,10 +793,7 @@ impl Session<'_> {
                     FieldReview {
                         field: f.field.clone(),
                         label: def.label.clone(),
-                        field_type: serde_json::to_value(def.field_type)
-                            .ok()
-                            .and_then(|v| v.as_str().map(String::from))
-                            .unwrap_or_default(),
+                        field_type: type_name(def.field_type),
                         before: f.before.clone(),
                         value: f.value.clone(),
                         current: current
@@ -765,6 +804,7 @@ impl Session<'_> {
                         confidence: f.confidence,
                         source: f.source.clone(),
                         problem: f.problem.clone(),
+                        candidates: f.candidates.clone(),
                         can_edit: self.field_level(meta, i) == FieldLevel::Edit,
                     },
                 ))
@@ -800,7 +840,25 @@ impl Session<'_> {
                 }
             })
             .flatten();
+        let missing_required = if p.operation == "create" && p.state == ProposalState::Open {
+            meta.fields()
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| {
+                    f.required && f.default.is_none() && !p.fields.iter().any(|x| x.field == f.key)
+                })
+                .map(|(i, f)| MissingField {
+                    field: f.key.clone(),
+                    label: f.label.clone(),
+                    field_type: type_name(f.field_type),
+                    can_edit: self.field_level(meta, i) == FieldLevel::Edit,
+                })
+                .collect()
+        } else {
+            vec![]
+        };
         Ok(ProposalReview {
+            missing_required,
             current_version: current.as_ref().map(|c| c.version),
             proposal: p,
             fields: fields.into_iter().map(|(_, f)| f).collect(),

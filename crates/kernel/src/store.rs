@@ -178,6 +178,7 @@ pub const MIGRATIONS: &[&str] = &[
         document    TEXT NOT NULL
     );
     ALTER TABLE proposal ADD COLUMN auto_applied INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE proposal ADD COLUMN reviewer_edits TEXT NOT NULL DEFAULT '{}';
     CREATE TABLE auto_apply (
         capability TEXT NOT NULL,
         object     TEXT NOT NULL,

@@ -87,6 +87,13 @@ fn lookups_that_match_several_or_no_records_are_never_guessed() {
     let a = out.unwrap();
     let acc = a.proposal.fields.iter().find(|f| f.field == "account").unwrap();
     assert!(acc.problem.as_deref().unwrap().contains("several records"), "{:?}", acc.problem);
+    // The candidates are offered to the reviewer, and none is chosen for them.
+    assert!(
+        acc.candidates.len() >= 2 && acc.candidates.iter().all(|c| c.name.contains("Acme")),
+        "{:?}",
+        acc.candidates
+    );
+    assert_eq!(acc.value, json!("Acme"));
     let d = doc("INVOICE INV-2\nBill to: Nobody Known\nTotal due: 10.00 EUR\n");
     let (out, _) = run(&cara, &d, vec![json!({"number": "INV-2", "account": "Nobody Known", "total": 10})]);
     let a = out.unwrap();

@@ -16,6 +16,7 @@ fn field(name: &str, value: Value) -> ProposedField {
         confidence: Some(0.9),
         source: None,
         problem: None,
+        candidates: vec![],
     }
 }
 
@@ -440,4 +441,56 @@ fn the_review_puts_uncertain_fields_first_diffs_words_and_shows_base_current_pro
     f.clock.advance(chrono::Duration::days(31));
     let why = cara.review_proposal(&q.id).unwrap().undo_blocked.unwrap();
     assert!(why.contains("30 days"), "{why}");
+}
+
+#[test]
+fn a_reviewer_fills_in_what_the_document_does_not_state_and_the_edit_is_kept_apart() {
+    let f = common::demo();
+    let (ava, cara) = (f.ws.session("ava").unwrap(), f.ws.session("cara").unwrap());
+    // A new invoice without its number (required, no default).
+    let p = ava
+        .propose(draft(
+            None,
+            vec![
+                field("account", json!("acc_0009")),
+                field("status", json!("draft")),
+                field("issue_date", json!("2026-11-01")),
+                field("total", json!(100)),
+            ],
+        ))
+        .unwrap();
+    let r = cara.review_proposal(&p.id).unwrap();
+    let missing: Vec<&str> = r.missing_required.iter().map(|m| m.field.as_str()).collect();
+    assert_eq!(missing, ["number"]);
+    let history = common::history_rows(&f.ws);
+    assert_eq!(cara.accept_proposal(&p.id, None).unwrap_err().code, Code::Required);
+    assert_eq!(common::history_rows(&f.ws), history, "a refused accept writes nothing");
+
+    // The reviewer types the number and corrects the total.
+    let edits = common::map(json!({"number": "INV-2026-88888", "total": 120}));
+    let (accepted, saved) = cara.accept_proposal_edited(&p.id, None, &edits).unwrap();
+    let rec = cara.get("invoice", &saved.id).unwrap();
+    assert_eq!(
+        (&rec.fields["number"], rec.fields["total"].as_f64()),
+        (&json!("INV-2026-88888"), Some(120.0))
+    );
+    assert_eq!(accepted.reviewer_edits, edits);
+    assert!(!accepted.accepted_fields.contains(&"total".to_string()), "the edited field is the reviewer's");
+    assert!(accepted.accepted_fields.contains(&"account".to_string()));
+    // An edit of a field the reviewer cannot edit (cara reads account names only) is refused
+    // like any save, and nothing is written.
+    let q = ava
+        .propose(ProposalDraft {
+            object: "account".into(),
+            record_id: Some("acc_0009".into()),
+            ..draft(None, vec![field("phone", json!("+1 555 0199"))])
+        })
+        .unwrap();
+    let history = common::history_rows(&f.ws);
+    assert_eq!(
+        cara.accept_proposal_edited(&q.id, None, &common::map(json!({"name": "Renamed"}))).unwrap_err().code,
+        Code::Permission
+    );
+    assert_eq!(common::history_rows(&f.ws), history);
+    assert_eq!(cara.proposal(&q.id).unwrap().state, ProposalState::Open);
 }

@@ -15,4 +15,9 @@ hiddenFields: number,
 /**
  * Applied without a reviewer: every field was on the capability's auto-apply allowlist.
  */
-autoApplied: boolean, };
+autoApplied: boolean, 
+/**
+ * Values the reviewer typed when accepting (replacing a proposed value, or filling in a
+ * field the proposal left out), kept apart from what the capability proposed.
+ */
+reviewerEdits: { [key: string]: JsonValue }, };

@@ -2,6 +2,10 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type { AskAnswer } from "../bindings/AskAnswer";
 import type { AskProgress } from "../bindings/AskProgress";
+import type { ExtractAnswer } from "../bindings/ExtractAnswer";
+import type { Proposal } from "../bindings/Proposal";
+import type { ProposalReview } from "../bindings/ProposalReview";
+import type { JsonValue } from "../bindings/serde_json/JsonValue";
 import type { ListView } from "../bindings/ListView";
 import type { Error as KernelError } from "../bindings/Error";
 import type { ExportResult } from "../bindings/ExportResult";
@@ -68,13 +72,30 @@ export const api = {
   pinModel: (key: string, provider: string, model: string, settings: PinSettings) =>
     call<ProviderSettings>("pin_model", { key, provider, model, settings }),
   checkModel: (key: string) => call<ProviderSettings>("check_model", { key }),
-  /** `callId` names the call for `cancelAsk`. */
+  /** `callId` names the call for `cancelCall`. */
   ask: (callId: string, question: string, onProgress: (p: AskProgress) => void) => {
     const progress = new Channel<AskProgress>();
     progress.onmessage = onProgress;
     return call<AskAnswer>("ask", { call: callId, question, progress });
   },
-  cancelAsk: (callId: string) => call<null>("cancel_ask", { call: callId }),
+  cancelCall: (callId: string) => call<null>("cancel_model_call", { call: callId }),
+  /** Extract a document's bytes into a proposal for `object` (or an update of `record`). */
+  extract: (callId: string, name: string, bytes: Uint8Array, object: string, record: string | null, onProgress: (p: AskProgress) => void) => {
+    const progress = new Channel<AskProgress>();
+    progress.onmessage = onProgress;
+    // A typed array would be sent as an object of indices; the command takes a list of bytes.
+    return call<ExtractAnswer>("extract", { call: callId, name, bytes: Array.from(bytes), object, record, progress });
+  },
+  proposals: () => call<Proposal[]>("proposals"),
+  reviewProposal: (id: string) => call<ProposalReview>("review_proposal", { id }),
+  /** `edits`: the reviewer's own values (field → value), written in the same save. */
+  acceptProposal: (id: string, fields: string[] | null, edits: { [field: string]: JsonValue } = {}) =>
+    call<Proposal>("accept_proposal", { id, fields, edits }),
+  discardProposal: (id: string, reason: string | null) => call<Proposal>("discard_proposal", { id, reason }),
+  undoProposal: (id: string) => call<Proposal>("undo_proposal", { id }),
+  autoApplyFields: (capability: string, object: string) => call<string[]>("auto_apply_fields", { capability, object }),
+  setAutoApply: (capability: string, object: string, fields: string[]) =>
+    call<string[]>("set_auto_apply", { capability, object, fields }),
   saveListView: (name: string, spec: QuerySpec, source: string | null) =>
     call<ListView>("save_list_view", { name, spec, source }),
   listViews: (object: string) => call<ListView[]>("list_views", { object }),
