@@ -36,7 +36,7 @@ fn countersign_commands() -> &'static [&'static str] {
         "accept_proposal",
         "discard_proposal",
         "undo_proposal",
-        "auto_apply_fields",
+        "auto_apply_list",
         "set_auto_apply",
         "save_list_view",
         "list_views",

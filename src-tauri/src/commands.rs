@@ -8,7 +8,7 @@ use countersign_kernel::describe::{ObjectView, WorkspaceView};
 use countersign_kernel::extract::{self, ExtractAnswer, ExtractStep};
 use countersign_kernel::ingest;
 use countersign_kernel::pins::{self, ConnectionReport, PinSettings, ProviderConfig, ProviderSettings};
-use countersign_kernel::proposals::{Proposal, ProposalReview};
+use countersign_kernel::proposals::{AutoApplyList, Proposal, ProposalReview};
 use countersign_kernel::provider::Secret;
 use countersign_kernel::provider::{chat_with_retry, Cancel, RetryPolicy};
 use countersign_kernel::query::ListView;
@@ -37,6 +37,9 @@ impl Open {
             .map(str::to_string)
             .or_else(|| catalog.definition.users.iter().find(|u| u.active).map(|u| u.key.clone()))
             .ok_or_else(|| Error::new(Code::UnknownUser, "the workspace has no active user"))?;
+        // The retention job (F-RETENTION) runs whenever a workspace is opened: open proposals
+        // past 30 days expire with their reason, old decided ones are purged.
+        ws.session(&user)?.run_retention()?;
         Ok(Open { ws, user })
     }
 }
@@ -443,12 +446,12 @@ pub async fn undo_proposal(desk: State<'_, Desk>, id: String) -> Result<Proposal
 }
 
 #[tauri::command]
-pub async fn auto_apply_fields(
+pub async fn auto_apply_list(
     desk: State<'_, Desk>,
     capability: String,
     object: String,
-) -> Result<Vec<String>> {
-    desk.session(|s| s.auto_apply_fields(&capability, &object))
+) -> Result<AutoApplyList> {
+    desk.session(|s| s.auto_apply_list(&capability, &object))
 }
 
 #[tauri::command]
@@ -457,6 +460,9 @@ pub async fn set_auto_apply(
     capability: String,
     object: String,
     fields: Vec<String>,
-) -> Result<Vec<String>> {
-    desk.session(|s| s.set_auto_apply(&capability, &object, &fields))
+) -> Result<AutoApplyList> {
+    desk.session(|s| {
+        s.set_auto_apply(&capability, &object, &fields)?;
+        s.auto_apply_list(&capability, &object)
+    })
 }

@@ -42,7 +42,7 @@ fn main() {
             commands::accept_proposal,
             commands::discard_proposal,
             commands::undo_proposal,
-            commands::auto_apply_fields,
+            commands::auto_apply_list,
             commands::set_auto_apply,
             commands::save_list_view,
             commands::list_views,

@@ -483,6 +483,14 @@ test("extract: into a record, accept the chosen field, undo from history; a new 
   await el("review-undo").click();
   await waitText("review-state", "undone");
   await shot("21-review-undone");
+  // The auto-apply allowlist: a reviewer sees Extract's autonomy and sets the fields.
+  await el("nav-proposals").click();
+  await browser.$('[data-testid="auto-apply"] summary').click();
+  await el("auto-apply-object").selectByAttribute("value", "invoice");
+  await waitText("auto-apply-autonomy", "propose");
+  await el("auto-apply-po_number").click();
+  await el("auto-apply-save").click();
+  await waitText("auto-apply-notice", "1 field(s) may be applied without review");
   await el("user-switcher").selectByAttribute("value", "cara");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
 });

@@ -931,15 +931,11 @@ fn proposal_command(session: &countersign_kernel::Session<'_>, command: Proposal
         }
         ProposalCommand::Retention => to_json(&session.run_retention()?),
         ProposalCommand::AutoApply { capability, object, fields } => {
-            let fields = match fields {
-                Some(list) => {
-                    let list: Vec<String> = list.into_iter().filter(|f| !f.trim().is_empty()).collect();
-                    session.set_auto_apply(&capability, &object, &list)?
-                }
-                None => session.auto_apply_fields(&capability, &object)?,
-            };
-            let autonomy = session.capability(&capability)?.autonomy;
-            Ok(json!({ "capability": capability, "object": object, "autonomy": autonomy, "fields": fields }))
+            if let Some(list) = fields {
+                let list: Vec<String> = list.into_iter().filter(|f| !f.trim().is_empty()).collect();
+                session.set_auto_apply(&capability, &object, &list)?;
+            }
+            to_json(&session.auto_apply_list(&capability, &object)?)
         }
     }
 }

@@ -56,6 +56,7 @@ fn sigkill_during_accept_and_undo_leaves_records_entirely_before_or_after() {
                     confidence: None,
                     source: None,
                     problem: None,
+                    candidates: vec![],
                 })
                 .collect();
             let p = ava

@@ -105,8 +105,8 @@ pub fn examples_v1() -> Value {
     )
 }
 
-/// The stored examples as chat turns.
-fn example_turns(examples: &Value) -> Vec<(Vec<Part>, String)> {
+/// The stored examples of a prompt version as chat turns.
+pub(crate) fn example_turns(examples: &Value) -> Vec<(Vec<Part>, String)> {
     examples
         .as_array()
         .into_iter()

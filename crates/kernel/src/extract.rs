@@ -109,17 +109,24 @@ fn editable_fields<'a>(
         .collect()
 }
 
+/// A real calendar date's shape (no 0000-00-00 placeholders).
+const DATE_PATTERN: &str = "^(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$";
+
+/// The schema of one field's value. `null` is allowed everywhere: a model that would otherwise
+/// fill a field the document does not state with a placeholder (a zero date, a run of zeros)
+/// can say "not stated" in one token; the kernel drops nulls.
 fn value_schema(f: &crate::definition::FieldDef) -> Value {
-    match f.field_type {
+    let value = match f.field_type {
         FieldType::Picklist => {
             json!({"enum": f.values.iter().flatten().filter(|v| v.active).map(|v| v.value.clone()).collect::<Vec<_>>()})
         }
         FieldType::Number | FieldType::Currency => json!({"type": "number"}),
-        FieldType::Date => json!({"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}),
+        FieldType::Date => json!({"type": "string", "pattern": DATE_PATTERN}),
         FieldType::Boolean => json!({"type": "boolean"}),
         // A cap keeps a model that starts repeating itself from running to the output limit.
         _ => json!({"type": "string", "minLength": 1, "maxLength": f.max_length.unwrap_or(80).min(80)}),
-    }
+    };
+    json!({"anyOf": [value, {"type": "null"}]})
 }
 
 fn field_list(fields: &[&crate::definition::FieldDef]) -> String {
@@ -527,7 +534,11 @@ impl Session<'_> {
             Part::Untrusted { label: format!("fields of {object}"), content: field_list(&fields) },
             Part::Untrusted { label: format!("document {}", doc.name), content: doc.text.clone() },
         ];
-        let chat_prompt = Prompt { instructions: prompt.instructions.clone(), examples: vec![], parts };
+        let chat_prompt = Prompt {
+            instructions: prompt.instructions.clone(),
+            examples: crate::ask::example_turns(&prompt.examples),
+            parts,
+        };
         let estimate = crate::projection::estimate_prompt_tokens(&chat_prompt);
         let mut inv = self.begin_invocation(&binding, model, &doc.name, estimate)?;
         inv.grounding_hash = doc.sha256.clone();

@@ -111,12 +111,15 @@ pub struct PromptVersion {
     pub active: bool,
 }
 
-/// A built-in capability shipped with the kernel: its prompt v1 and its default binding.
+/// One shipped prompt version: instructions and worked examples.
+type BuiltinVersion = (&'static str, fn() -> Value);
+
+/// A built-in capability shipped with the kernel: its prompt versions (1, 2, …) and its
+/// default binding.
 struct Builtin {
     capability: &'static str,
     prompt: &'static str,
-    instructions: &'static str,
-    examples: fn() -> Value,
+    versions: &'static [BuiltinVersion],
     inputs: &'static str,
     contract: &'static str,
     settings: fn() -> CapabilitySettings,
@@ -127,8 +130,7 @@ const BUILTINS: &[Builtin] = &[
     Builtin {
         capability: "ask",
         prompt: "ask",
-        instructions: crate::ask::INSTRUCTIONS_V1,
-        examples: crate::ask::examples_v1,
+        versions: &[(crate::ask::INSTRUCTIONS_V1, crate::ask::examples_v1)],
         inputs: r#"{"question": "string", "schema": "projection", "today": "date"}"#,
         contract: "schemas/ask-output.schema.json",
         settings: crate::ask::default_settings,
@@ -137,8 +139,7 @@ const BUILTINS: &[Builtin] = &[
     Builtin {
         capability: "extract",
         prompt: "extract",
-        instructions: crate::extract::INSTRUCTIONS_V1,
-        examples: || Value::Array(vec![]),
+        versions: &[(crate::extract::INSTRUCTIONS_V1, || Value::Array(vec![]))],
         inputs: r#"{"document": "document text", "fields": "editable fields of the object"}"#,
         contract: "per-request: one optional property per editable field",
         settings: crate::extract::default_settings,
@@ -399,15 +400,26 @@ fn month_start(t: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 impl Session<'_> {
-    /// Insert the built-in prompts (version 1) and capability bindings that are missing.
+    /// Insert the built-in prompt versions and capability bindings that are missing. A new
+    /// workspace starts on each prompt's latest built-in version; in an existing one, a version
+    /// shipped later is added but the active pointer stays where it is (moving it is the only
+    /// way to change behaviour: `prompt activate`).
     fn seed_builtins(&self) -> Result<()> {
         let conn = self.ws.conn();
         let missing = BUILTINS.iter().any(|b| {
-            conn.query_row("SELECT 1 FROM ai_capability WHERE key = ?1", [b.capability], |_| Ok(()))
-                .optional()
+            let has: Option<i64> = conn
+                .query_row("SELECT max(version) FROM ai_prompt_version WHERE prompt = ?1", [b.prompt], |r| {
+                    r.get(0)
+                })
                 .ok()
-                .flatten()
-                .is_none()
+                .flatten();
+            has.is_none_or(|v| v < b.versions.len() as i64)
+                || conn
+                    .query_row("SELECT 1 FROM ai_capability WHERE key = ?1", [b.capability], |_| Ok(()))
+                    .optional()
+                    .ok()
+                    .flatten()
+                    .is_none()
         });
         if !missing {
             return Ok(());
@@ -415,12 +427,17 @@ impl Session<'_> {
         let tx = crate::store::immediate(conn)?;
         let now = timestamp(self.ws.clock.now());
         for b in BUILTINS {
+            for (i, (instructions, examples)) in b.versions.iter().enumerate() {
+                tx.execute(
+                    "INSERT OR IGNORE INTO ai_prompt_version (prompt, version, instructions, examples, inputs, output_contract, published_at, published_by)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'countersign')",
+                    params![b.prompt, i as i64 + 1, instructions, examples().to_string(), b.inputs, b.contract, now],
+                )?;
+            }
             tx.execute(
-                "INSERT OR IGNORE INTO ai_prompt_version (prompt, version, instructions, examples, inputs, output_contract, published_at, published_by)
-                 VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, 'countersign')",
-                params![b.prompt, b.instructions, (b.examples)().to_string(), b.inputs, b.contract, now],
+                "INSERT OR IGNORE INTO ai_prompt (key, active_version) VALUES (?1, ?2)",
+                params![b.prompt, b.versions.len() as i64],
             )?;
-            tx.execute("INSERT OR IGNORE INTO ai_prompt (key, active_version) VALUES (?1, 1)", [b.prompt])?;
             let settings =
                 serde_json::to_string(&(b.settings)()).map_err(|e| Error::internal(e.to_string()))?;
             tx.execute(

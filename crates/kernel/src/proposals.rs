@@ -13,6 +13,7 @@ use crate::access::Session;
 use crate::clock::timestamp;
 use crate::definition::{FieldLevel, FieldType};
 use crate::error::{Code, Detail, Error, Result};
+use crate::pipeline::Autonomy;
 use crate::records::{SaveContext, SaveOutcome, SaveRequest};
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, OptionalExtension};
@@ -316,11 +317,23 @@ impl Session<'_> {
 
     /// The proposal as this reader may see it: fields they cannot read are left out.
     fn shown(&self, mut p: Proposal) -> Proposal {
-        if let Ok((meta, _)) = self.readable_object(&p.object) {
-            let before = p.fields.len();
-            p.fields.retain(|f| self.readable_field(meta, &f.field).is_ok());
-            p.hidden_fields = (before - p.fields.len()) as u32;
+        let before = p.fields.len();
+        match self.readable_object(&p.object) {
+            Ok((meta, _)) => {
+                let readable = |k: &str| self.readable_field(meta, k).is_ok();
+                p.fields.retain(|f| readable(&f.field));
+                p.reviewer_edits.retain(|k, _| readable(k));
+                p.unmapped.retain(|u| u["field"].as_str().is_none_or(readable));
+                p.accepted_fields.retain(|k| readable(k));
+            }
+            Err(_) => {
+                p.fields.clear();
+                p.reviewer_edits.clear();
+                p.unmapped.clear();
+                p.accepted_fields.clear();
+            }
         }
+        p.hidden_fields = (before - p.fields.len()) as u32;
         if p.state == ProposalState::Accepted {
             if let Some(t) = p.decided_at.as_deref().and_then(|t| parse_time(t).ok()) {
                 p.undo_until = Some(timestamp(t + Duration::days(UNDO_DAYS)));
@@ -428,6 +441,23 @@ impl Session<'_> {
         if chosen.is_empty() && edits.is_empty() {
             return Err(Error::new(Code::InvalidValue, "choose at least one field to accept"));
         }
+        // The reviewer's values correct chosen fields, or fill in a required field a new record
+        // needs that the proposal leaves out — nothing else rides on the proposal.
+        if !edits.is_empty() {
+            let (meta, _) = self.readable_object(&p.object)?;
+            for key in edits.keys() {
+                let fills_required = p.operation == "create"
+                    && !p.fields.iter().any(|f| &f.field == key)
+                    && meta.fields().iter().any(|f| &f.key == key && f.required);
+                if !chosen.iter().any(|f| &f.field == key) && !fills_required {
+                    return Err(Error::on_field(
+                        Code::InvalidValue,
+                        key.clone(),
+                        format!("`{key}` is neither a chosen field of proposal {id} nor a required field it leaves out"),
+                    ));
+                }
+            }
+        }
         let mut values: Map<String, Value> =
             chosen.iter().map(|f| (f.field.clone(), f.value.clone())).collect();
         values.extend(edits.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -435,9 +465,11 @@ impl Session<'_> {
             (Some(record), Some(basis)) => {
                 let current = self.get(&p.object, record)?;
                 if current.version != basis {
+                    let (meta, _) = self.readable_object(&p.object)?;
                     let details = p
                         .fields
                         .iter()
+                        .filter(|f| self.readable_field(meta, &f.field).is_ok())
                         .map(|f| Detail {
                             path: f.field.clone(),
                             message: format!(
@@ -471,7 +503,7 @@ impl Session<'_> {
         let saved = self.save_within(tx, request, &ctx)?;
         let accepted: Vec<String> =
             chosen.iter().map(|f| f.field.clone()).filter(|f| !edits.contains_key(f)).collect();
-        tx.execute(
+        let changed = tx.execute(
             "UPDATE proposal SET state = 'accepted', decided_by = ?2, decided_at = ?3, accepted_fields = ?4,
                 accept_correlation = ?5, result_version = ?6, record_id = ?7, auto_applied = ?8,
                 state_reason = ?9, reviewer_edits = ?10 WHERE id = ?1 AND state = 'open'",
@@ -488,6 +520,9 @@ impl Session<'_> {
                 json_text(edits),
             ],
         )?;
+        if changed != 1 {
+            return Err(Error::new(Code::ProposalClosed, format!("proposal {id} was decided meanwhile")));
+        }
         Ok(saved)
     }
 
@@ -496,15 +531,20 @@ impl Session<'_> {
     /// this user's save (their edit rights and the rules apply), audited with the proposal as
     /// proposedBy, and undoable like any other. `None` = left open for review.
     pub fn auto_apply(&self, p: &Proposal) -> Result<Option<Proposal>> {
-        if p.operation != "update" || p.state != ProposalState::Open || p.hidden_fields > 0 {
+        if p.operation != "update" || self.capability(&p.capability)?.autonomy != Autonomy::AutoApply {
             return Ok(None);
         }
         let allowed = self.auto_apply_fields(&p.capability, &p.object)?;
-        if p.fields.iter().any(|f| f.problem.is_some() || !allowed.contains(&f.field)) {
+        let tx = self.begin_write()?;
+        // Everything is decided on the stored proposal, inside the write transaction.
+        let current = self.load_proposal(&tx, &p.id)?;
+        let instructed = self.source_document(&tx, &p.id)?.is_some_and(|d| !d.injections.is_empty());
+        if current.state != ProposalState::Open
+            || instructed
+            || current.fields.iter().any(|f| f.problem.is_some() || !allowed.contains(&f.field))
+        {
             return Ok(None);
         }
-        let tx = self.begin_write()?;
-        let current = self.load_proposal(&tx, &p.id)?;
         match self.apply_within(&tx, &current, None, &Map::new(), true) {
             Ok(_) => {
                 tx.commit()?;
@@ -514,6 +554,28 @@ impl Session<'_> {
             Err(e) if e.fault != crate::error::Fault::Platform => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    fn source_document(&self, conn: &rusqlite::Connection, id: &str) -> Result<Option<SourceDocument>> {
+        Ok(conn
+            .query_row("SELECT document FROM proposal_document WHERE proposal_id = ?1", [id], |r| {
+                r.get::<_, String>(0)
+            })
+            .optional()?
+            .and_then(|d| serde_json::from_str::<SourceDocument>(&d).ok()))
+    }
+
+    /// The allowlist of (capability, object) with the capability's autonomy (the list has an
+    /// effect only under `auto_apply`).
+    pub fn auto_apply_list(&self, capability: &str, object: &str) -> Result<AutoApplyList> {
+        self.readable_object(object)?;
+        Ok(AutoApplyList {
+            capability: capability.into(),
+            object: object.into(),
+            autonomy: self.capability(capability)?.autonomy,
+            fields: self.auto_apply_fields(capability, object)?,
+            can_set: self.user().has_system_permission("ai.approve"),
+        })
     }
 
     /// The fields of `object` a capability may change without review.
@@ -672,6 +734,18 @@ impl Session<'_> {
     }
 }
 
+/// F-AUTONOMY: which fields of an object a capability may change without review.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoApplyList {
+    pub capability: String,
+    pub object: String,
+    pub autonomy: crate::pipeline::Autonomy,
+    pub fields: Vec<String>,
+    /// Whether this user may change the list (`ai.approve`).
+    pub can_set: bool,
+}
+
 /// One piece of a word-level diff.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -815,14 +889,9 @@ impl Session<'_> {
             let (ra, rb) = (rank(a), rank(b));
             ra.0.cmp(&rb.0).then(ra.1.total_cmp(&rb.1)).then(ia.cmp(ib))
         });
-        let document = self
-            .ws
-            .conn()
-            .query_row("SELECT document FROM proposal_document WHERE proposal_id = ?1", [id], |r| {
-                r.get::<_, String>(0)
-            })
-            .optional()?
-            .and_then(|d| serde_json::from_str::<SourceDocument>(&d).ok());
+        // The document states the values of every field of the patch: a reader who may not see
+        // some of them does not get the document either.
+        let document = if p.hidden_fields > 0 { None } else { self.source_document(self.ws.conn(), id)? };
         let can_decide = self.user().has_system_permission("ai.approve");
         let undo_blocked = (p.state == ProposalState::Accepted)
             .then(|| {

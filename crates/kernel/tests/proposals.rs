@@ -330,6 +330,14 @@ fn auto_apply_needs_an_allowlist_set_by_a_reviewer_and_stays_undoable() {
     let (ava, ben, cara) =
         (f.ws.session("ava").unwrap(), f.ws.session("ben").unwrap(), f.ws.session("cara").unwrap());
     let id = sent_invoice(&ava);
+    // Nothing is applied without review while the capability's autonomy is `propose`.
+    cara.set_auto_apply("extract", "invoice", &["po_number".into()]).unwrap();
+    let early = cara.propose(draft(Some(&id), vec![field("po_number", json!("PO-0"))])).unwrap();
+    assert_eq!(cara.auto_apply(&early).unwrap(), None);
+    cara.discard_proposal(&early.id, None).unwrap();
+    let mut binding = ava.capability("extract").unwrap();
+    binding.autonomy = countersign_kernel::pipeline::Autonomy::AutoApply;
+    ava.bind_capability(&binding).unwrap();
     // Only a user with ai.approve sets the allowlist, and only for fields they can edit.
     assert_eq!(
         ben.set_auto_apply("extract", "invoice", &["po_number".into()]).unwrap_err().code,
@@ -355,6 +363,8 @@ fn auto_apply_needs_an_allowlist_set_by_a_reviewer_and_stays_undoable() {
     // Every field on the list: applied as the user's save, audited with the proposal.
     let p = cara.propose(draft(Some(&id), vec![field("po_number", json!("PO-3"))])).unwrap();
     let applied = cara.auto_apply(&p).unwrap().expect("applied");
+    // Applied once only: a second attempt finds it decided.
+    assert_eq!(cara.auto_apply(&p).unwrap(), None);
     assert_eq!((applied.state, applied.auto_applied), (ProposalState::Accepted, true));
     assert_eq!(value(&f.ws, &id, "po_number"), json!("PO-3"));
     let h = cara.history_of("invoice", &id).unwrap();
@@ -477,13 +487,21 @@ fn a_reviewer_fills_in_what_the_document_does_not_state_and_the_edit_is_kept_apa
     assert_eq!(accepted.reviewer_edits, edits);
     assert!(!accepted.accepted_fields.contains(&"total".to_string()), "the edited field is the reviewer's");
     assert!(accepted.accepted_fields.contains(&"account".to_string()));
+    // An edit may only correct a chosen field or fill in a missing required one.
+    let r = ava
+        .propose(draft(None, vec![field("number", json!("INV-2026-77777")), field("total", json!(5))]))
+        .unwrap();
+    let err = cara
+        .accept_proposal_edited(&r.id, Some(&["number".to_string()]), &common::map(json!({"total": 9})))
+        .unwrap_err();
+    assert_eq!((err.code, err.field.as_deref()), (Code::InvalidValue, Some("total")));
     // An edit of a field the reviewer cannot edit (cara reads account names only) is refused
     // like any save, and nothing is written.
     let q = ava
         .propose(ProposalDraft {
             object: "account".into(),
             record_id: Some("acc_0009".into()),
-            ..draft(None, vec![field("phone", json!("+1 555 0199"))])
+            ..draft(None, vec![field("name", json!("Monarch Holdings Group"))])
         })
         .unwrap();
     let history = common::history_rows(&f.ws);
@@ -493,4 +511,49 @@ fn a_reviewer_fills_in_what_the_document_does_not_state_and_the_edit_is_kept_apa
     );
     assert_eq!(common::history_rows(&f.ws), history);
     assert_eq!(cara.proposal(&q.id).unwrap().state, ProposalState::Open);
+}
+
+#[test]
+fn a_reviewer_who_cannot_read_a_field_sees_neither_its_value_nor_the_document_that_states_it() {
+    let f = common::demo();
+    let (ava, cara) = (f.ws.session("ava").unwrap(), f.ws.session("cara").unwrap());
+    let doc = countersign_kernel::proposals::SourceDocument {
+        name: "note.txt".into(),
+        kind: countersign_kernel::ingest::DocumentKind::Text,
+        sha256: "sha256:x".into(),
+        text: "Born 1980-02-03, title Buyer".into(),
+        segments: vec![],
+        injections: vec![],
+    };
+    let p = ava
+        .propose(ProposalDraft {
+            object: "contact".into(),
+            record_id: Some("con_0001".into()),
+            unmapped: vec![json!({"field": "birthdate", "value": "1980-02-03", "reason": "test"})],
+            document: Some(doc),
+            ..draft(None, vec![field("birthdate", json!("1980-02-03")), field("title", json!("Buyer"))])
+        })
+        .unwrap();
+    // Cara (ai.approve) may not read birthdates.
+    let r = cara.review_proposal(&p.id).unwrap();
+    assert_eq!(r.proposal.hidden_fields, 1);
+    assert!(r.fields.iter().all(|f| f.field != "birthdate"));
+    assert!(r.proposal.unmapped.is_empty());
+    assert!(r.document.is_none(), "the document states the hidden value");
+    assert!(ava.review_proposal(&p.id).unwrap().document.is_some());
+    // A conflict names only what she may read.
+    let v = ava.get("contact", "con_0001").unwrap().version;
+    ava.save(
+        SaveRequest::Update {
+            object: "contact".into(),
+            id: "con_0001".into(),
+            changes: common::map(json!({"title": "Head of Buying"})),
+            expected_version: Some(v),
+        },
+        &SaveContext::default(),
+    )
+    .unwrap();
+    let e = cara.accept_proposal(&p.id, Some(&["title".to_string()])).unwrap_err();
+    assert_eq!(e.code, Code::Conflict);
+    assert!(e.details.iter().all(|d| d.path != "birthdate"), "{:?}", e.details);
 }

@@ -3,6 +3,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import type { AskAnswer } from "../bindings/AskAnswer";
 import type { AskProgress } from "../bindings/AskProgress";
 import type { ExtractAnswer } from "../bindings/ExtractAnswer";
+import type { AutoApplyList } from "../bindings/AutoApplyList";
 import type { Proposal } from "../bindings/Proposal";
 import type { ProposalReview } from "../bindings/ProposalReview";
 import type { JsonValue } from "../bindings/serde_json/JsonValue";
@@ -93,9 +94,9 @@ export const api = {
     call<Proposal>("accept_proposal", { id, fields, edits }),
   discardProposal: (id: string, reason: string | null) => call<Proposal>("discard_proposal", { id, reason }),
   undoProposal: (id: string) => call<Proposal>("undo_proposal", { id }),
-  autoApplyFields: (capability: string, object: string) => call<string[]>("auto_apply_fields", { capability, object }),
+  autoApplyList: (capability: string, object: string) => call<AutoApplyList>("auto_apply_list", { capability, object }),
   setAutoApply: (capability: string, object: string, fields: string[]) =>
-    call<string[]>("set_auto_apply", { capability, object, fields }),
+    call<AutoApplyList>("set_auto_apply", { capability, object, fields }),
   saveListView: (name: string, spec: QuerySpec, source: string | null) =>
     call<ListView>("save_list_view", { name, spec, source }),
   listViews: (object: string) => call<ListView[]>("list_views", { object }),
