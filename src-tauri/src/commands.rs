@@ -314,23 +314,33 @@ async fn run_ask(
     let mut drift = Some(model.check().await);
     let mut run = desk.session_of(&user, |s| s.ask_begin(question, model))?;
     loop {
-        let _ = progress.send(AskProgress::Thinking { attempt: run.invocation.attempts + 1 });
         let response = match drift.take() {
             Some(Err(e)) => Err(e),
-            _ => {
-                let mut chars = 0usize;
-                let mut sink = |d: &str| {
-                    chars += d.len();
-                    let _ = progress.send(AskProgress::Writing { chars: chars as u32 });
-                };
-                chat_with_retry(&*provider, &run.request, &RetryPolicy::default(), cancel, &mut sink).await
-            }
+            _ => model_call(&*provider, &run.request, run.invocation.attempts, cancel, progress).await,
         };
         match desk.session_of(&user, |s| s.ask_advance(run, response))? {
             AskStep::Done(answer) => return Ok(*answer),
             AskStep::Repair(next) => run = *next,
         }
     }
+}
+
+/// One model call with progress for the UI: which attempt, then characters written as they
+/// stream.
+async fn model_call(
+    provider: &dyn countersign_kernel::provider::ModelProvider,
+    request: &countersign_kernel::provider::ChatRequest,
+    attempts: u32,
+    cancel: &Cancel,
+    progress: &Channel<AskProgress>,
+) -> Result<countersign_kernel::provider::ChatResponse> {
+    let _ = progress.send(AskProgress::Thinking { attempt: attempts + 1 });
+    let mut chars = 0usize;
+    let mut sink = |d: &str| {
+        chars += d.len();
+        let _ = progress.send(AskProgress::Writing { chars: chars as u32 });
+    };
+    chat_with_retry(provider, request, &RetryPolicy::default(), cancel, &mut sink).await
 }
 
 #[tauri::command]
@@ -393,17 +403,9 @@ async fn run_extract(
     let mut drift = Some(model.check().await);
     let mut run = desk.session_of(&user, |s| s.extract_begin(doc, object, record, model))?;
     loop {
-        let _ = progress.send(AskProgress::Thinking { attempt: run.invocation.attempts + 1 });
         let response = match drift.take() {
             Some(Err(e)) => Err(e),
-            _ => {
-                let mut chars = 0usize;
-                let mut sink = |d: &str| {
-                    chars += d.len();
-                    let _ = progress.send(AskProgress::Writing { chars: chars as u32 });
-                };
-                chat_with_retry(&*provider, &run.request, &RetryPolicy::default(), cancel, &mut sink).await
-            }
+            _ => model_call(&*provider, &run.request, run.invocation.attempts, cancel, progress).await,
         };
         match desk.session_of(&user, |s| s.extract_advance(run, response))? {
             ExtractStep::Done(answer) => return Ok(*answer),

@@ -24,7 +24,6 @@ use crate::query::{Direction, QueryResult, QuerySpec, SortKey};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
-use std::time::Duration;
 use ts_rs::TS;
 
 pub const CAPABILITY: &str = "ask";
@@ -460,15 +459,7 @@ impl Session<'_> {
             );
         }
         let schema = output_schema(&grounding.projection, &objects, true);
-        let s = &binding.settings;
-        let mut request = inv.model.pin.chat_request(
-            chat_prompt,
-            Some(("ask_plan".into(), schema.clone())),
-            Duration::from_millis(s.connect_timeout_ms as u64),
-            Duration::from_millis(s.timeout_ms),
-            true,
-        );
-        request.max_output_tokens = request.max_output_tokens.min(s.max_output_tokens);
+        let request = inv.chat_request(chat_prompt, "ask_plan".into(), schema.clone());
         Ok(AskRun {
             invocation: inv,
             request,
@@ -482,16 +473,7 @@ impl Session<'_> {
     /// Steps 5–7 with the model's response: constrain (or ask for the one repair), resolve
     /// values, run the spec, trace.
     pub fn ask_advance(&self, mut run: AskRun, response: Result<ChatResponse>) -> Result<AskStep> {
-        let resp = match response {
-            Ok(r) => r,
-            Err(e) => {
-                if e.code == Code::ModelDrift && run.invocation.model.stored {
-                    self.mark_drift(&run.invocation.model.pin.key, &e.message)?;
-                }
-                self.finish_invocation(&run.invocation, Outcome::Failed(&e))?;
-                return Err(e);
-            }
-        };
+        let resp = response.map_err(|e| self.fail_invocation(&run.invocation, e))?;
         run.invocation.record_call(&run.request.prompt.messages(), &resp);
         match self.constrain(&run, &resp.content) {
             Ok(Constrained::Refusal(reason)) => {

@@ -19,7 +19,7 @@ use crate::proposals::{Proposal, ProposalDraft, ProposedField, SourceDocument};
 use crate::provider::{chat_with_retry, ChatRequest, ChatResponse, Part, Prompt, RetryPolicy};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use ts_rs::TS;
 
 pub const CAPABILITY: &str = "extract";
@@ -547,15 +547,7 @@ impl Session<'_> {
             "properties": fields.iter().map(|f| (f.key.clone(), value_schema(f))).collect::<Map<String, Value>>(),
             "additionalProperties": false
         });
-        let s = &binding.settings;
-        let mut request = inv.model.pin.chat_request(
-            chat_prompt,
-            Some((format!("{object}_fields"), schema.clone())),
-            Duration::from_millis(s.connect_timeout_ms as u64),
-            Duration::from_millis(s.timeout_ms),
-            true,
-        );
-        request.max_output_tokens = request.max_output_tokens.min(s.max_output_tokens);
+        let request = inv.chat_request(chat_prompt, format!("{object}_fields"), schema.clone());
         Ok(ExtractRun {
             invocation: inv,
             request,
@@ -580,15 +572,7 @@ impl Session<'_> {
             self.finish_invocation(&run.invocation, Outcome::Failed(&e))?;
             Err(e)
         };
-        let resp = match response {
-            Ok(r) => r,
-            Err(e) => {
-                if e.code == Code::ModelDrift && run.invocation.model.stored {
-                    self.mark_drift(&run.invocation.model.pin.key, &e.message)?;
-                }
-                return fail(&run, e);
-            }
-        };
+        let resp = response.map_err(|e| self.fail_invocation(&run.invocation, e))?;
         run.invocation.record_call(&run.request.prompt.messages(), &resp);
         let validator = jsonschema::validator_for(&run.schema).map_err(|e| Error::internal(e.to_string()))?;
         let answer = match serde_json::from_str::<Value>(resp.content.trim()) {

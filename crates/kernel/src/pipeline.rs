@@ -294,6 +294,26 @@ pub struct Invocation {
 }
 
 impl Invocation {
+    /// The request for this invocation's model under the capability's settings (timeouts,
+    /// output cap), streamed, with the per-request output schema.
+    pub fn chat_request(
+        &self,
+        prompt: crate::provider::Prompt,
+        schema_name: String,
+        schema: Value,
+    ) -> crate::provider::ChatRequest {
+        let s = &self.capability.settings;
+        let mut request = self.model.pin.chat_request(
+            prompt,
+            Some((schema_name, schema)),
+            std::time::Duration::from_millis(s.connect_timeout_ms as u64),
+            std::time::Duration::from_millis(s.timeout_ms),
+            true,
+        );
+        request.max_output_tokens = request.max_output_tokens.min(s.max_output_tokens);
+        request
+    }
+
     /// Account for one model call.
     pub fn record_call(&mut self, messages: &[Value], resp: &crate::provider::ChatResponse) {
         self.attempts += 1;
@@ -794,6 +814,20 @@ impl Session<'_> {
     }
 
     /// Complete the trace row.
+    /// The model call failed: a pin that drifted is marked (it refuses calls until repinned),
+    /// the trace row is completed, and the error is returned for the caller.
+    pub fn fail_invocation(&self, inv: &Invocation, e: Error) -> Error {
+        if e.code == Code::ModelDrift && inv.model.stored {
+            if let Err(m) = self.mark_drift(&inv.model.pin.key, &e.message) {
+                return m;
+            }
+        }
+        match self.finish_invocation(inv, Outcome::Failed(&e)) {
+            Ok(()) => e,
+            Err(t) => t,
+        }
+    }
+
     pub fn finish_invocation(&self, inv: &Invocation, outcome: Outcome<'_>) -> Result<()> {
         let (kind, result, values, code, fault, message) = match outcome {
             Outcome::Answered { result, values } => {
