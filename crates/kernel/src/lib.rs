@@ -11,6 +11,7 @@ pub mod bench;
 pub mod catalog;
 pub mod clock;
 pub mod condition;
+pub mod corpus;
 pub mod csvio;
 pub mod definition;
 pub mod demo;

@@ -742,6 +742,13 @@ impl Session<'_> {
                 w.at,
                 version
             ])?;
+        if def.is_some_and(|f| f.field_type == crate::definition::FieldType::LongText) {
+            let text = match new {
+                Scalar::Text(t) if op != "delete" => Some(t.as_str()),
+                _ => None,
+            };
+            crate::corpus::index_field(w.conn, meta.key(), id, field, text)?;
+        }
         Ok(())
     }
 

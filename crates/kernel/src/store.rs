@@ -187,6 +187,12 @@ pub const MIGRATIONS: &[&str] = &[
         set_at     TEXT NOT NULL,
         PRIMARY KEY (capability, object, field)
     );",
+    // 6: the corpus of long texts (FTS5) for corpus grounding, and kernel flags.
+    "CREATE VIRTUAL TABLE corpus USING fts5(object UNINDEXED, record_id UNINDEXED, field UNINDEXED, body, tokenize = 'unicode61 remove_diacritics 2');
+    CREATE TABLE kernel_state (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );",
 ];
 
 pub fn schema_version() -> i64 {

@@ -56,6 +56,9 @@ impl Workspace {
 
     fn with_connection(conn: Connection, path: &Path, opts: WorkspaceOptions) -> Result<Workspace> {
         let catalog = deploy::load_latest(&conn)?.map(Arc::new);
+        if let Some(c) = &catalog {
+            crate::corpus::build_if_new(&conn, c)?;
+        }
         Ok(Workspace {
             conn,
             catalog,

@@ -1,0 +1,117 @@
+//! The corpus (F-GROUND corpus grounding): every long-text value (notes, descriptions) in an
+//! SQLite FTS5 index in the workspace file, kept by the save path (each history row of a long
+//! text field updates its entry) and rebuilt when the index is new. A search runs on a user's
+//! session: the index is not access-aware, so every hit is re-checked against the user's row
+//! access and field level after retrieval, and a hit the user may not read is dropped.
+
+use crate::access::Session;
+use crate::catalog::Catalog;
+use crate::definition::{AiVisibility, FieldType};
+use crate::error::Result;
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+use ts_rs::TS;
+
+/// Put (or, with `None`, remove) one field's text in the index.
+pub(crate) fn index_field(
+    conn: &Connection,
+    object: &str,
+    id: &str,
+    field: &str,
+    text: Option<&str>,
+) -> Result<()> {
+    conn.prepare_cached("DELETE FROM corpus WHERE object = ?1 AND record_id = ?2 AND field = ?3")?
+        .execute(params![object, id, field])?;
+    if let Some(t) = text.filter(|t| !t.trim().is_empty()) {
+        conn.prepare_cached("INSERT INTO corpus (object, record_id, field, body) VALUES (?1, ?2, ?3, ?4)")?
+            .execute(params![object, id, field, t])?;
+    }
+    Ok(())
+}
+
+/// Fill the index from the record tables when it has not been built yet (a workspace from
+/// before the index, or a new one). One transaction.
+pub(crate) fn build_if_new(conn: &Connection, catalog: &Catalog) -> Result<()> {
+    let built: Option<String> = conn
+        .query_row("SELECT value FROM kernel_state WHERE key = 'corpus_built'", [], |r| r.get(0))
+        .optional()?;
+    if built.is_some() {
+        return Ok(());
+    }
+    let tx = crate::store::immediate(conn)?;
+    tx.execute("DELETE FROM corpus", [])?;
+    for meta in catalog.objects() {
+        for f in meta.fields().iter().filter(|f| f.field_type == FieldType::LongText) {
+            tx.execute(
+                &format!(
+                    "INSERT INTO corpus (object, record_id, field, body) SELECT ?1, id, ?2, {col} FROM {table} WHERE {col} IS NOT NULL AND {col} <> ''",
+                    col = crate::catalog::column(&f.key),
+                    table = meta.table
+                ),
+                params![meta.key(), f.key],
+            )?;
+        }
+    }
+    tx.execute("INSERT INTO kernel_state (key, value) VALUES ('corpus_built', '1')", [])?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// One passage found in the corpus that the user may read.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct CorpusHit {
+    pub object: String,
+    pub id: String,
+    pub field: String,
+    /// The record's name (its object's name field), when readable.
+    pub name: String,
+    /// The matching passage, with the matched words in [brackets].
+    pub snippet: String,
+}
+
+/// The words of a search as an FTS5 query: each word quoted (no operators from the input),
+/// any of them may match; ranked by bm25.
+fn fts_query(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3)
+        .take(16)
+        .map(|w| format!("\"{}\"", w.to_lowercase()))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" OR "))
+}
+
+impl Session<'_> {
+    /// Search the corpus for `text`; at most `limit` hits, each one the user may read (row and
+    /// field), from AI-visible fields only. Hits the user may not read are dropped after
+    /// retrieval (the index knows nothing of access).
+    pub fn search_corpus(&self, text: &str, limit: usize) -> Result<Vec<CorpusHit>> {
+        let Some(q) = fts_query(text) else { return Ok(vec![]) };
+        let mut stmt = self.ws.conn().prepare_cached(
+            "SELECT object, record_id, field, snippet(corpus, 3, '[', ']', '…', 16) FROM corpus
+             WHERE corpus MATCH ?1 ORDER BY bm25(corpus) LIMIT ?2",
+        )?;
+        // Over-fetch: some of the best hits may be dropped below.
+        let rows: Vec<(String, String, String, String)> = stmt
+            .query_map(params![q, (limit * 5 + 20) as i64], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut out = vec![];
+        for (object, id, field, snippet) in rows {
+            if out.len() >= limit {
+                break;
+            }
+            let Ok((meta, _)) = self.readable_object(&object) else { continue };
+            let Ok((_, def)) = self.readable_field(meta, &field) else { continue };
+            if def.ai_visibility != AiVisibility::Allowed {
+                continue;
+            }
+            let Ok(record) = self.get(&object, &id) else { continue };
+            let name =
+                record.fields.get(&meta.def.name_field).and_then(|v| v.as_str()).unwrap_or(&id).to_string();
+            out.push(CorpusHit { object, id, field, name, snippet });
+        }
+        Ok(out)
+    }
+}
