@@ -121,6 +121,16 @@ enum Command {
         #[arg(long)]
         demo: bool,
     },
+    /// Summarize a record: sentences whose every number, date, listed value and name cites a
+    /// fact the kernel checked.
+    Summarize {
+        object: String,
+        id: String,
+        #[arg(long)]
+        endpoint: Option<String>,
+        #[arg(long)]
+        demo: bool,
+    },
     /// Extract a document into a proposal for an object (a new record, or --record ID).
     Extract {
         file: PathBuf,
@@ -198,6 +208,20 @@ enum EvalCommand {
     Extract {
         #[arg(long)]
         cases: PathBuf,
+        #[arg(long)]
+        endpoint: Option<String>,
+        #[arg(long)]
+        demo: bool,
+    },
+    /// Summaries of records: accepted after at most one repair, refused, problems in the first
+    /// answers, and accepted summaries re-checked for unverified claims.
+    Summarize {
+        #[arg(long)]
+        object: String,
+        #[arg(long, value_delimiter = ',')]
+        ids: Vec<String>,
+        #[arg(long, default_value = "ava")]
+        user: String,
         #[arg(long)]
         endpoint: Option<String>,
         #[arg(long)]
@@ -450,7 +474,9 @@ fn run(cli: Cli) -> Result<Value> {
     }
     if let Command::Eval { command } = &cli.command {
         let demo = match command {
-            EvalCommand::Ask { demo, .. } | EvalCommand::Extract { demo, .. } => *demo,
+            EvalCommand::Ask { demo, .. }
+            | EvalCommand::Extract { demo, .. }
+            | EvalCommand::Summarize { demo, .. } => *demo,
         };
         // The demo workspace at --workspace (created if missing), or in a scratch directory.
         let scratch = tempfile_dir()?;
@@ -468,12 +494,19 @@ fn run(cli: Cli) -> Result<Value> {
                 eval_ask(&ws, cases, endpoint.as_deref(), only.as_deref())
             }
             EvalCommand::Extract { cases, endpoint, .. } => eval_extract(&ws, cases, endpoint.as_deref()),
+            EvalCommand::Summarize { object, ids, user, endpoint, .. } => {
+                eval_summarize(&ws, object, ids, user, endpoint.as_deref())
+            }
         };
         let _ = std::fs::remove_dir_all(&scratch);
         return out;
     }
-    if let (Command::Ask { demo: true, .. } | Command::Extract { demo: true, .. }, Some(p)) =
-        (&cli.command, &cli.workspace)
+    if let (
+        Command::Ask { demo: true, .. }
+        | Command::Extract { demo: true, .. }
+        | Command::Summarize { demo: true, .. },
+        Some(p),
+    ) = (&cli.command, &cli.workspace)
     {
         if !p.exists() {
             init(p, true, None)?;
@@ -576,6 +609,18 @@ fn run(cli: Cli) -> Result<Value> {
             to_json(&answer)
         }
         Command::Proposals { command } => proposal_command(&session, command),
+        Command::Summarize { object, id, endpoint, .. } => {
+            let rt = runtime()?;
+            let model = rt.block_on(model_choice(
+                &session,
+                endpoint.as_deref(),
+                countersign_kernel::summarize::CAPABILITY,
+            ))?;
+            let cancel = countersign_kernel::provider::Cancel::default();
+            let (answer, _) = rt
+                .block_on(countersign_kernel::summarize::summarize(&session, &object, &id, model, &cancel))?;
+            to_json(&answer)
+        }
         Command::Extract { file, object, record, endpoint, .. } => {
             let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let doc = countersign_kernel::ingest::ingest(&name, std::fs::read(&file)?, &Default::default())?;
@@ -822,6 +867,89 @@ async fn model_choice(
         Some(url) => countersign_kernel::pipeline::ModelChoice::ad_hoc(url).await,
         None => session.model_for(&session.capability(capability)?),
     }
+}
+
+fn eval_summarize(
+    ws: &Workspace,
+    object: &str,
+    ids: &[String],
+    user: &str,
+    endpoint: Option<&str>,
+) -> Result<Value> {
+    use countersign_kernel::eval::percentile;
+    let rt = runtime()?;
+    let session = ws.session(user)?;
+    let (mut accepted, mut first_ok, mut refused, mut insufficient) = (0u32, 0u32, 0u32, 0u32);
+    let (mut sentences, mut citations) = (0u32, 0u32);
+    let (mut first_problems, mut times, mut unverified) = (0usize, vec![], 0usize);
+    let mut rows = vec![];
+    for id in ids {
+        let started = std::time::Instant::now();
+        let model =
+            rt.block_on(model_choice(&session, endpoint, countersign_kernel::summarize::CAPABILITY))?;
+        let out = rt.block_on(countersign_kernel::summarize::summarize(
+            &session,
+            object,
+            id,
+            model,
+            &countersign_kernel::provider::Cancel::default(),
+        ));
+        let wall = started.elapsed().as_secs_f64();
+        times.push(wall * 1000.0);
+        match out {
+            Ok((a, first)) => {
+                accepted += 1;
+                if a.insufficient.is_some() {
+                    insufficient += 1;
+                }
+                if first.is_empty() {
+                    first_ok += 1;
+                }
+                first_problems += first.len();
+                unverified += countersign_kernel::summarize::recheck(&session, &a)?;
+                sentences += a.sentences.len() as u32;
+                citations += a.sentences.iter().map(|s| s.citations.len() as u32).sum::<u32>();
+                eprintln!(
+                    "  ACCEPTED {wall:5.1}s {id} attempts={} sentences={}",
+                    a.attempts,
+                    a.sentences.len()
+                );
+                for s in &a.sentences {
+                    eprintln!(
+                        "      {} {:?}",
+                        s.text,
+                        s.citations.iter().map(|c| c.field.as_str()).collect::<Vec<_>>()
+                    );
+                }
+                for p in &first {
+                    eprintln!("      first answer: {p}");
+                }
+                rows.push(json!({"id": id, "accepted": true, "attempts": a.attempts, "first_problems": first, "answer": to_json(&a)?}));
+            }
+            Err(e) => {
+                refused += 1;
+                eprintln!("  REFUSED  {wall:5.1}s {id} {}: {}", e.code.as_str(), e.message);
+                rows.push(
+                    json!({"id": id, "accepted": false, "code": e.code.as_str(), "message": e.message}),
+                );
+            }
+        }
+    }
+    let n = ids.len().max(1) as f64;
+    Ok(json!({
+        "records": ids.len(),
+        "accepted_after_at_most_one_repair": accepted,
+        "accepted_share": accepted as f64 / n,
+        "accepted_first_answer": first_ok,
+        "refused": refused,
+        "insufficient": insufficient,
+        "sentences": sentences,
+        "citations": citations,
+        "problems_in_first_answers": first_problems,
+        "unverified_claims_in_accepted_summaries": unverified,
+        "wall_ms": {"p50": percentile(&times, 50.0), "p90": percentile(&times, 90.0)},
+        "cases": rows,
+    }))
 }
 
 fn eval_ask(ws: &Workspace, cases: &Path, endpoint: Option<&str>, only: Option<&str>) -> Result<Value> {

@@ -30,6 +30,8 @@ pub mod query;
 pub mod records;
 pub mod secrets;
 pub mod store;
+pub mod summarize;
+pub mod tools;
 pub mod value;
 pub mod workspace;
 

@@ -145,6 +145,15 @@ const BUILTINS: &[Builtin] = &[
         settings: crate::extract::default_settings,
         autonomy: Autonomy::Propose,
     },
+    Builtin {
+        capability: "summarize",
+        prompt: "summarize",
+        versions: &[(crate::summarize::INSTRUCTIONS_V1, crate::summarize::examples_v1)],
+        inputs: r#"{"record": "object and id", "facts": "read_record, list_related and search_corpus on the user's session"}"#,
+        contract: "per-request: sentences citing fact ids (closed enum), or insufficient",
+        settings: crate::summarize::default_settings,
+        autonomy: Autonomy::ReadOnly,
+    },
 ];
 
 /// Calls in flight per (user, capability), in this process.

@@ -1,0 +1,180 @@
+//! Kernel tools (SPEC F-EXT-TOOL): reading a record, listing its related records and searching
+//! the corpus, run on a user's session (so the one read-enforcement path applies). Inputs are
+//! closed (`deny_unknown_fields`, the JSON Schemas of `specs()` have `additionalProperties:
+//! false`); outputs are bounded; every value is labelled with its field key and type; a failure
+//! is a typed `ToolFailure` (`invalid_input`, `configuration_error`, `execution_error`) that
+//! goes back to the model while the run continues.
+
+use crate::access::Session;
+use crate::definition::{AiVisibility, FieldType};
+use crate::query::QuerySpec;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// The cap on one tool output (characters of its JSON).
+pub const MAX_OUTPUT_CHARS: usize = 131_072;
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(tag = "tool", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ToolCall {
+    ReadRecord { object: String, id: String },
+    ListRelated { object: String, id: String, limit: Option<u32> },
+    SearchCorpus { text: String, limit: Option<u32> },
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ToolFailure {
+    /// `invalid_input`, `configuration_error` or `execution_error`.
+    pub kind: String,
+    pub message: String,
+}
+
+/// What each tool is, for a model that calls tools: name, closed input schema, declared effect.
+pub fn specs() -> Value {
+    json!([
+        {"name": "read_record", "effect": "reads_workspace",
+         "input": {"type": "object", "properties": {"object": {"type": "string"}, "id": {"type": "string"}},
+                   "required": ["object", "id"], "additionalProperties": false}},
+        {"name": "list_related", "effect": "reads_workspace",
+         "input": {"type": "object", "properties": {"object": {"type": "string"}, "id": {"type": "string"},
+                   "limit": {"type": "integer", "minimum": 1, "maximum": 20}},
+                   "required": ["object", "id"], "additionalProperties": false}},
+        {"name": "search_corpus", "effect": "reads_workspace",
+         "input": {"type": "object", "properties": {"text": {"type": "string", "maxLength": 500},
+                   "limit": {"type": "integer", "minimum": 1, "maximum": 20}},
+                   "required": ["text"], "additionalProperties": false}}
+    ])
+}
+
+/// Parse a tool call from a model (`{"tool": name, …input}`): unknown tools and inputs are
+/// `invalid_input`.
+pub fn parse_call(v: &Value) -> Result<ToolCall, ToolFailure> {
+    serde_json::from_value(v.clone()).map_err(|e| failure("invalid_input", e.to_string()))
+}
+
+fn failure(kind: &str, message: impl Into<String>) -> ToolFailure {
+    ToolFailure { kind: kind.into(), message: message.into() }
+}
+
+/// Run one tool on the session.
+pub fn run_tool(session: &Session<'_>, call: &ToolCall) -> Result<Value, ToolFailure> {
+    let out = match call {
+        ToolCall::ReadRecord { object, id } => read_record(session, object, id),
+        ToolCall::ListRelated { object, id, limit } => {
+            list_related(session, object, id, limit.unwrap_or(5).clamp(1, 20) as usize)
+        }
+        ToolCall::SearchCorpus { text, limit } => {
+            if text.chars().count() > 500 {
+                return Err(failure("invalid_input", "the search text is longer than 500 characters"));
+            }
+            session
+                .search_corpus(text, limit.unwrap_or(5).clamp(1, 20) as usize)
+                .map(|hits| json!({"hits": hits}))
+                .map_err(|e| failure("execution_error", e.message))
+        }
+    }?;
+    Ok(bounded(out))
+}
+
+/// Keep an output under the cap by dropping list entries from the end (marked `truncated`).
+fn bounded(mut out: Value) -> Value {
+    for key in ["records", "hits", "fields"] {
+        while out.to_string().chars().count() > MAX_OUTPUT_CHARS {
+            let Some(list) = out.get_mut(key).and_then(Value::as_array_mut) else { break };
+            if list.pop().is_none() {
+                break;
+            }
+            out["truncated"] = json!(true);
+        }
+    }
+    out
+}
+
+fn read_record(s: &Session<'_>, object: &str, id: &str) -> Result<Value, ToolFailure> {
+    let (meta, _) = s.readable_object(object).map_err(|e| failure("invalid_input", e.message))?;
+    let record = s.get(object, id).map_err(|e| failure("invalid_input", e.message))?;
+    let mut fields = vec![];
+    for (i, f) in meta.fields().iter().enumerate() {
+        if s.field_level(meta, i) == crate::definition::FieldLevel::None
+            || f.ai_visibility != AiVisibility::Allowed
+        {
+            continue;
+        }
+        let value = record.fields.get(&f.key).cloned().unwrap_or(Value::Null);
+        let display = match (f.field_type, &value) {
+            (FieldType::Picklist, Value::String(v)) => {
+                f.values.iter().flatten().find(|p| &p.value == v).map(|p| p.label.clone())
+            }
+            (FieldType::Lookup, Value::String(target_id)) => {
+                f.target.as_deref().and_then(|t| name_of(s, t, target_id))
+            }
+            _ => None,
+        };
+        let mut entry = Map::new();
+        entry.insert("field".into(), json!(f.key));
+        entry.insert("label".into(), json!(f.label));
+        entry.insert("type".into(), serde_json::to_value(f.field_type).unwrap_or(Value::Null));
+        entry.insert("value".into(), value);
+        if let Some(d) = display {
+            entry.insert("display".into(), json!(d));
+        }
+        fields.push(Value::Object(entry));
+    }
+    let name = record.fields.get(&meta.def.name_field).and_then(|v| v.as_str()).unwrap_or(id);
+    Ok(json!({"object": object, "id": id, "name": name, "fields": fields}))
+}
+
+/// The name of a record the user can read (its object's name field), if any.
+fn name_of(s: &Session<'_>, object: &str, id: &str) -> Option<String> {
+    let (meta, _) = s.readable_object(object).ok()?;
+    s.readable_field(meta, &meta.def.name_field).ok()?;
+    s.get(object, id).ok()?.fields.get(&meta.def.name_field)?.as_str().map(String::from)
+}
+
+fn list_related(s: &Session<'_>, object: &str, id: &str, limit: usize) -> Result<Value, ToolFailure> {
+    let (meta, _) = s.readable_object(object).map_err(|e| failure("invalid_input", e.message))?;
+    let record = s.get(object, id).map_err(|e| failure("invalid_input", e.message))?;
+    let mut records = vec![];
+    // Parents: the records this one's lookups point at.
+    for (i, f) in meta.fields().iter().enumerate() {
+        if f.field_type != FieldType::Lookup || s.field_level(meta, i) == crate::definition::FieldLevel::None
+        {
+            continue;
+        }
+        if let (Some(target), Some(Value::String(parent))) = (&f.target, record.fields.get(&f.key)) {
+            if let Ok(r) = read_record(s, target, parent) {
+                records.push(r);
+            }
+        }
+    }
+    // Children: records of other objects whose lookups point at this one (one hop).
+    for reference in &meta.referenced_by {
+        let spec = QuerySpec {
+            object: reference.object.clone(),
+            fields: vec![],
+            filters: Some(crate::condition::Condition::Compare(crate::condition::Comparison {
+                field: reference.field.clone(),
+                op: crate::condition::Op::Eq,
+                value: Some(json!(id)),
+                other_field: None,
+            })),
+            sort: vec![],
+            limit: Some(limit as u32),
+            offset: None,
+        };
+        match s.query(&spec) {
+            Ok(result) => {
+                for r in &result.records {
+                    if let Some(child) = r.get("id").and_then(|v| v.as_str()) {
+                        if let Ok(c) = read_record(s, &reference.object, child) {
+                            records.push(c);
+                        }
+                    }
+                }
+            }
+            // A child object or field the user cannot read is simply not listed.
+            Err(_) => continue,
+        }
+    }
+    Ok(json!({"object": object, "id": id, "records": records}))
+}

@@ -1,0 +1,137 @@
+//! Summarize against the fake endpoint: every number, date, listed value and name a sentence
+//! states must be the value of a fact it cites, and every cited fact must be stated; one
+//! repair, then a typed refusal; the grounding holds only what the reader may read.
+
+mod common;
+
+use common::fake_model::{fake, model, Answer};
+use countersign_kernel::provider::Cancel;
+use countersign_kernel::summarize::{summarize, Fact};
+use countersign_kernel::{Code, Session};
+use serde_json::{json, Value};
+
+fn run(
+    s: &Session<'_>,
+    answers: Vec<Value>,
+) -> (countersign_kernel::Result<countersign_kernel::summarize::SummaryAnswer>, Vec<Value>) {
+    let fake = fake(answers.into_iter().map(|a| Answer::Text(a.to_string())).collect());
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let out = rt.block_on(summarize(s, "account", "acc_0009", model(&fake.url, 0.0), &Cancel::default()));
+    (out.map(|(a, _)| a), fake.chat_requests())
+}
+
+fn fact<'a>(facts: &'a [Fact], object: &str, id: &str, field: &str) -> &'a Fact {
+    facts.iter().find(|f| f.object == object && f.id == id && f.field == field).unwrap()
+}
+
+#[test]
+fn a_summary_whose_claims_are_all_cited_is_accepted_with_its_citations() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let (facts, _) = ava.summary_facts("account", "acc_0009").unwrap();
+    let (name, revenue, rating) = (
+        fact(&facts, "account", "acc_0009", "name"),
+        fact(&facts, "account", "acc_0009", "annual_revenue"),
+        fact(&facts, "account", "acc_0009", "rating"),
+    );
+    assert_eq!(rating.display, "Cold");
+    let answer = json!({"sentences": [
+        format!("Monarch Holdings [{}] has an annual revenue of 40,650,000 [{}].", name.reference, revenue.reference),
+        format!("Its rating is Cold [{}].", rating.reference),
+        "It looks like a steady relationship."
+    ]});
+    let (out, reqs) = run(&ava, vec![answer]);
+    let a = out.unwrap();
+    assert_eq!((a.sentences.len(), a.attempts, reqs.len()), (3, 1, 1));
+    assert_eq!(a.sentences[0].citations[1].field, "annual_revenue");
+    // The facts went as untrusted user content, never in the system role.
+    let system = reqs[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(!system.contains("Monarch"));
+}
+
+#[test]
+fn an_uncited_number_is_repaired_once_then_refused() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let (facts, _) = ava.summary_facts("account", "acc_0009").unwrap();
+    let name = fact(&facts, "account", "acc_0009", "name").reference.clone();
+    let bad = json!({"sentences": [format!("Monarch Holdings [{name}] employs 9,999 people.")]});
+    let (out, reqs) = run(&ava, vec![bad.clone(), bad]);
+    let e = out.unwrap_err();
+    assert_eq!((e.code, reqs.len()), (Code::Contract, 2));
+    // The repair carried the exact problem.
+    let repair =
+        reqs[1]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
+    assert!(repair.contains("9,999 is not the value of a fact it cites"), "{repair}");
+    assert!(!repair.contains("\"sentences\""), "the rejected answer is not sent back whole");
+}
+
+#[test]
+fn a_mis_cited_value_is_refused_and_a_repair_can_fix_it() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let (facts, _) = ava.summary_facts("account", "acc_0009").unwrap();
+    let employees = fact(&facts, "account", "acc_0009", "employees");
+    // Cites the employee count but states another number.
+    let wrong = json!({"sentences": [format!("The account has 6000 employees [{}].", employees.reference)]});
+    let right = json!({"sentences": [format!("The account has 5,328 employees [{}].", employees.reference)]});
+    let (out, reqs) = run(&ava, vec![wrong, right]);
+    let a = out.unwrap();
+    assert_eq!((a.attempts, reqs.len()), (2, 2));
+    let repair =
+        reqs[1]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
+    assert!(
+        repair.contains("6000 is not the value") && repair.contains("does not state that value"),
+        "{repair}"
+    );
+    // A related record's name written without citing that record is refused too.
+    let (facts, _) = ava.summary_facts("account", "acc_0009").unwrap();
+    let rating = fact(&facts, "account", "acc_0009", "rating").reference.clone();
+    let other =
+        facts.iter().find(|f| f.id != "acc_0009" && f.record_name.len() > 3).unwrap().record_name.clone();
+    let (out, reqs) = run(
+        &ava,
+        vec![
+            json!({"sentences": [format!("{other} belongs to an account rated Cold [{rating}].")]}),
+            json!({"insufficient": "cannot say"}),
+        ],
+    );
+    let repair =
+        reqs[1]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
+    assert!(repair.contains(&format!("“{other}” is written but no cited fact states it")), "{repair}");
+    assert_eq!(
+        out.unwrap().insufficient.as_deref(),
+        Some("cannot say"),
+        "the repair may say the facts are not enough"
+    );
+}
+
+#[test]
+fn ben_never_gets_a_hidden_field_in_the_grounding_or_the_citations() {
+    let f = common::demo();
+    let ben = f.ws.session("ben").unwrap();
+    let (facts, _) = ben.summary_facts("account", "acc_0009").unwrap();
+    assert!(facts.iter().all(|f| f.field != "credit_limit" && f.field != "tax_id"), "{facts:?}");
+    let name = fact(&facts, "account", "acc_0009", "name").reference.clone();
+    let (out, reqs) =
+        run(&ben, vec![json!({"sentences": [format!("Monarch Holdings [{name}] is an account.")]})]);
+    out.unwrap();
+    let sent = reqs[0].to_string();
+    assert!(!sent.contains("310000") && !sent.contains("DE517197826"), "hidden values were sent");
+    // A hidden field has no fact id; citing an id that is not a fact is refused.
+    let bogus = format!("F{}", facts.len() + 1);
+    let (out, reqs) = run(
+        &ben,
+        vec![
+            json!({"sentences": [format!("Monarch Holdings [{name}] has a limit [{bogus}].")]}),
+            json!({"sentences": [format!("Monarch Holdings [{name}] has a limit [{bogus}].")]}),
+        ],
+    );
+    assert_eq!(out.unwrap_err().code, Code::Contract);
+    let repair =
+        reqs[1]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
+    assert!(repair.contains(&format!("cites {bogus}, which is not a fact id")), "{repair}");
+    // The ava's facts do include them.
+    let (all, _) = f.ws.session("ava").unwrap().summary_facts("account", "acc_0009").unwrap();
+    assert!(all.iter().any(|f| f.field == "credit_limit"));
+}
