@@ -38,7 +38,21 @@ pub(crate) fn build_if_new(conn: &Connection, catalog: &Catalog) -> Result<()> {
     if built.is_some() {
         return Ok(());
     }
-    let tx = crate::store::immediate(conn)?;
+    let tx = match crate::store::immediate(conn) {
+        Ok(tx) => tx,
+        // Another process holds the file: it may be building the index right now. Searches
+        // miss older texts until a later open builds it.
+        Err(e) if e.retriable => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    // Checked again under the write lock: another opener may have built it meanwhile.
+    if tx
+        .query_row("SELECT 1 FROM kernel_state WHERE key = 'corpus_built'", [], |_| Ok(()))
+        .optional()?
+        .is_some()
+    {
+        return Ok(());
+    }
     tx.execute("DELETE FROM corpus", [])?;
     for meta in catalog.objects() {
         for f in meta.fields().iter().filter(|f| f.field_type == FieldType::LongText) {

@@ -290,6 +290,11 @@ fn migrate(conn: &Connection, path: &Path) -> Result<()> {
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         let tx = immediate(conn)?;
         tx.execute_batch(sql)?;
+        if version == 0 && i + 1 == MIGRATIONS.len() {
+            // A new file has no records: its corpus index is complete from the start (the save
+            // path keeps it), so opening it never rebuilds the index.
+            tx.execute("INSERT INTO kernel_state (key, value) VALUES ('corpus_built', '1')", [])?;
+        }
         tx.execute_batch(&format!(
             "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {};",
             i + 1

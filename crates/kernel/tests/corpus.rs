@@ -59,6 +59,9 @@ fn saves_keep_the_index_and_hits_a_reader_may_not_read_are_dropped() {
 fn an_index_built_from_existing_records_finds_the_demo_notes() {
     let f = common::demo();
     let path = f.ws.path().to_path_buf();
+    // As a file from before the index: an empty index and no flag.
+    f.ws.raw_connection().execute_batch("DELETE FROM corpus; DELETE FROM kernel_state;").unwrap();
+    assert!(f.ws.session("ben").unwrap().search_corpus("budget freeze", 3).unwrap().is_empty());
     drop(f.ws);
     let ws = countersign_kernel::Workspace::open(&path, Default::default()).unwrap();
     let hits = ws.session("ben").unwrap().search_corpus("budget freeze", 3).unwrap();
