@@ -568,10 +568,6 @@ impl Session<'_> {
         mut run: ExtractRun,
         response: Result<ChatResponse>,
     ) -> Result<ExtractStep> {
-        let fail = |run: &ExtractRun, e: Error| -> Result<ExtractStep> {
-            self.finish_invocation(&run.invocation, Outcome::Failed(&e))?;
-            Err(e)
-        };
         let resp = response.map_err(|e| self.fail_invocation(&run.invocation, e))?;
         run.invocation.record_call(&run.request.prompt.messages(), &resp);
         let validator = jsonschema::validator_for(&run.schema).map_err(|e| Error::internal(e.to_string()))?;
@@ -599,7 +595,7 @@ impl Session<'_> {
                     Code::Contract,
                     format!("the model's answer broke the Extract contract twice: {problem}"),
                 );
-                return fail(&run, e);
+                return Err(self.fail_invocation(&run.invocation, e));
             }
         };
         let (meta, _) = self.readable_object(&run.object)?;
@@ -610,7 +606,7 @@ impl Session<'_> {
                 Code::GroundingInsufficient,
                 format!("nothing in {} maps to a field of {}", run.doc.name, meta.def.label),
             );
-            return fail(&run, e);
+            return Err(self.fail_invocation(&run.invocation, e));
         }
         self.dry_run(&run.object, run.record.as_deref(), &mut patch)?;
         let doc = &run.doc;
