@@ -30,6 +30,7 @@ fn countersign_commands() -> &'static [&'static str] {
         "check_model",
         "ask",
         "cancel_model_call",
+        "summarize",
         "extract",
         "proposals",
         "review_proposal",

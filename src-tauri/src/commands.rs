@@ -8,10 +8,12 @@ use countersign_kernel::describe::{ObjectView, WorkspaceView};
 use countersign_kernel::extract::{self, ExtractAnswer, ExtractStep};
 use countersign_kernel::ingest;
 use countersign_kernel::pins::{self, ConnectionReport, PinSettings, ProviderConfig, ProviderSettings};
+use countersign_kernel::pipeline::ModelChoice;
 use countersign_kernel::proposals::{AutoApplyList, Proposal, ProposalReview};
 use countersign_kernel::provider::Secret;
-use countersign_kernel::provider::{chat_with_retry, Cancel, RetryPolicy};
+use countersign_kernel::provider::{chat_with_retry, Cancel, ChatRequest, ChatResponse, RetryPolicy};
 use countersign_kernel::query::ListView;
+use countersign_kernel::summarize::{self, SummarizeStep, SummaryAnswer};
 use countersign_kernel::{
     demo, Code, Error, HistoryEntry, QueryResult, QuerySpec, Record, Result, SaveContext, SaveOutcome,
     SaveRequest, Session, Workspace, WorkspaceOptions,
@@ -309,38 +311,79 @@ async fn run_ask(
 ) -> Result<AskAnswer> {
     let user = desk.with(|open| Ok(open.user.clone()))?;
     desk.session_of(&user, |s| s.ask_authorize(question))?;
-    let model = desk.session_of(&user, |s| s.model_for(&s.capability(ask::CAPABILITY)?))?;
-    let provider = countersign_kernel::provider::provider(model.endpoint.clone())?;
-    let mut drift = Some(model.check().await);
-    let mut run = desk.session_of(&user, |s| s.ask_begin(question, model))?;
-    loop {
-        let response = match drift.take() {
-            Some(Err(e)) => Err(e),
-            _ => model_call(&*provider, &run.request, run.invocation.attempts, cancel, progress).await,
-        };
-        match desk.session_of(&user, |s| s.ask_advance(run, response))? {
-            AskStep::Done(answer) => return Ok(*answer),
-            AskStep::Repair(next) => run = *next,
-        }
-    }
+    let calls = ModelLoop { desk, user: &user, cancel, progress, stream_text: false };
+    calls
+        .run(
+            ask::CAPABILITY,
+            |s, model| s.ask_begin(question, model),
+            |run| (&run.request, run.invocation.attempts),
+            |s, run, response| {
+                Ok(match s.ask_advance(run, response)? {
+                    AskStep::Done(answer) => Ok(*answer),
+                    AskStep::Repair(next) => Err(*next),
+                })
+            },
+        )
+        .await
 }
 
-/// One model call with progress for the UI: which attempt, then characters written as they
-/// stream.
-async fn model_call(
-    provider: &dyn countersign_kernel::provider::ModelProvider,
-    request: &countersign_kernel::provider::ChatRequest,
-    attempts: u32,
-    cancel: &Cancel,
-    progress: &Channel<AskProgress>,
-) -> Result<countersign_kernel::provider::ChatResponse> {
-    let _ = progress.send(AskProgress::Thinking { attempt: attempts + 1 });
-    let mut chars = 0usize;
-    let mut sink = |d: &str| {
-        chars += d.len();
-        let _ = progress.send(AskProgress::Writing { chars: chars as u32 });
-    };
-    chat_with_retry(provider, request, &RetryPolicy::default(), cancel, &mut sink).await
+/// One capability run from the app: the model is awaited with no lock on the workspace held;
+/// between calls the kernel checks the answer on the user's session and may ask for a repair.
+struct ModelLoop<'a> {
+    desk: &'a Desk,
+    user: &'a str,
+    cancel: &'a Cancel,
+    progress: &'a Channel<AskProgress>,
+    /// Whether the model's text streams to the UI as it is written (Summarize).
+    stream_text: bool,
+}
+
+impl ModelLoop<'_> {
+    async fn run<R, T>(
+        &self,
+        capability: &str,
+        begin: impl FnOnce(&Session<'_>, ModelChoice) -> Result<R>,
+        request: impl Fn(&R) -> (&ChatRequest, u32),
+        advance: impl Fn(&Session<'_>, R, Result<ChatResponse>) -> Result<std::result::Result<T, R>>,
+    ) -> Result<T> {
+        let model = self.desk.session_of(self.user, |s| s.model_for(&s.capability(capability)?))?;
+        let provider = countersign_kernel::provider::provider(model.endpoint.clone())?;
+        let mut drift = Some(model.check().await);
+        let mut run = self.desk.session_of(self.user, |s| begin(s, model))?;
+        loop {
+            let response = match drift.take() {
+                Some(Err(e)) => Err(e),
+                _ => {
+                    let (req, attempts) = request(&run);
+                    self.call(&*provider, req, attempts).await
+                }
+            };
+            match self.desk.session_of(self.user, |s| advance(s, run, response))? {
+                Ok(answer) => return Ok(answer),
+                Err(next) => run = next,
+            }
+        }
+    }
+
+    /// One model call with progress for the UI: which attempt, then characters written (and,
+    /// when streaming text, what was written) as they arrive.
+    async fn call(
+        &self,
+        provider: &dyn countersign_kernel::provider::ModelProvider,
+        request: &ChatRequest,
+        attempts: u32,
+    ) -> Result<ChatResponse> {
+        let _ = self.progress.send(AskProgress::Thinking { attempt: attempts + 1 });
+        let mut chars = 0usize;
+        let mut sink = |d: &str| {
+            chars += d.len();
+            if self.stream_text {
+                let _ = self.progress.send(AskProgress::Text { delta: d.to_string() });
+            }
+            let _ = self.progress.send(AskProgress::Writing { chars: chars as u32 });
+        };
+        chat_with_retry(provider, request, &RetryPolicy::default(), self.cancel, &mut sink).await
+    }
 }
 
 #[tauri::command]
@@ -398,20 +441,55 @@ async fn run_extract(
     let doc = tauri::async_runtime::spawn_blocking(move || ingest::ingest(&name, bytes, &Default::default()))
         .await
         .map_err(|e| Error::internal(format!("reading the document stopped: {e}")))??;
-    let model = desk.session_of(&user, |s| s.model_for(&s.capability(extract::CAPABILITY)?))?;
-    let provider = countersign_kernel::provider::provider(model.endpoint.clone())?;
-    let mut drift = Some(model.check().await);
-    let mut run = desk.session_of(&user, |s| s.extract_begin(doc, object, record, model))?;
-    loop {
-        let response = match drift.take() {
-            Some(Err(e)) => Err(e),
-            _ => model_call(&*provider, &run.request, run.invocation.attempts, cancel, progress).await,
-        };
-        match desk.session_of(&user, |s| s.extract_advance(run, response))? {
-            ExtractStep::Done(answer) => return Ok(*answer),
-            ExtractStep::Repair(next) => run = *next,
+    let calls = ModelLoop { desk, user: &user, cancel, progress, stream_text: false };
+    calls
+        .run(
+            extract::CAPABILITY,
+            |s, model| s.extract_begin(doc, object, record, model),
+            |run| (&run.request, run.invocation.attempts),
+            |s, run, response| {
+                Ok(match s.extract_advance(run, response)? {
+                    ExtractStep::Done(answer) => Ok(*answer),
+                    ExtractStep::Repair(next) => Err(*next),
+                })
+            },
+        )
+        .await
+}
+
+/// Summarize a record: the answer streams to the UI as the model writes it (a draft), and the
+/// kernel's checked answer, with its citations, is what this returns.
+#[tauri::command]
+pub async fn summarize(
+    desk: State<'_, Desk>,
+    calls: State<'_, ModelCalls>,
+    call: String,
+    object: String,
+    id: String,
+    progress: Channel<AskProgress>,
+) -> Result<SummaryAnswer> {
+    let cancel = calls.token(&call)?;
+    let user = desk.with(|open| Ok(open.user.clone()));
+    let answer = match user {
+        Ok(user) => {
+            ModelLoop { desk: &desk, user: &user, cancel: &cancel, progress: &progress, stream_text: true }
+                .run(
+                    summarize::CAPABILITY,
+                    |s, model| s.summarize_begin(&object, &id, model),
+                    |run| (&run.request, run.invocation.attempts),
+                    |s, run, response| {
+                        Ok(match s.summarize_advance(run, response)? {
+                            SummarizeStep::Done(answer, _) => Ok(*answer),
+                            SummarizeStep::Repair(next) => Err(*next),
+                        })
+                    },
+                )
+                .await
         }
-    }
+        Err(e) => Err(e),
+    };
+    calls.forget(&call);
+    answer
 }
 
 /// The proposals this user may see, newest first (the inbox filters and counts them).

@@ -36,6 +36,7 @@ fn main() {
             commands::check_model,
             commands::ask,
             commands::cancel_model_call,
+            commands::summarize,
             commands::extract,
             commands::proposals,
             commands::review_proposal,

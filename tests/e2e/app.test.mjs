@@ -495,6 +495,61 @@ test("extract: into a record, accept the chosen field, undo from history; a new 
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
 });
 
+test("summarize: the draft streams, the checked summary links each value to its field, cancel stops it", async () => {
+  // Ben (sales rep) may not read the credit limit or the tax id: they are never cited.
+  await el("user-switcher").selectByAttribute("value", "ben");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ben");
+  await openAccount("Globex Holdings", "acc_0001");
+  await el("summarize").click();
+  await el("summary-panel").waitForDisplayed();
+  // The model's text shows as an unchecked draft while it streams.
+  let draft = "";
+  await browser.waitUntil(
+    async () => {
+      if (!draft && (await el("summary-draft").isExisting())) draft = await el("summary-draft").getText();
+      return (await el("summary-verified").isExisting()) || (await el("summary-error").isExisting());
+    },
+    { timeout: 240000, interval: 100, timeoutMsg: "the summary never finished" },
+  );
+  if (await el("summary-error").isExisting()) {
+    assert.fail(`summary refused: ${await el("summary-error").getAttribute("data-code")} ${await el("summary-error").getText()}`);
+  }
+  assert.ok(draft.length > 0, "no draft was shown while the model wrote");
+  await shot("22-summary-verified");
+  const citations = await browser.execute(() =>
+    [...document.querySelectorAll('[data-testid="summary-citation"]')].map((c) => ({ ...c.dataset })),
+  );
+  assert.ok(citations.length > 0, "a verified summary cites something");
+  assert.ok(citations.every((c) => c.field !== "credit_limit" && c.field !== "tax_id"), JSON.stringify(citations));
+  // A citation of this record's field scrolls to it and highlights it.
+  const own = citations.findIndex((c) => c.object === "account" && c.id === "acc_0001" && c.field !== "name");
+  const target = own >= 0 ? own : citations.findIndex((c) => c.id === "acc_0001");
+  if (target >= 0) {
+    const field = citations[target].field;
+    await (await browser.$$(tid("summary-citation")))[target].click();
+    await browser.waitUntil(async () => (await el(`field-${field}`).getAttribute("class")).includes("highlight"), {
+      timeoutMsg: `${field} was not highlighted`,
+    });
+    await shot("23-summary-citation-highlight");
+  }
+  // A citation of a related record opens that record.
+  const related = citations.findIndex((c) => c.id !== "acc_0001");
+  if (related >= 0) {
+    await (await browser.$$(tid("summary-citation")))[related].click();
+    await waitText("record-title", citations[related].name);
+    assert.equal(await el("summary-panel").isExisting(), false);
+    await openAccount("Globex Holdings", "acc_0001");
+  }
+  // Cancel stops a summary in flight.
+  await el("summarize").click();
+  await el("summary-cancel").waitForDisplayed();
+  await el("summary-cancel").click();
+  await el("summary-error").waitForDisplayed({ timeout: 30000 });
+  assert.equal(await el("summary-error").getAttribute("data-code"), "cancelled");
+  await el("user-switcher").selectByAttribute("value", "cara");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
+});
+
 test("a new empty workspace opens with empty states", async () => {
   const path = join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "empty.countersign");
   await el("workspace-menu").click();

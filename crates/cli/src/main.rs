@@ -617,9 +617,9 @@ fn run(cli: Cli) -> Result<Value> {
                 countersign_kernel::summarize::CAPABILITY,
             ))?;
             let cancel = countersign_kernel::provider::Cancel::default();
-            let (answer, _) = rt
-                .block_on(countersign_kernel::summarize::summarize(&session, &object, &id, model, &cancel))?;
-            to_json(&answer)
+            let (answer, _) =
+                rt.block_on(countersign_kernel::summarize::summarize(&session, &object, &id, model, &cancel));
+            to_json(&answer?)
         }
         Command::Extract { file, object, record, endpoint, .. } => {
             let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -877,17 +877,19 @@ fn eval_summarize(
     endpoint: Option<&str>,
 ) -> Result<Value> {
     use countersign_kernel::eval::percentile;
+    use countersign_kernel::summarize::CitationStats;
     let rt = runtime()?;
     let session = ws.session(user)?;
     let (mut accepted, mut first_ok, mut refused, mut insufficient) = (0u32, 0u32, 0u32, 0u32);
-    let (mut sentences, mut citations) = (0u32, 0u32);
+    let (mut sentences, mut citations, mut by_kernel) = (0u32, 0u32, 0u32);
     let (mut first_problems, mut times, mut unverified) = (0usize, vec![], 0usize);
+    let mut first_citations = CitationStats::default();
     let mut rows = vec![];
     for id in ids {
         let started = std::time::Instant::now();
         let model =
             rt.block_on(model_choice(&session, endpoint, countersign_kernel::summarize::CAPABILITY))?;
-        let out = rt.block_on(countersign_kernel::summarize::summarize(
+        let (out, first) = rt.block_on(countersign_kernel::summarize::summarize(
             &session,
             object,
             id,
@@ -896,46 +898,52 @@ fn eval_summarize(
         ));
         let wall = started.elapsed().as_secs_f64();
         times.push(wall * 1000.0);
+        let first = first.unwrap_or_default();
+        first_problems += first.problems.len();
+        first_citations.add(&first.citations);
+        for p in &first.problems {
+            eprintln!("      first answer: {p}");
+        }
         match out {
-            Ok((a, first)) => {
+            Ok(a) => {
                 accepted += 1;
                 if a.insufficient.is_some() {
                     insufficient += 1;
                 }
-                if first.is_empty() {
+                if first.problems.is_empty() {
                     first_ok += 1;
                 }
-                first_problems += first.len();
                 unverified += countersign_kernel::summarize::recheck(&session, &a)?;
                 sentences += a.sentences.len() as u32;
-                citations += a.sentences.iter().map(|s| s.citations.len() as u32).sum::<u32>();
+                for c in a.sentences.iter().flat_map(|s| &s.citations) {
+                    citations += 1;
+                    by_kernel += u32::from(!c.by_model);
+                }
                 eprintln!(
                     "  ACCEPTED {wall:5.1}s {id} attempts={} sentences={}",
                     a.attempts,
                     a.sentences.len()
                 );
                 for s in &a.sentences {
-                    eprintln!(
-                        "      {} {:?}",
-                        s.text,
-                        s.citations.iter().map(|c| c.field.as_str()).collect::<Vec<_>>()
-                    );
+                    let cites: Vec<String> = s
+                        .citations
+                        .iter()
+                        .map(|c| format!("{}{}", c.fact.field, if c.by_model { "" } else { "*" }))
+                        .collect();
+                    eprintln!("      {} {cites:?}", s.text);
                 }
-                for p in &first {
-                    eprintln!("      first answer: {p}");
-                }
-                rows.push(json!({"id": id, "accepted": true, "attempts": a.attempts, "first_problems": first, "answer": to_json(&a)?}));
+                rows.push(json!({"id": id, "accepted": true, "attempts": a.attempts, "first": to_json(&first)?, "answer": to_json(&a)?}));
             }
             Err(e) => {
                 refused += 1;
                 eprintln!("  REFUSED  {wall:5.1}s {id} {}: {}", e.code.as_str(), e.message);
-                rows.push(
-                    json!({"id": id, "accepted": false, "code": e.code.as_str(), "message": e.message}),
-                );
+                rows.push(json!({"id": id, "accepted": false, "code": e.code.as_str(), "message": e.message, "first": to_json(&first)?}));
             }
         }
     }
     let n = ids.len().max(1) as f64;
+    let share = |a: u32, b: u32| if b == 0 { Value::Null } else { json!(a as f64 / b as f64) };
+    let fc = &first_citations;
     Ok(json!({
         "records": ids.len(),
         "accepted_after_at_most_one_repair": accepted,
@@ -945,7 +953,14 @@ fn eval_summarize(
         "insufficient": insufficient,
         "sentences": sentences,
         "citations": citations,
+        "citations_attached_by_kernel": by_kernel,
         "problems_in_first_answers": first_problems,
+        "first_answers": {
+            "citation_coverage_by_model": share(fc.values_cited_by_model, fc.values),
+            "citation_coverage_with_kernel": share(fc.values_cited_by_model + fc.values_cited_by_kernel, fc.values),
+            "citation_precision": share(fc.markers_stated, fc.markers + fc.markers_unknown),
+            "counts": to_json(fc)?,
+        },
         "unverified_claims_in_accepted_summaries": unverified,
         "wall_ms": {"p50": percentile(&times, 50.0), "p90": percentile(&times, 90.0)},
         "cases": rows,

@@ -222,6 +222,9 @@ pub enum AskProgress {
     Thinking { attempt: u32 },
     /// The model has written this many characters of its answer.
     Writing { chars: u32 },
+    /// What the model wrote since the last progress, for a capability whose answer is shown as
+    /// it streams (Summarize). Unchecked: the UI marks it as a draft until the answer comes.
+    Text { delta: String },
 }
 
 /// One Ask invocation between model calls.

@@ -148,9 +148,12 @@ const BUILTINS: &[Builtin] = &[
     Builtin {
         capability: "summarize",
         prompt: "summarize",
-        versions: &[(crate::summarize::INSTRUCTIONS_V1, crate::summarize::examples_v1)],
+        versions: &[
+            (crate::summarize::INSTRUCTIONS_V1, crate::summarize::examples_v1),
+            (crate::summarize::INSTRUCTIONS_V2, crate::summarize::examples_v1),
+        ],
         inputs: r#"{"record": "object and id", "facts": "read_record, list_related and search_corpus on the user's session"}"#,
-        contract: "per-request: sentences citing fact ids (closed enum), or insufficient",
+        contract: "per-request: sentences with [Fn] markers citing the facts, settled and checked by the kernel, or insufficient",
         settings: crate::summarize::default_settings,
         autonomy: Autonomy::ReadOnly,
     },

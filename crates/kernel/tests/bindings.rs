@@ -34,6 +34,7 @@ fn export(dir: &Path) {
     countersign_kernel::proposals::ProposalReview::export_all_to(dir).unwrap();
     countersign_kernel::extract::ExtractAnswer::export_all_to(dir).unwrap();
     countersign_kernel::proposals::AutoApplyList::export_all_to(dir).unwrap();
+    countersign_kernel::summarize::SummaryAnswer::export_all_to(dir).unwrap();
 }
 
 fn files(dir: &Path) -> BTreeMap<PathBuf, String> {

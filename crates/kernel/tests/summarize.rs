@@ -16,8 +16,9 @@ fn run(
 ) -> (countersign_kernel::Result<countersign_kernel::summarize::SummaryAnswer>, Vec<Value>) {
     let fake = fake(answers.into_iter().map(|a| Answer::Text(a.to_string())).collect());
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let out = rt.block_on(summarize(s, "account", "acc_0009", model(&fake.url, 0.0), &Cancel::default()));
-    (out.map(|(a, _)| a), fake.chat_requests())
+    let (out, _) =
+        rt.block_on(summarize(s, "account", "acc_0009", model(&fake.url, 0.0), &Cancel::default()));
+    (out, fake.chat_requests())
 }
 
 fn fact<'a>(facts: &'a [Fact], object: &str, id: &str, field: &str) -> &'a Fact {
@@ -43,7 +44,8 @@ fn a_summary_whose_claims_are_all_cited_is_accepted_with_its_citations() {
     let (out, reqs) = run(&ava, vec![answer]);
     let a = out.unwrap();
     assert_eq!((a.sentences.len(), a.attempts, reqs.len()), (3, 1, 1));
-    assert_eq!(a.sentences[0].citations[1].field, "annual_revenue");
+    assert_eq!(a.sentences[0].citations[1].fact.field, "annual_revenue");
+    assert!(a.sentences[0].citations.iter().all(|c| c.by_model));
     // The facts went as untrusted user content, never in the system role.
     let system = reqs[0]["messages"][0]["content"].as_str().unwrap();
     assert!(!system.contains("Monarch"));
@@ -84,21 +86,56 @@ fn a_mis_cited_value_is_refused_and_a_repair_can_fix_it() {
         repair.contains("6000 is not the value") && repair.contains("does not state that value"),
         "{repair}"
     );
-    // A related record's name written without citing that record is refused too.
+}
+
+#[test]
+fn an_uncited_value_gets_the_one_fact_stating_it_and_an_ambiguous_one_is_refused() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
     let (facts, _) = ava.summary_facts("account", "acc_0009").unwrap();
     let rating = fact(&facts, "account", "acc_0009", "rating").reference.clone();
-    let other =
-        facts.iter().find(|f| f.id != "acc_0009" && f.record_name.len() > 3).unwrap().record_name.clone();
+    // A related record's name written without a marker: exactly one fact states it, so the
+    // kernel attaches it (marked as the kernel's, not the model's).
+    let other = facts.iter().find(|f| f.id != "acc_0009" && f.display == f.record_name).unwrap();
+    let (out, _) = run(
+        &ava,
+        vec![
+            json!({"sentences": [format!("{} belongs to an account rated Cold [{rating}].", other.record_name)]}),
+        ],
+    );
+    let a = out.unwrap();
+    let c = &a.sentences[0].citations;
+    assert_eq!(c.len(), 2, "{c:?}");
+    assert!(c.iter().any(|c| c.fact.reference == other.reference && !c.by_model));
+    assert!(c.iter().any(|c| c.fact.reference == rating && c.by_model));
+    // A listed value two records share, written with nothing to tell them apart: the kernel
+    // does not guess, the sentence is refused and the repair names both facts.
+    let shared = facts
+        .iter()
+        .find(|f| {
+            f.field_type == "picklist"
+                && facts.iter().filter(|g| g.field_type == "picklist" && g.display == f.display).count() > 1
+        })
+        .expect("the demo account has two related records sharing a listed value");
+    let ids: Vec<String> =
+        facts.iter().filter(|g| g.display == shared.display).map(|g| g.reference.clone()).take(3).collect();
     let (out, reqs) = run(
         &ava,
         vec![
-            json!({"sentences": [format!("{other} belongs to an account rated Cold [{rating}].")]}),
+            json!({"sentences": [format!("Two of them are {}.", shared.display)]}),
             json!({"insufficient": "cannot say"}),
         ],
     );
     let repair =
         reqs[1]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
-    assert!(repair.contains(&format!("“{other}” is written but no cited fact states it")), "{repair}");
+    assert!(
+        repair.contains(&format!(
+            "“{}” is written but no cited fact states it ({}",
+            shared.display,
+            ids.join(", ")
+        )),
+        "{repair}"
+    );
     assert_eq!(
         out.unwrap().insufficient.as_deref(),
         Some("cannot say"),

@@ -3,4 +3,4 @@
 /**
  * Progress of an Ask call, streamed to the UI.
  */
-export type AskProgress = { "kind": "thinking", attempt: number, } | { "kind": "writing", chars: number, };
+export type AskProgress = { "kind": "thinking", attempt: number, } | { "kind": "writing", chars: number, } | { "kind": "text", delta: string, };

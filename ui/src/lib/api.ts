@@ -3,6 +3,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import type { AskAnswer } from "../bindings/AskAnswer";
 import type { AskProgress } from "../bindings/AskProgress";
 import type { ExtractAnswer } from "../bindings/ExtractAnswer";
+import type { SummaryAnswer } from "../bindings/SummaryAnswer";
 import type { AutoApplyList } from "../bindings/AutoApplyList";
 import type { Proposal } from "../bindings/Proposal";
 import type { ProposalReview } from "../bindings/ProposalReview";
@@ -86,6 +87,12 @@ export const api = {
     progress.onmessage = onProgress;
     // A typed array would be sent as an object of indices; the command takes a list of bytes.
     return call<ExtractAnswer>("extract", { call: callId, name, bytes: Array.from(bytes), object, record, progress });
+  },
+  /** Summarize a record; `onProgress` gets the model's text as it streams (unchecked). */
+  summarize: (callId: string, object: string, id: string, onProgress: (p: AskProgress) => void) => {
+    const progress = new Channel<AskProgress>();
+    progress.onmessage = onProgress;
+    return call<SummaryAnswer>("summarize", { call: callId, object, id, progress });
   },
   proposals: () => call<Proposal[]>("proposals"),
   reviewProposal: (id: string) => call<ProposalReview>("review_proposal", { id }),

@@ -29,3 +29,9 @@ export function bannerText(e: KernelError): string {
       return e.message;
   }
 }
+
+/** The line under a failed model call: the code, who can fix it (`about` what, for the user's own faults), and whether a retry may help. */
+export function faultLine(e: KernelError, about: string): string {
+  const who = e.fault === "user" ? `about ${about} or your access` : e.fault === "admin" ? "an administrator can fix this" : "a problem of the program or the model";
+  return `${e.code} · ${who}${e.retriable ? " · you can retry" : ""}`;
+}
