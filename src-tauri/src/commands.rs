@@ -480,7 +480,7 @@ pub async fn summarize(
                     |s, run, response| {
                         Ok(match s.summarize_advance(run, response)? {
                             SummarizeStep::Done(answer, _) => Ok(*answer),
-                            SummarizeStep::Repair(next) => Err(*next),
+                            SummarizeStep::Call(next) => Err(*next),
                         })
                     },
                 )

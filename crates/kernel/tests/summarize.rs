@@ -172,3 +172,41 @@ fn ben_never_gets_a_hidden_field_in_the_grounding_or_the_citations() {
     let (all, _) = f.ws.session("ava").unwrap().summary_facts("account", "acc_0009").unwrap();
     assert!(all.iter().any(|f| f.field == "credit_limit"));
 }
+
+#[test]
+fn the_model_may_call_a_tool_a_failure_goes_back_typed_and_the_run_continues() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let (facts, _) = ava.summary_facts("account", "acc_0009").unwrap();
+    // The first new hit for "budget freeze" (a note) becomes the next fact.
+    let next = format!("F{}", facts.len() + 1);
+    let (out, reqs) = run(
+        &ava,
+        vec![
+            json!({"tool": "read_record", "object": "account", "id": "acc_0009", "fields": "all"}),
+            json!({"tool": "search_corpus", "text": "budget freeze"}),
+            json!({"sentences": [format!("A note says a budget freeze may delay a renewal [{next}].")]}),
+        ],
+    );
+    let a = out.unwrap();
+    assert_eq!(reqs.len(), 3);
+    let last_user = |r: &Value| {
+        let m = r["messages"].as_array().unwrap();
+        m[m.len() - 1]["content"].as_str().unwrap().to_string()
+    };
+    // A closed input: an unknown property is a typed failure sent back, and the run went on.
+    let second = last_user(&reqs[1]);
+    assert!(second.contains("<untrusted source=\"tool failure invalid_input\">") && second.contains("fields"), "{second}");
+    // The tool's values came back as more facts, as untrusted content; the model cited one.
+    let third = last_user(&reqs[2]);
+    assert!(third.contains("more facts from search_corpus") && third.contains(&format!("{next} note")), "{third}");
+    assert!(third.contains("Write the summary now."));
+    let c = &a.sentences[0].citations[0];
+    assert_eq!((c.fact.object.as_str(), c.fact.reference.as_str()), ("note", next.as_str()));
+    // With the tool calls used up, the answer's schema no longer offers them.
+    let schema = reqs[2]["response_format"]["json_schema"]["schema"].to_string();
+    assert!(!schema.contains("search_corpus"), "{schema}");
+    assert!(reqs[0]["response_format"]["json_schema"]["schema"].to_string().contains("search_corpus"));
+    // No repair was spent: a wrong answer now still gets one.
+    assert_eq!(a.attempts, 3);
+}

@@ -16,6 +16,7 @@ describe("the streamed draft", () => {
   it("strips markers, and a marker still being written", () => {
     expect(stripMarkers("Revenue 5 [F3]. Staff 9 [F1, F2].")).toBe("Revenue 5. Staff 9.");
     expect(stripMarkers("Revenue 5 [F")).toBe("Revenue 5");
+    expect(stripMarkers("Novak [31] is [a] CEO [F2,5].")).toBe("Novak is [a] CEO.");
   });
 });
 

@@ -52,10 +52,10 @@ export function draftSentences(streamed: string): string[] {
   return out;
 }
 
-/** A sentence without its citation markers (`[F3]`, `[F3, F4]`, and a marker still being written). */
+/** A sentence without its citation markers (`[F3]`, `[F3, F4]`, `[3]`, and a marker still being written). */
 export function stripMarkers(s: string): string {
   return s
-    .replace(/\s*\[F\d+(\s*,\s*F\d+)*\]/g, "")
+    .replace(/\s*\[F?\d+(\s*,\s*F?\d+)*\]/g, "")
     .replace(/\s*\[F?[\d,\sF]*$/, "")
     .trim();
 }
