@@ -690,6 +690,16 @@ fn numbers_and_dates(text: &str) -> Vec<(Claim, usize)> {
             {
                 i += 1;
             }
+            // An ISO datetime (2026-06-17T09:34:00Z): a date, then a time of day.
+            if chars.get(i) == Some(&'T') && i - start == 10 {
+                if let Some((minutes, written, end)) = time_at(&chars, i + 1) {
+                    tokens.push((Token::Number(chars[start..i].iter().collect()), i));
+                    let end = if chars.get(end) == Some(&'Z') { end + 1 } else { end };
+                    tokens.push((Token::Time(minutes, written), end));
+                    i = end;
+                    continue;
+                }
+            }
             if i < chars.len() && chars[i].is_alphabetic() && chars[i] != 'k' && chars[i] != 'm' {
                 // part of an identifier such as 2nd or INV-2026-50016 handled by words
                 while i < chars.len() && chars[i].is_alphanumeric() {
@@ -1104,7 +1114,7 @@ fn sentence_problems(text: &str, cited: &[&Fact], facts: &[Fact]) -> Vec<String>
     match unstated[..] {
         [] => {}
         [f] => problems.push(format!(
-            "it cites {} ({} of {} = {}) but does not state that value",
+            "it cites {} ({} of {} = {}) but does not state that value: write the value itself, or leave it out",
             f.reference, f.label, f.record_name, f.display
         )),
         _ => problems.push(format!(
@@ -1151,6 +1161,11 @@ mod tests {
                 Claim::Time(21 * 60 + 34, "9:34 PM".into()),
                 Claim::Time(9 * 60 + 5, "09:05".into()),
             ]
+        );
+        // An ISO datetime is a date and a time.
+        assert_eq!(
+            claims("Written at 2026-06-17T09:34:00Z."),
+            vec![Claim::Date(date(2026, 6, 17), "2026-06-17".into()), Claim::Time(9 * 60 + 34, "09:34:00".into())]
         );
         // Where each claim ends (characters).
         assert_eq!(numbers_and_dates("€ 5 and 12").iter().map(|(_, e)| *e).collect::<Vec<_>>(), [3, 10]);
