@@ -1037,7 +1037,8 @@ fn resolve(text: &str, model: &[&Fact], facts: &[Fact]) -> (Vec<Citation>, Citat
         // field of another record than the one whose value the sentence states.
         let near = anchored.iter().any(|c| {
             c.object == m.object
-                && ((c.id == m.id && (number(c) - number(m)).abs() <= 2) || (c.id != m.id && c.field == m.field))
+                && ((c.id == m.id && (number(c) - number(m)).abs() <= 2)
+                    || (c.id != m.id && c.field == m.field))
         });
         if near {
             stats.markers_dropped += 1;
@@ -1135,7 +1136,10 @@ mod tests {
         assert_eq!(s.text, "Acme earns 5120 a year [see note].");
         assert_eq!(s.cite, ["F1", "F3", "F4"]);
         let s = SentenceOut::parse("Novak [31] is [a] CEO [F2,5].");
-        assert_eq!((s.text.as_str(), s.cite), ("Novak is [a] CEO.", vec!["F31".to_string(), "F2".into(), "F5".into()]));
+        assert_eq!(
+            (s.text.as_str(), s.cite),
+            ("Novak is [a] CEO.", vec!["F31".to_string(), "F2".into(), "F5".into()])
+        );
     }
 
     #[test]
@@ -1165,7 +1169,10 @@ mod tests {
         // An ISO datetime is a date and a time.
         assert_eq!(
             claims("Written at 2026-06-17T09:34:00Z."),
-            vec![Claim::Date(date(2026, 6, 17), "2026-06-17".into()), Claim::Time(9 * 60 + 34, "09:34:00".into())]
+            vec![
+                Claim::Date(date(2026, 6, 17), "2026-06-17".into()),
+                Claim::Time(9 * 60 + 34, "09:34:00".into())
+            ]
         );
         // Where each claim ends (characters).
         assert_eq!(numbers_and_dates("€ 5 and 12").iter().map(|(_, e)| *e).collect::<Vec<_>>(), [3, 10]);

@@ -196,10 +196,16 @@ fn the_model_may_call_a_tool_a_failure_goes_back_typed_and_the_run_continues() {
     };
     // A closed input: an unknown property is a typed failure sent back, and the run went on.
     let second = last_user(&reqs[1]);
-    assert!(second.contains("<untrusted source=\"tool failure invalid_input\">") && second.contains("fields"), "{second}");
+    assert!(
+        second.contains("<untrusted source=\"tool failure invalid_input\">") && second.contains("fields"),
+        "{second}"
+    );
     // The tool's values came back as more facts, as untrusted content; the model cited one.
     let third = last_user(&reqs[2]);
-    assert!(third.contains("more facts from search_corpus") && third.contains(&format!("{next} note")), "{third}");
+    assert!(
+        third.contains("more facts from search_corpus") && third.contains(&format!("{next} note")),
+        "{third}"
+    );
     assert!(third.contains("Write the summary now."));
     let c = &a.sentences[0].citations[0];
     assert_eq!((c.fact.object.as_str(), c.fact.reference.as_str()), ("note", next.as_str()));
