@@ -320,7 +320,11 @@ impl Session<'_> {
         let id = record["id"].as_str().unwrap_or_default();
         let name = record["name"].as_str().unwrap_or(id);
         for f in record["fields"].as_array().into_iter().flatten() {
-            if f["value"].is_null() {
+            // Contact details (phone, e-mail, web address) are on the record page; in a summary
+            // the small model only wrote "it has a website" about them, citing a value it did
+            // not write. They are not facts for a summary.
+            let contact = matches!(f["type"].as_str(), Some("phone" | "email" | "url"));
+            if f["value"].is_null() || contact {
                 continue;
             }
             facts.push(Fact {
@@ -822,18 +826,32 @@ fn mask_words(text: &str, needle: &str) -> String {
 /// ("Upgrade 14", "PO-58731", a phone number) belong to that value, not to a number claim: such
 /// values are masked first.
 fn claims_in(text: &str, facts: &[Fact]) -> Vec<(Claim, usize)> {
-    let mut masked = text.to_string();
-    let mut quoted: Vec<&str> = facts
+    let mut quoted: Vec<String> = facts
         .iter()
         .flat_map(|f| {
             let text_like = matches!(f.field_type.as_str(), "text" | "lookup" | "phone" | "email" | "url");
             [f.record_name.as_str(), if text_like { f.display.as_str() } else { "" }]
         })
         .filter(|w| w.chars().count() >= 3 && w.chars().any(|c| c.is_ascii_digit()))
+        .map(String::from)
         .collect();
+    // A name's tail is quoted too: "Renewal 33" of "Initech GmbH - Renewal 33".
+    let tails: Vec<String> = quoted
+        .iter()
+        .filter_map(|w| match w.split_whitespace().collect::<Vec<_>>()[..] {
+            [_, .., word, number]
+                if word.chars().all(char::is_alphabetic) && number.chars().all(|c| c.is_ascii_digit()) =>
+            {
+                Some(format!("{word} {number}"))
+            }
+            _ => None,
+        })
+        .collect();
+    quoted.extend(tails);
     quoted.sort_by_key(|w| std::cmp::Reverse(w.len()));
+    let mut masked = text.to_string();
     for w in quoted {
-        masked = mask_words(&masked, w);
+        masked = mask_words(&masked, &w);
     }
     numbers_and_dates(&masked)
 }
@@ -1234,6 +1252,10 @@ mod tests {
         let (c, _) = resolve("Acme is doing well.", &by(&["F8"]), &facts);
         assert_eq!(refs(&c), [("F8".into(), true)]);
         assert!(!sentence_problems("Acme is doing well.", &[&c[0].fact], &facts).is_empty());
+        // The digits of a name's tail ("Renewal 7" of "Acme Renewal 7") are not a number claim.
+        let named = vec![fact("F1", "o9", "name", "text", json!("Acme - Renewal 7"), "Acme - Renewal 7")];
+        assert!(claims_in("The renewal 7 deal.", &named).is_empty());
+        assert_eq!(claims_in("The renewal 8 deal.", &named).len(), 1);
         // A number no fact states gets no citation.
         let (c, _) = resolve("Acme has 121 staff.", &[], &facts);
         assert!(c.is_empty());

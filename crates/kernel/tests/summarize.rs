@@ -171,6 +171,9 @@ fn ben_never_gets_a_hidden_field_in_the_grounding_or_the_citations() {
     // The ava's facts do include them.
     let (all, _) = f.ws.session("ava").unwrap().summary_facts("account", "acc_0009").unwrap();
     assert!(all.iter().any(|f| f.field == "credit_limit"));
+    // Contact details are not facts for a summary (they are on the page).
+    assert!(all.iter().all(|f| !matches!(f.field_type.as_str(), "phone" | "email" | "url")), "{all:?}");
+    assert!(all.iter().all(|f| f.field != "website" && f.field != "email"));
 }
 
 #[test]
