@@ -498,10 +498,10 @@ test("extract: into a record, accept the chosen field, undo from history; a new 
 test("summarize: the draft streams, the checked summary links each value to its field, cancel stops it", async () => {
   // Ben (sales rep) may not read the credit limit or the tax id: they are never cited. (With the
   // 0.5B model most accounts' summaries are refused by the checker — the model copies the worked
-  // example — so this account is one the small model summarizes truthfully.)
+  // example — so this account is one the small model summarizes truthfully, if briefly.)
   await el("user-switcher").selectByAttribute("value", "ben");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ben");
-  await openAccount("Genco Ltd", "acc_0006");
+  await openAccount("Sterling Industries", "acc_0026");
   await el("summarize").click();
   await el("summary-panel").waitForDisplayed();
   // The model's text shows as an unchecked draft while it streams.
@@ -524,8 +524,8 @@ test("summarize: the draft streams, the checked summary links each value to its 
   assert.ok(citations.length > 0, "a verified summary cites something");
   assert.ok(citations.every((c) => c.field !== "credit_limit" && c.field !== "tax_id"), JSON.stringify(citations));
   // A citation of this record's field scrolls to it and highlights it.
-  const own = citations.findIndex((c) => c.object === "account" && c.id === "acc_0006" && c.field !== "name");
-  const target = own >= 0 ? own : citations.findIndex((c) => c.id === "acc_0006");
+  const own = citations.findIndex((c) => c.object === "account" && c.id === "acc_0026" && c.field !== "name");
+  const target = own >= 0 ? own : citations.findIndex((c) => c.id === "acc_0026");
   assert.ok(target >= 0, "the summary cites a field of this account");
   {
     const field = citations[target].field;
@@ -536,12 +536,12 @@ test("summarize: the draft streams, the checked summary links each value to its 
     await shot("23-summary-citation-highlight");
   }
   // A citation of a related record opens that record.
-  const related = citations.findIndex((c) => c.id !== "acc_0006");
+  const related = citations.findIndex((c) => c.id !== "acc_0026");
   if (related >= 0) {
     await (await browser.$$(tid("summary-citation")))[related].click();
     await waitText("record-title", citations[related].name);
     assert.equal(await el("summary-panel").isExisting(), false);
-    await openAccount("Genco Ltd", "acc_0006");
+    await openAccount("Sterling Industries", "acc_0026");
   }
   // Cancel stops a summary in flight.
   await el("summarize").click();

@@ -45,6 +45,12 @@ Answer with JSON: {"sentences": ["...", "..."]} — two to five short sentences,
 - Copy values exactly as the facts write them (5120, not "over 5,000"; 2024-06-02).
 - Write nothing the facts do not say. If the facts are not enough for a summary, answer {"insufficient": "why"}."#;
 
+/// Phrases of the worked example. A small model (the 0.5B) copies the example into its answer
+/// ("It departs next on …", with a real date from the facts): a sentence holding one of these is
+/// refused, whatever its values.
+const EXAMPLE_PHRASES: [&str; 6] =
+    ["Northern Star", "NS-77", "engine inspection", "departs next", "carries cargo", "tonnage of"];
+
 /// A worked example on a made-up record (not the workspace's): what a cited sentence looks like.
 pub fn examples_v1() -> Value {
     let facts = "F1 vessel “Northern Star” name (text): Northern Star\nF2 vessel “Northern Star” status (picklist): In Port\nF3 vessel “Northern Star” tonnage (number): 5120\nF4 vessel “Northern Star” next_departure (date): 2024-06-02\nF5 voyage “NS-77” name (text): NS-77\nF6 voyage “NS-77” cargo_value (currency): 1250000\nF7 note “Engine check” body (long_text): Engine inspection passed; crew rested.";
@@ -582,8 +588,19 @@ fn check(
         Ok(SummaryJson::Sentences { sentences }) => sentences,
     };
     let mut problems = vec![];
-    let mut sentences = vec![];
+    let mut sentences: Vec<Sentence> = vec![];
     for (i, s) in written.iter().map(|s| SentenceOut::parse(s)).enumerate() {
+        // A sentence written twice is shown once.
+        if sentences.iter().any(|t| t.text == s.text) {
+            continue;
+        }
+        if let Some(p) = EXAMPLE_PHRASES.iter().find(|p| contains_words(&s.text, p)) {
+            problems.push(format!(
+                "sentence {} (“{}”) copies the worked example (“{p}”), which is not about this record",
+                i + 1,
+                s.text
+            ));
+        }
         let unknown: Vec<&String> =
             s.cite.iter().filter(|r| !facts.iter().any(|f| &f.reference == *r)).collect();
         for r in &unknown {
@@ -1147,6 +1164,19 @@ fn sentence_problems(text: &str, cited: &[&Fact], facts: &[Fact]) -> Vec<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_copied_example_is_refused_and_a_repeated_sentence_shown_once() {
+        let schema = answer_schema(false);
+        let facts = vec![fact("F1", "a1", "close_date", "date", json!("2026-01-16"), "Acme")];
+        let copied = r#"{"sentences": ["It departs next on 2026-01-16 [F1]."]}"#;
+        let (out, _) = check(&schema, &facts, copied);
+        assert!(out.err().unwrap()[0].contains("copies the worked example"));
+        let twice =
+            r#"{"sentences": ["Acme closes on 2026-01-16 [F1].", "Acme closes on 2026-01-16 [F1]."]}"#;
+        let Ok(Checked::Sentences(s)) = check(&schema, &facts, twice).0 else { panic!("refused") };
+        assert_eq!(s.len(), 1);
+    }
 
     #[test]
     fn markers_become_citations() {
