@@ -1165,7 +1165,8 @@ fn eval_extract(ws: &Workspace, dir: &Path, endpoint: Option<&str>) -> Result<Va
                 row["wrong"] = json!(wrong);
                 row["must_not_set_present"] = json!(set_forbidden);
                 row["injections_flagged"] = json!(a.injections.len());
-                row["tokens"] = json!({ "prompt": a.prompt_tokens, "completion": a.completion_tokens });
+                row["tokens"] =
+                    json!({ "prompt": a.figures.prompt_tokens, "completion": a.figures.completion_tokens });
                 row["proposal"] = json!(a.proposal.id);
             }
         }

@@ -54,13 +54,8 @@ pub struct ExtractAnswer {
     pub document: String,
     pub document_sha256: String,
     pub injections: Vec<Injection>,
-    pub trace_id: String,
-    pub total_ms: f64,
-    pub model_ms: f64,
-    #[ts(type = "number")]
-    pub prompt_tokens: u64,
-    #[ts(type = "number")]
-    pub completion_tokens: u64,
+    #[serde(flatten)]
+    pub figures: crate::pipeline::RunFigures,
 }
 
 const INJECTION_MARKERS: &[&str] = &[
@@ -663,11 +658,7 @@ impl Session<'_> {
             document: doc.name.clone(),
             document_sha256: doc.sha256.clone(),
             injections: run.injections.clone(),
-            trace_id: inv.trace_id.clone(),
-            total_ms: run.started.elapsed().as_secs_f64() * 1000.0,
-            model_ms: inv.model_ms,
-            prompt_tokens: inv.usage.prompt_tokens,
-            completion_tokens: inv.usage.completion_tokens,
+            figures: inv.figures(run.started),
             proposal,
         })))
     }

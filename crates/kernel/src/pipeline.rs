@@ -305,7 +305,32 @@ pub struct Invocation {
     _slot: Option<InFlightSlot>,
 }
 
+/// What one capability run took: its trace, wall time since the run began (grounding included),
+/// model time and tokens. Flattened into the capability's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RunFigures {
+    pub trace_id: String,
+    pub total_ms: f64,
+    pub model_ms: f64,
+    #[ts(type = "number")]
+    pub prompt_tokens: u64,
+    #[ts(type = "number")]
+    pub completion_tokens: u64,
+}
+
 impl Invocation {
+    /// The figures of the run that began at `started`.
+    pub fn figures(&self, started: Instant) -> RunFigures {
+        RunFigures {
+            trace_id: self.trace_id.clone(),
+            total_ms: started.elapsed().as_secs_f64() * 1000.0,
+            model_ms: self.model_ms,
+            prompt_tokens: self.usage.prompt_tokens,
+            completion_tokens: self.usage.completion_tokens,
+        }
+    }
+
     /// The request for this invocation's model under the capability's settings (timeouts,
     /// output cap), streamed, with the per-request output schema.
     pub fn chat_request(

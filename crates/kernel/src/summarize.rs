@@ -119,13 +119,8 @@ pub struct SummaryAnswer {
     pub insufficient: Option<String>,
     pub facts: u32,
     pub attempts: u32,
-    pub trace_id: String,
-    pub total_ms: f64,
-    pub model_ms: f64,
-    #[ts(type = "number")]
-    pub prompt_tokens: u64,
-    #[ts(type = "number")]
-    pub completion_tokens: u64,
+    #[serde(flatten)]
+    pub figures: crate::pipeline::RunFigures,
 }
 
 /// One Summarize invocation between model calls.
@@ -418,11 +413,7 @@ impl Session<'_> {
                     insufficient,
                     facts: run.facts.len() as u32,
                     attempts: inv.attempts,
-                    trace_id: inv.trace_id.clone(),
-                    total_ms: run.started.elapsed().as_secs_f64() * 1000.0,
-                    model_ms: inv.model_ms,
-                    prompt_tokens: inv.usage.prompt_tokens,
-                    completion_tokens: inv.usage.completion_tokens,
+                    figures: inv.figures(run.started),
                 });
                 return Ok(SummarizeStep::Done(answer, run.first.take().unwrap_or_default()));
             }

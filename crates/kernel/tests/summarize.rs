@@ -21,6 +21,11 @@ fn run(
     (out, fake.chat_requests())
 }
 
+/// The last message of a request (the repair, or a tool's result).
+fn last_user(req: &Value) -> String {
+    req["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string()
+}
+
 fn fact<'a>(facts: &'a [Fact], object: &str, id: &str, field: &str) -> &'a Fact {
     facts.iter().find(|f| f.object == object && f.id == id && f.field == field).unwrap()
 }
@@ -62,8 +67,7 @@ fn an_uncited_number_is_repaired_once_then_refused() {
     let e = out.unwrap_err();
     assert_eq!((e.code, reqs.len()), (Code::Contract, 2));
     // The repair carried the exact problem.
-    let repair =
-        reqs[1]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
+    let repair = last_user(&reqs[1]);
     assert!(repair.contains("9,999 is not the value of a fact it cites"), "{repair}");
     assert!(!repair.contains("\"sentences\""), "the rejected answer is not sent back whole");
 }
@@ -80,8 +84,7 @@ fn a_mis_cited_value_is_refused_and_a_repair_can_fix_it() {
     let (out, reqs) = run(&ava, vec![wrong, right]);
     let a = out.unwrap();
     assert_eq!((a.attempts, reqs.len()), (2, 2));
-    let repair =
-        reqs[1]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
+    let repair = last_user(&reqs[1]);
     assert!(
         repair.contains("6000 is not the value") && repair.contains("does not state that value"),
         "{repair}"
@@ -126,8 +129,7 @@ fn an_uncited_value_gets_the_one_fact_stating_it_and_an_ambiguous_one_is_refused
             json!({"insufficient": "cannot say"}),
         ],
     );
-    let repair =
-        reqs[1]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
+    let repair = last_user(&reqs[1]);
     assert!(
         repair.contains(&format!(
             "“{}” is written but no cited fact states it ({}",
@@ -165,8 +167,7 @@ fn ben_never_gets_a_hidden_field_in_the_grounding_or_the_citations() {
         ],
     );
     assert_eq!(out.unwrap_err().code, Code::Contract);
-    let repair =
-        reqs[1]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
+    let repair = last_user(&reqs[1]);
     assert!(repair.contains(&format!("cites {bogus}, which is not a fact id")), "{repair}");
     // The ava's facts do include them.
     let (all, _) = f.ws.session("ava").unwrap().summary_facts("account", "acc_0009").unwrap();
@@ -193,10 +194,6 @@ fn the_model_may_call_a_tool_a_failure_goes_back_typed_and_the_run_continues() {
     );
     let a = out.unwrap();
     assert_eq!(reqs.len(), 3);
-    let last_user = |r: &Value| {
-        let m = r["messages"].as_array().unwrap();
-        m[m.len() - 1]["content"].as_str().unwrap().to_string()
-    };
     // A closed input: an unknown property is a typed failure sent back, and the run went on.
     let second = last_user(&reqs[1]);
     assert!(
