@@ -8,6 +8,10 @@ mod commands;
 use tauri::Manager;
 
 fn main() {
+    // Documents are read in a child process of this same program (see the kernel's `ingest`).
+    if let Some(code) = countersign_kernel::ingest::reader_entry_point() {
+        std::process::exit(code);
+    }
     tauri::Builder::default()
         .setup(|app| {
             let path = commands::default_workspace_path(app.handle())?;

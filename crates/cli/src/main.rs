@@ -396,6 +396,10 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 fn main() -> ExitCode {
+    // Documents are read in a child process of this same program (see the kernel's `ingest`).
+    if let Some(code) = countersign_kernel::ingest::reader_entry_point() {
+        return ExitCode::from(code as u8);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -461,8 +465,7 @@ fn run(cli: Cli) -> Result<Value> {
         return secret_command(command);
     }
     if let Command::Ingest { file } = &cli.command {
-        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let doc = countersign_kernel::ingest::ingest(&name, std::fs::read(file)?, &Default::default())?;
+        let doc = countersign_kernel::ingest::read_file(file, &Default::default())?;
         return to_json(&doc);
     }
     let (path, is_default) = match &cli.workspace {
@@ -622,8 +625,7 @@ fn run(cli: Cli) -> Result<Value> {
             to_json(&answer?)
         }
         Command::Extract { file, object, record, endpoint, .. } => {
-            let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            let doc = countersign_kernel::ingest::ingest(&name, std::fs::read(&file)?, &Default::default())?;
+            let doc = countersign_kernel::ingest::read_file(&file, &Default::default())?;
             let rt = runtime()?;
             let model = rt.block_on(model_choice(
                 &session,
@@ -1100,16 +1102,14 @@ fn eval_extract(ws: &Workspace, dir: &Path, endpoint: Option<&str>) -> Result<Va
         let session = ws.session(case["user"].as_str().unwrap_or("ava"))?;
         let started = std::time::Instant::now();
         let outcome =
-            countersign_kernel::ingest::ingest(file, std::fs::read(dir.join(file))?, &Default::default())
-                .and_then(|doc| {
-                    rt.block_on(async {
-                        let model =
-                            model_choice(&session, endpoint, countersign_kernel::extract::CAPABILITY).await?;
-                        let cancel = countersign_kernel::provider::Cancel::default();
-                        countersign_kernel::extract::extract(&session, &doc, object, None, model, &cancel)
-                            .await
-                    })
-                });
+            countersign_kernel::ingest::read_file(&dir.join(file), &Default::default()).and_then(|doc| {
+                rt.block_on(async {
+                    let model =
+                        model_choice(&session, endpoint, countersign_kernel::extract::CAPABILITY).await?;
+                    let cancel = countersign_kernel::provider::Cancel::default();
+                    countersign_kernel::extract::extract(&session, &doc, object, None, model, &cancel).await
+                })
+            });
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         times.push(ms);
         let mut row = json!({ "file": file, "wall_ms": ms.round() });

@@ -4,7 +4,7 @@
 //! UI and CLI branch on; `fault` says who can fix it; `field` names the field a save or query
 //! error belongs to, so a form can show it in place.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use ts_rs::TS;
 
@@ -22,7 +22,7 @@ pub enum Fault {
 
 /// Stable error codes. Their string form (`Code::as_str`, the serde form) is part of the
 /// public contract: the UI and scripts branch on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub enum Code {
     /// The acting user lacks an object, field or system right.
     #[serde(rename = "permission")]

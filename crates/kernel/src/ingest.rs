@@ -4,15 +4,22 @@
 //!
 //! Formats: plain text, Markdown, HTML, e-mail (`.eml`, multipart: the text parts, else the
 //! HTML parts as text; attachments are listed, not read), PDF (the text layer, by page), DOCX
-//! (`word/document.xml`, by paragraph). Limits: bytes in, characters out, bytes decompressed, and
-//! a deadline. Every failure is typed (`document.unsupported`, `document.invalid`,
-//! `document.encrypted`, `document.too_large`, `document.timeout`); a parser that panics or
-//! runs past the deadline never takes the caller with it.
+//! (`word/document.xml`, by paragraph).
+//!
+//! A document is hostile until read. [`Limits`] bounds bytes in (checked before reading a path),
+//! characters and source-map segments out, bytes inflated, heap, and wall time; every failure
+//! is typed (`document.unsupported`, `document.invalid`, `document.encrypted`,
+//! `document.too_large`, `document.timeout`) and says which limit. The parse runs in a child
+//! process of the app or CLI ([`reader_entry_point`]) with a heap and CPU limit and is killed
+//! at the deadline, so a parser that recurses without bound (PDF nesting), inflates a bomb or
+//! loops never takes the caller with it; the parsers also check the deadline themselves.
 
 use crate::error::{Code, Error, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use ts_rs::TS;
 
@@ -80,12 +87,20 @@ impl Document {
     }
 }
 
-#[derive(Debug, Clone)]
+/// What one read may cost. Every limit, when hit, is a typed error naming it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Limits {
+    /// Bytes of the file as received (checked before it is read, when it comes from a path).
     pub max_bytes: usize,
+    /// Characters of text out.
     pub max_chars: usize,
-    /// Cap on what one compressed entry (DOCX) may inflate to.
+    /// Lines, paragraphs or headers in the source map.
+    pub max_segments: usize,
+    /// Bytes the file may inflate to (DOCX entries; PDF streams are bounded by `max_memory`).
     pub max_inflated: u64,
+    /// Heap the reader process may use (on Unix; see [`reader_entry_point`]).
+    pub max_memory: u64,
+    /// Wall time of one read.
     pub deadline: Duration,
 }
 
@@ -94,7 +109,9 @@ impl Default for Limits {
         Limits {
             max_bytes: 20 << 20,
             max_chars: 2_000_000,
+            max_segments: 200_000,
             max_inflated: 64 << 20,
+            max_memory: 384 << 20,
             deadline: Duration::from_secs(15),
         }
     }
@@ -104,47 +121,313 @@ fn invalid(name: &str, why: impl std::fmt::Display) -> Error {
     Error::new(Code::DocumentInvalid, format!("{name} cannot be read: {why}"))
 }
 
-/// Read a document. The parse runs on its own thread under `limits.deadline`; a panic inside a
-/// parser is a `document.invalid`, never a crash.
+fn too_large(name: &str, why: impl std::fmt::Display) -> Error {
+    Error::new(Code::DocumentTooLarge, format!("{name} {why}"))
+}
+
+fn timeout(name: &str, limits: &Limits) -> Error {
+    Error::new(
+        Code::DocumentTimeout,
+        format!("{name} took longer than {} s to read; the reader was stopped", limits.deadline.as_secs()),
+    )
+}
+
+/// Read a document from a path: its size is checked before anything is read, and at most
+/// `max_bytes + 1` bytes are ever read (a file that grows meanwhile is still refused).
+pub fn read_file(path: &std::path::Path, limits: &Limits) -> Result<Document> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let file = std::fs::File::open(path)
+        .map_err(|e| Error::new(Code::DocumentInvalid, format!("{name} cannot be opened: {e}")))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if size > limits.max_bytes as u64 {
+        return Err(size_error(&name, size, limits));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(limits.max_bytes as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::new(Code::DocumentInvalid, format!("{name} cannot be read: {e}")))?;
+    ingest(&name, bytes, limits)
+}
+
+fn size_error(name: &str, size: u64, limits: &Limits) -> Error {
+    too_large(name, format_args!("is {size} bytes; documents may have at most {} bytes", limits.max_bytes))
+}
+
+/// Read a document. Where the program registered itself as the reader ([`reader_entry_point`],
+/// as the app and the CLI do), the parse runs in a child process with a memory and CPU limit
+/// that is killed at the deadline, so no file can crash, exhaust or hang the caller. Otherwise
+/// (a library caller, the kernel's tests) it runs on a thread of its own with a large stack
+/// that checks the deadline as it goes; a panic inside a parser is a `document.invalid`.
 pub fn ingest(name: &str, bytes: Vec<u8>, limits: &Limits) -> Result<Document> {
     if bytes.len() > limits.max_bytes {
-        return Err(Error::new(
-            Code::DocumentTooLarge,
-            format!("{name} is {} bytes; documents may have at most {} bytes", bytes.len(), limits.max_bytes),
-        ));
+        return Err(size_error(name, bytes.len() as u64, limits));
     }
     let kind = detect(name, &bytes)?;
     let sha256 = format!("sha256:{:x}", Sha256::digest(&bytes));
     let size = bytes.len();
+    let parsed = match READER_PROGRAM.get() {
+        Some(program) => read_in_child(program, name, kind, &bytes, limits),
+        None => read_on_thread(name, kind, bytes, limits),
+    };
+    let (text, segments, attachments) = parsed?;
+    Ok(Document { name: name.to_string(), kind, text, segments, sha256, bytes: size, attachments })
+}
+
+/// Stack of the in-process reader thread: deep enough for any document a person writes; a
+/// hostile one nested deeper is only safe in the child process.
+const READER_STACK: usize = 256 << 20;
+
+fn read_on_thread(name: &str, kind: DocumentKind, bytes: Vec<u8>, limits: &Limits) -> Result<Parsed> {
     let (tx, rx) = std::sync::mpsc::channel();
     let owned_name = name.to_string();
     let lim = limits.clone();
+    let budget = Budget::new(limits);
+    let stop = budget.stop.clone();
     std::thread::Builder::new()
         .name("countersign-ingest".into())
+        .stack_size(READER_STACK)
         .spawn(move || {
-            let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                parse(&owned_name, kind, &bytes, &lim)
-            }))
-            .unwrap_or_else(|_| Err(invalid(&owned_name, "the file is malformed (the parser gave up)")));
-            let _ = tx.send(out);
+            let _ = tx.send(parse_guarded(&owned_name, kind, &bytes, &lim, &budget));
         })
         .map_err(|e| Error::internal(format!("cannot start the document reader: {e}")))?;
-    let (text, segments, attachments) = match rx.recv_timeout(limits.deadline) {
-        Ok(r) => r?,
+    match rx.recv_timeout(limits.deadline + Duration::from_millis(500)) {
+        Ok(r) => r,
         Err(_) => {
-            return Err(Error::new(
-                Code::DocumentTimeout,
-                format!("{name} took longer than {} s to read; it was abandoned", limits.deadline.as_secs()),
-            ))
+            // The reader checks this flag as it goes and stops at its next check.
+            stop.store(true, Ordering::Relaxed);
+            Err(timeout(name, limits))
+        }
+    }
+}
+
+fn parse_guarded(
+    name: &str,
+    kind: DocumentKind,
+    bytes: &[u8],
+    limits: &Limits,
+    budget: &Budget,
+) -> Result<Parsed> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(name, kind, bytes, limits, budget)))
+        .unwrap_or_else(|_| Err(invalid(name, "the file is malformed (the parser gave up)")))
+}
+
+/// The argument that starts this program as a document reader.
+const READER_ARG: &str = "--countersign-document-reader";
+
+static READER_PROGRAM: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Call first thing in `main` of a program that reads documents (the app, the CLI). If this
+/// process was started as a document reader, it reads one document from stdin, writes the
+/// result to stdout and returns the exit code to end with. Otherwise it registers this
+/// executable as the reader program for [`ingest`] and returns `None`.
+pub fn reader_entry_point() -> Option<i32> {
+    if std::env::args_os().nth(1).is_some_and(|a| a == READER_ARG) {
+        return Some(serve_one_document());
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        let _ = READER_PROGRAM.set(exe);
+    }
+    None
+}
+
+/// What the reader child receives on stdin before the document's bytes (one JSON line).
+#[derive(Serialize, Deserialize)]
+struct ReaderRequest {
+    name: String,
+    kind: DocumentKind,
+    limits: Limits,
+}
+
+/// What it writes to stdout (one JSON value).
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+enum ReaderReply {
+    Text { text: String, segments: Vec<Segment>, attachments: Vec<String> },
+    Refused { code: Code, message: String },
+}
+
+fn serve_one_document() -> i32 {
+    let mut stdin = std::io::stdin().lock();
+    let mut header = String::new();
+    if std::io::BufRead::read_line(&mut stdin, &mut header).is_err() {
+        return 2;
+    }
+    let Ok(request) = serde_json::from_str::<ReaderRequest>(&header) else { return 2 };
+    let limits = request.limits;
+    sandbox::limit_self(&limits);
+    let mut bytes = Vec::new();
+    if (&mut stdin).take(limits.max_bytes as u64 + 1).read_to_end(&mut bytes).is_err() {
+        return 2;
+    }
+    let budget = Budget::new(&limits);
+    let reply = match parse_guarded(&request.name, request.kind, &bytes, &limits, &budget) {
+        Ok((text, segments, attachments)) => ReaderReply::Text { text, segments, attachments },
+        Err(e) => ReaderReply::Refused { code: e.code, message: e.message },
+    };
+    drop(bytes);
+    let mut out = std::io::stdout().lock();
+    let written = serde_json::to_writer(&mut out, &reply).is_ok() && std::io::Write::flush(&mut out).is_ok();
+    if written {
+        0
+    } else {
+        3
+    }
+}
+
+fn read_in_child(
+    program: &std::path::Path,
+    name: &str,
+    kind: DocumentKind,
+    bytes: &[u8],
+    limits: &Limits,
+) -> Result<Parsed> {
+    use std::process::{Command, Stdio};
+    let cannot = |e: std::io::Error| Error::internal(format!("cannot start the document reader: {e}"));
+    let mut child = Command::new(program)
+        .arg(READER_ARG)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(cannot)?;
+    let header =
+        serde_json::to_string(&ReaderRequest { name: name.to_string(), kind, limits: limits.clone() })
+            .map_err(|e| Error::internal(e.to_string()))?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let input: Vec<u8> = [header.as_bytes(), b"\n", bytes].concat();
+    // The child may stop reading early (a limit); a broken pipe is then expected.
+    let writer = std::thread::spawn(move || {
+        let _ = std::io::Write::write_all(&mut stdin, &input);
+    });
+    // What a reply can hold: the text (escaped in JSON at worst 6 bytes a byte) and the map.
+    let reply_cap = (limits.max_chars as u64) * 4 * 6 + (limits.max_segments as u64) * 96 + 4096;
+    let stdout = child.stdout.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stdout.take(reply_cap + 1).read_to_end(&mut out);
+        out
+    });
+    let stderr = child.stderr.take().expect("piped");
+    let err_reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stderr.take(64 << 10).read_to_end(&mut out);
+        out
+    });
+    let deadline = std::time::Instant::now() + limits.deadline;
+    let status = loop {
+        match child.try_wait().map_err(cannot)? {
+            Some(status) => break status,
+            None if std::time::Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let _ = writer.join();
+                return Err(timeout(name, limits));
+            }
+            None => std::thread::sleep(Duration::from_millis(5)),
         }
     };
-    if text.chars().count() > limits.max_chars {
-        return Err(Error::new(
-            Code::DocumentTooLarge,
-            format!("{name} holds more than {} characters of text", limits.max_chars),
-        ));
+    let _ = writer.join();
+    let out = reader.join().unwrap_or_default();
+    let err = String::from_utf8_lossy(&err_reader.join().unwrap_or_default()).into_owned();
+    if !status.success() {
+        return Err(child_failure(name, &status, &err, limits));
     }
-    Ok(Document { name: name.to_string(), kind, text, segments, sha256, bytes: size, attachments })
+    if out.len() as u64 > reply_cap {
+        return Err(too_large(name, "gives more text than a document may hold"));
+    }
+    match serde_json::from_slice::<ReaderReply>(&out) {
+        Ok(ReaderReply::Text { text, segments, attachments }) => Ok((text, segments, attachments)),
+        Ok(ReaderReply::Refused { code, message }) => Err(Error::new(code, message)),
+        Err(_) => Err(Error::internal("the document reader gave an answer that does not parse")),
+    }
+}
+
+/// Why the reader child ended without an answer, told from its exit status and the runtime's
+/// last words on stderr (never shown: they may quote the file).
+fn child_failure(name: &str, status: &std::process::ExitStatus, stderr: &str, limits: &Limits) -> Error {
+    #[cfg(unix)]
+    let signal = std::os::unix::process::ExitStatusExt::signal(status);
+    #[cfg(not(unix))]
+    let signal: Option<i32> = None;
+    if stderr.contains("memory allocation") || stderr.contains("capacity overflow") {
+        return too_large(
+            name,
+            format_args!("needs more than {} MiB of memory to read", limits.max_memory >> 20),
+        );
+    }
+    if stderr.contains("overflowed its stack") {
+        return invalid(name, "its structure is nested too deeply");
+    }
+    if signal == Some(sandbox::CPU_LIMIT_SIGNAL) {
+        return timeout(name, limits);
+    }
+    invalid(name, "the file is malformed (the reader stopped on it)")
+}
+
+#[cfg(unix)]
+mod sandbox {
+    use super::Limits;
+
+    pub const CPU_LIMIT_SIGNAL: i32 = libc::SIGXCPU;
+
+    /// Limits on the reader child, set by itself before it reads a byte of the document: its
+    /// heap, its CPU time (one second past the deadline, so an orphan cannot run on), no core
+    /// dumps, no files written.
+    pub fn limit_self(limits: &Limits) {
+        let set = |resource, value: u64| {
+            let lim = libc::rlimit { rlim_cur: value as libc::rlim_t, rlim_max: value as libc::rlim_t };
+            // SAFETY: setrlimit reads a valid rlimit struct; lowering our own limits is always allowed.
+            unsafe { libc::setrlimit(resource, &lim) };
+        };
+        set(libc::RLIMIT_DATA, limits.max_memory);
+        set(libc::RLIMIT_CPU, limits.deadline.as_secs() + 1);
+        set(libc::RLIMIT_CORE, 0);
+        set(libc::RLIMIT_FSIZE, 0);
+    }
+}
+
+#[cfg(not(unix))]
+mod sandbox {
+    use super::Limits;
+
+    pub const CPU_LIMIT_SIGNAL: i32 = -1;
+
+    /// Elsewhere the child is isolated and killed at the deadline, without resource limits.
+    pub fn limit_self(_limits: &Limits) {}
+}
+
+/// The reader's deadline and stop flag, checked as it goes.
+struct Budget {
+    deadline: std::time::Instant,
+    stop: Arc<AtomicBool>,
+    ticks: std::cell::Cell<u32>,
+}
+
+impl Budget {
+    fn new(limits: &Limits) -> Self {
+        Budget {
+            deadline: std::time::Instant::now() + limits.deadline,
+            stop: Arc::default(),
+            ticks: Default::default(),
+        }
+    }
+
+    fn check(&self, name: &str, limits: &Limits) -> Result<()> {
+        if self.stop.load(Ordering::Relaxed) || std::time::Instant::now() >= self.deadline {
+            return Err(timeout(name, limits));
+        }
+        Ok(())
+    }
+
+    /// [`Budget::check`] once every 1,024 calls, for loops over small steps.
+    fn tick(&self, name: &str, limits: &Limits) -> Result<()> {
+        let t = self.ticks.get().wrapping_add(1);
+        self.ticks.set(t);
+        if t % 1024 == 0 {
+            self.check(name, limits)?;
+        }
+        Ok(())
+    }
 }
 
 fn detect(name: &str, bytes: &[u8]) -> Result<DocumentKind> {
@@ -179,22 +462,18 @@ fn detect(name: &str, bytes: &[u8]) -> Result<DocumentKind> {
 
 type Parsed = (String, Vec<Segment>, Vec<String>);
 
-fn parse(name: &str, kind: DocumentKind, bytes: &[u8], limits: &Limits) -> Result<Parsed> {
+fn parse(name: &str, kind: DocumentKind, bytes: &[u8], limits: &Limits, budget: &Budget) -> Result<Parsed> {
+    let mut b = Builder::new(name, limits, budget);
     match kind {
-        DocumentKind::Text | DocumentKind::Markdown => {
-            let mut b = Builder::default();
-            b.lines(&decode_text(bytes), |n| Location::Line { n });
-            Ok(b.finish())
-        }
+        DocumentKind::Text | DocumentKind::Markdown => b.lines(&decode_text(bytes))?,
         DocumentKind::Html => {
-            let mut b = Builder::default();
-            b.paragraphs(&html_paragraphs(&decode_text(bytes)));
-            Ok(b.finish())
+            html_walk(&decode_text(bytes), &mut |p| b.paragraph(&p), &mut || budget.tick(name, limits))?
         }
-        DocumentKind::Email => email(name, bytes),
-        DocumentKind::Pdf => pdf(name, bytes),
-        DocumentKind::Docx => docx(name, bytes, limits),
+        DocumentKind::Email => email(&mut b, bytes)?,
+        DocumentKind::Pdf => pdf(&mut b, bytes)?,
+        DocumentKind::Docx => docx(&mut b, bytes)?,
     }
+    b.finish()
 }
 
 /// UTF-8 (with or without BOM); otherwise Windows-1252, which maps every byte.
@@ -206,45 +485,130 @@ fn decode_text(bytes: &[u8]) -> String {
     }
 }
 
-/// Text with its segments, built line by line.
-#[derive(Default)]
-struct Builder {
+/// Text with its segments, built line by line under the limits. Blank lines get no segment,
+/// and a run of them is kept as one, so a flood of empty lines or paragraphs costs nothing.
+struct Builder<'a> {
+    name: &'a str,
+    limits: &'a Limits,
+    budget: &'a Budget,
     text: String,
+    chars: usize,
     segments: Vec<Segment>,
     attachments: Vec<String>,
+    blank: bool,
+    paragraphs: u32,
 }
 
-impl Builder {
-    fn push(&mut self, line: &str, location: Location) {
+impl<'a> Builder<'a> {
+    fn new(name: &'a str, limits: &'a Limits, budget: &'a Budget) -> Self {
+        Builder {
+            name,
+            limits,
+            budget,
+            text: String::new(),
+            chars: 0,
+            segments: vec![],
+            attachments: vec![],
+            blank: false,
+            paragraphs: 0,
+        }
+    }
+
+    fn tick(&self) -> Result<()> {
+        self.budget.tick(self.name, self.limits)
+    }
+
+    fn push(&mut self, line: &str, location: Location) -> Result<()> {
+        self.tick()?;
+        if line.trim().is_empty() {
+            self.blank_line();
+            return Ok(());
+        }
+        if self.segments.len() >= self.limits.max_segments {
+            return Err(too_large(
+                self.name,
+                format_args!("has more than {} lines or paragraphs", self.limits.max_segments),
+            ));
+        }
+        if !self.text.is_empty() {
+            self.text.push_str(if self.blank { "\n\n" } else { "\n" });
+            self.chars += 1 + usize::from(self.blank);
+        }
+        self.blank = false;
+        self.chars += line.chars().count();
+        if self.chars > self.limits.max_chars {
+            return Err(too_large(
+                self.name,
+                format_args!("holds more than {} characters of text", self.limits.max_chars),
+            ));
+        }
         let start = self.text.len();
         self.text.push_str(line);
         self.segments.push(Segment { start, end: self.text.len(), location });
-        self.text.push('\n');
+        Ok(())
     }
 
-    fn lines(&mut self, text: &str, at: impl Fn(u32) -> Location) {
+    /// A break between blocks (kept as one empty line in the text, only between text).
+    fn blank_line(&mut self) {
+        self.blank = !self.text.is_empty();
+    }
+
+    /// The lines of a plain text, each located by its number (from 1).
+    fn lines(&mut self, text: &str) -> Result<()> {
         for (i, line) in text.lines().enumerate() {
-            self.push(line.trim_end_matches('\r'), at(i as u32 + 1));
+            self.push(line.trim_end_matches('\r'), Location::Line { n: i as u32 + 1 })?;
         }
+        Ok(())
     }
 
-    fn paragraphs(&mut self, paragraphs: &[String]) {
-        for (i, p) in paragraphs.iter().enumerate() {
-            self.push(p, Location::Paragraph { n: i as u32 + 1 });
+    /// A paragraph, numbered among the non-empty ones (from 1); an empty one is a break.
+    fn paragraph(&mut self, p: &str) -> Result<()> {
+        if p.trim().is_empty() {
+            self.tick()?;
+            self.blank_line();
+            return Ok(());
         }
+        self.paragraphs += 1;
+        self.push(p, Location::Paragraph { n: self.paragraphs })
     }
 
-    fn finish(mut self) -> Parsed {
-        while self.text.ends_with('\n') {
-            self.text.pop();
+    fn finish(self) -> Result<Parsed> {
+        if self.text.is_empty() {
+            return Err(invalid(self.name, "it holds no text"));
         }
-        (self.text, self.segments, self.attachments)
+        Ok((self.text, self.segments, self.attachments))
     }
 }
 
 /// HTML → paragraphs of text: block elements and `<br>` end a paragraph; `script`, `style`,
-/// `head` and comments are dropped; entities decoded; whitespace collapsed.
+/// `head` and comments are dropped; entities decoded; whitespace collapsed. Runs of empty
+/// paragraphs are kept as one (they separate blocks).
 pub fn html_paragraphs(html: &str) -> Vec<String> {
+    let mut out: Vec<String> = vec![];
+    let _ = html_walk(
+        html,
+        &mut |p| {
+            if !(p.is_empty() && out.last().is_none_or(String::is_empty)) {
+                out.push(p);
+            }
+            Ok(())
+        },
+        &mut || Ok(()),
+    );
+    while out.last().is_some_and(String::is_empty) {
+        out.pop();
+    }
+    out
+}
+
+/// The HTML walk behind [`html_paragraphs`]: each paragraph goes to `emit` as it ends, and
+/// `tick` is called once per tag, so the caller bounds the time. Linear in the input: the end
+/// of a `script`, `style` or `head` element is searched for once, from where it starts.
+fn html_walk(
+    html: &str,
+    emit: &mut dyn FnMut(String) -> Result<()>,
+    tick: &mut dyn FnMut() -> Result<()>,
+) -> Result<()> {
     const BLOCK: &[&str] = &[
         "p",
         "div",
@@ -271,13 +635,12 @@ pub fn html_paragraphs(html: &str) -> Vec<String> {
         "td",
         "th",
     ];
-    let mut out: Vec<String> = vec![];
     let mut cur = String::new();
     let mut rest = html;
-    let flush = |cur: &mut String, out: &mut Vec<String>| {
+    let mut flush = |cur: &mut String| {
         let t = cur.split_whitespace().collect::<Vec<_>>().join(" ");
-        out.push(t);
         cur.clear();
+        emit(t.trim_end_matches('|').trim().to_string())
     };
     while !rest.is_empty() {
         if let Some(r) = rest.strip_prefix("<!--") {
@@ -285,6 +648,7 @@ pub fn html_paragraphs(html: &str) -> Vec<String> {
             continue;
         }
         if rest.starts_with('<') {
+            tick()?;
             let Some(end) = rest.find('>') else {
                 cur.push_str(rest);
                 break;
@@ -295,13 +659,12 @@ pub fn html_paragraphs(html: &str) -> Vec<String> {
                 .trim_start_matches('/')
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric())
+                .take(16)
                 .collect::<String>()
                 .to_ascii_lowercase();
             rest = &rest[end + 1..];
             if !closing && matches!(tname.as_str(), "script" | "style" | "head") {
-                let close = format!("</{tname}");
-                let lower = rest.to_ascii_lowercase();
-                rest = match lower.find(&close) {
+                rest = match find_ascii_ci(rest, &format!("</{tname}")) {
                     Some(i) => rest[i..].find('>').map_or("", |j| &rest[i + j + 1..]),
                     None => "",
                 };
@@ -313,7 +676,7 @@ pub fn html_paragraphs(html: &str) -> Vec<String> {
                         cur.push_str(" | ");
                     }
                 } else {
-                    flush(&mut cur, &mut out);
+                    flush(&mut cur)?;
                 }
             }
             continue;
@@ -322,20 +685,13 @@ pub fn html_paragraphs(html: &str) -> Vec<String> {
         cur.push_str(&decode_entities(&rest[..next]));
         rest = &rest[next..];
     }
-    flush(&mut cur, &mut out);
-    // Collapse runs of empty paragraphs to one (they separate blocks), trim the ends.
-    let mut cleaned: Vec<String> = vec![];
-    for p in out {
-        let p = p.trim().trim_end_matches('|').trim().to_string();
-        if p.is_empty() && cleaned.last().is_none_or(|l: &String| l.is_empty()) {
-            continue;
-        }
-        cleaned.push(p);
-    }
-    while cleaned.last().is_some_and(|l| l.is_empty()) {
-        cleaned.pop();
-    }
-    cleaned
+    flush(&mut cur)
+}
+
+/// Byte offset of the first match of the ASCII `needle` in `hay`, ignoring ASCII case.
+fn find_ascii_ci(hay: &str, needle: &str) -> Option<usize> {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    h.windows(n.len()).position(|w| w.eq_ignore_ascii_case(n))
 }
 
 fn decode_entities(s: &str) -> String {
@@ -383,19 +739,23 @@ fn decode_entities(s: &str) -> String {
     out
 }
 
-fn email(name: &str, bytes: &[u8]) -> Result<Parsed> {
+fn email(b: &mut Builder, bytes: &[u8]) -> Result<()> {
+    let name = b.name;
     let msg = mail_parser::MessageParser::default()
         .parse(bytes)
         .ok_or_else(|| invalid(name, "it is not an e-mail message"))?;
-    let mut b = Builder::default();
-    let header = |b: &mut Builder, label: &str, value: Option<String>| {
-        if let Some(v) = value.filter(|v| !v.is_empty()) {
-            b.push(&format!("{label}: {v}"), Location::Header { name: label.to_ascii_lowercase() });
+    let header = |b: &mut Builder, label: &str, value: Option<String>| -> Result<()> {
+        match value.filter(|v| !v.is_empty()) {
+            Some(v) => {
+                b.push(&format!("{label}: {v}"), Location::Header { name: label.to_ascii_lowercase() })
+            }
+            None => Ok(()),
         }
     };
     let addr = |a: Option<&mail_parser::Address>| {
         a.map(|a| {
             a.iter()
+                .take(100)
                 .map(|x| match (x.name(), x.address()) {
                     (Some(n), Some(e)) => format!("{n} <{e}>"),
                     (None, Some(e)) => e.to_string(),
@@ -406,90 +766,200 @@ fn email(name: &str, bytes: &[u8]) -> Result<Parsed> {
                 .join(", ")
         })
     };
-    header(&mut b, "From", addr(msg.from()));
-    header(&mut b, "To", addr(msg.to()));
-    header(&mut b, "Date", msg.date().map(|d| d.to_rfc3339()));
-    header(&mut b, "Subject", msg.subject().map(String::from));
+    header(b, "From", addr(msg.from()))?;
+    header(b, "To", addr(msg.to()))?;
+    header(b, "Date", msg.date().map(|d| d.to_rfc3339()))?;
+    header(b, "Subject", msg.subject().map(String::from))?;
     let mut line = 0u32;
-    let mut body = |b: &mut Builder, text: &str| {
-        b.text.push('\n');
+    let mut body = |b: &mut Builder, text: &str| -> Result<()> {
+        b.blank_line();
         for l in text.lines() {
             line += 1;
-            b.push(l.trim_end_matches('\r'), Location::Line { n: line });
+            b.push(l.trim_end_matches('\r'), Location::Line { n: line })?;
         }
+        Ok(())
     };
     if msg.text_body_count() > 0 {
         for i in 0..msg.text_body_count() {
             if let Some(t) = msg.body_text(i) {
-                body(&mut b, &t);
+                body(b, &t)?;
             }
         }
     } else {
         for i in 0..msg.html_body_count() {
             if let Some(h) = msg.body_html(i) {
-                body(&mut b, &html_paragraphs(&h).join("\n"));
+                body(b, &html_paragraphs(&h).join("\n"))?;
             }
         }
     }
     b.attachments = msg
         .attachments()
+        .take(1000)
         .map(|a| mail_parser::MimeHeaders::attachment_name(a).unwrap_or("(unnamed)").to_string())
         .collect();
-    Ok(b.finish())
+    Ok(())
 }
 
-fn pdf(name: &str, bytes: &[u8]) -> Result<Parsed> {
+fn pdf(b: &mut Builder, bytes: &[u8]) -> Result<()> {
+    let name = b.name;
     if bytes.windows(8).any(|w| w == b"/Encrypt") {
         return Err(Error::new(
             Code::DocumentEncrypted,
             format!("{name} is an encrypted PDF; save an unprotected copy to extract it"),
         ));
     }
-    let pages = pdf_extract::extract_text_from_mem_by_pages(bytes).map_err(|e| invalid(name, e))?;
-    let mut b = Builder::default();
-    for (p, page) in pages.iter().enumerate() {
+    let doc = lopdf::Document::load_mem(bytes).map_err(|e| invalid(name, e))?;
+    b.budget.check(name, b.limits)?;
+    let shared = PageSink::default();
+    let mut writer = shared.clone();
+    let mut pages = PdfPages::new(&mut writer, shared, b.budget, name, b.limits);
+    let outcome = pdf_extract::output_doc(&doc, &mut pages);
+    b.budget.check(name, b.limits)?;
+    // As a reader would: the pages before one that cannot be read are still text.
+    let texts = pages.finish();
+    if outcome.is_err() && texts.iter().all(|t| t.trim().is_empty()) {
+        return Err(invalid(name, outcome.err().map_or(String::new(), |e| e.to_string())));
+    }
+    for (p, page) in texts.iter().enumerate() {
         // The text layer spaces lines with blank ones; keep only lines with text.
         for (line, l) in page.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).enumerate() {
-            b.push(l, Location::Page { n: p as u32 + 1, line: line as u32 + 1 });
+            b.push(l, Location::Page { n: p as u32 + 1, line: line as u32 + 1 })?;
         }
     }
-    if b.text.trim().is_empty() {
+    if b.text.is_empty() {
         return Err(invalid(name, "the PDF has no text layer (a scan?); run it through OCR first"));
     }
-    Ok(b.finish())
+    Ok(())
 }
 
-fn docx(name: &str, bytes: &[u8], limits: &Limits) -> Result<Parsed> {
+/// pdf-extract's plain-text output split by page, checking the deadline and the size of the
+/// text as it goes (an error ends the walk; what was read so far is kept).
+struct PdfPages<'a> {
+    inner: pdf_extract::PlainTextOutput<&'a mut dyn std::io::Write>,
+    sink: PageSink,
+    starts: Vec<usize>,
+    budget: &'a Budget,
+    name: &'a str,
+    limits: &'a Limits,
+}
+
+/// Where the text output writes: a buffer shared with [`PdfPages`], which reads its length at
+/// each page start.
+#[derive(Clone, Default)]
+struct PageSink(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl std::io::Write for PageSink {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> PdfPages<'a> {
+    fn new(
+        writer: &'a mut dyn std::io::Write,
+        sink: PageSink,
+        budget: &'a Budget,
+        name: &'a str,
+        limits: &'a Limits,
+    ) -> Self {
+        PdfPages {
+            inner: pdf_extract::PlainTextOutput::new(writer),
+            sink,
+            starts: vec![],
+            budget,
+            name,
+            limits,
+        }
+    }
+
+    fn guard(&self) -> std::result::Result<(), pdf_extract::OutputError> {
+        let stop = |why: &str| Err(pdf_extract::OutputError::IoError(std::io::Error::other(why.to_string())));
+        if self.budget.tick(self.name, self.limits).is_err() {
+            return stop("deadline");
+        }
+        if self.sink.0.borrow().len() > self.limits.max_chars.saturating_mul(4) {
+            return stop("too much text");
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Vec<String> {
+        let all = String::from_utf8_lossy(&self.sink.0.borrow()).into_owned();
+        let mut ends: Vec<usize> = self.starts.iter().skip(1).copied().collect();
+        ends.push(all.len());
+        self.starts.iter().zip(ends).map(|(&s, e)| all.get(s..e).unwrap_or_default().to_string()).collect()
+    }
+}
+
+impl pdf_extract::OutputDev for PdfPages<'_> {
+    fn begin_page(
+        &mut self,
+        page_num: u32,
+        media_box: &pdf_extract::MediaBox,
+        art_box: Option<(f64, f64, f64, f64)>,
+    ) -> std::result::Result<(), pdf_extract::OutputError> {
+        self.budget
+            .check(self.name, self.limits)
+            .map_err(|e| pdf_extract::OutputError::IoError(std::io::Error::other(e.message)))?;
+        self.starts.push(self.sink.0.borrow().len());
+        self.inner.begin_page(page_num, media_box, art_box)
+    }
+    fn end_page(&mut self) -> std::result::Result<(), pdf_extract::OutputError> {
+        self.inner.end_page()
+    }
+    fn output_character(
+        &mut self,
+        trm: &pdf_extract::Transform,
+        width: f64,
+        spacing: f64,
+        font_size: f64,
+        char: &str,
+    ) -> std::result::Result<(), pdf_extract::OutputError> {
+        self.guard()?;
+        self.inner.output_character(trm, width, spacing, font_size, char)
+    }
+    fn begin_word(&mut self) -> std::result::Result<(), pdf_extract::OutputError> {
+        self.inner.begin_word()
+    }
+    fn end_word(&mut self) -> std::result::Result<(), pdf_extract::OutputError> {
+        self.inner.end_word()
+    }
+    fn end_line(&mut self) -> std::result::Result<(), pdf_extract::OutputError> {
+        self.inner.end_line()
+    }
+}
+
+fn docx(b: &mut Builder, bytes: &[u8]) -> Result<()> {
+    let (name, limits) = (b.name, b.limits);
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| invalid(name, e))?;
     let mut entry = zip
         .by_name("word/document.xml")
         .map_err(|_| invalid(name, "it has no word/document.xml (not a Word document)"))?;
+    let inflates = || too_large(name, format_args!("inflates to more than {} bytes", limits.max_inflated));
     if entry.size() > limits.max_inflated {
-        return Err(Error::new(
-            Code::DocumentTooLarge,
-            format!("{name} inflates to more than {} bytes", limits.max_inflated),
-        ));
+        return Err(inflates());
     }
     let mut xml = Vec::new();
     (&mut entry).take(limits.max_inflated + 1).read_to_end(&mut xml).map_err(|e| invalid(name, e))?;
     if xml.len() as u64 > limits.max_inflated {
-        return Err(Error::new(
-            Code::DocumentTooLarge,
-            format!("{name} inflates to more than {} bytes", limits.max_inflated),
-        ));
+        return Err(inflates());
     }
     let mut reader = quick_xml::Reader::from_reader(xml.as_slice());
-    let mut paragraphs: Vec<String> = vec![];
     let mut cur = String::new();
     let mut in_text = false;
     let mut buf = Vec::new();
     loop {
         use quick_xml::events::Event;
+        b.tick()?;
         match reader.read_event_into(&mut buf).map_err(|e| invalid(name, e))? {
             Event::Start(e) if e.name().0 == "w:t" => in_text = true,
             Event::End(e) if e.name().0 == "w:t" => in_text = false,
-            Event::End(e) if e.name().0 == "w:p" => paragraphs.push(std::mem::take(&mut cur)),
-            Event::Empty(e) if e.name().0 == "w:p" => paragraphs.push(String::new()),
+            Event::End(e) if e.name().0 == "w:p" => b.paragraph(&std::mem::take(&mut cur))?,
+            Event::Empty(e) if e.name().0 == "w:p" => b.paragraph("")?,
             Event::Empty(e) if e.name().0 == "w:tab" => cur.push('\t'),
             Event::Empty(e) if e.name().0 == "w:br" => cur.push(' '),
             Event::Text(t) if in_text => {
@@ -503,12 +973,13 @@ fn docx(name: &str, bytes: &[u8], limits: &Limits) -> Result<Parsed> {
             Event::Eof => break,
             _ => {}
         }
+        if cur.len() > limits.max_chars.saturating_mul(4) {
+            return Err(too_large(
+                name,
+                format_args!("holds more than {} characters of text", limits.max_chars),
+            ));
+        }
         buf.clear();
     }
-    if !cur.is_empty() {
-        paragraphs.push(cur);
-    }
-    let mut b = Builder::default();
-    b.paragraphs(&paragraphs);
-    Ok(b.finish())
+    b.paragraph(&cur)
 }

@@ -180,3 +180,53 @@ fn damaged_copies_of_real_documents_never_crash_or_hang() {
     assert!(outcomes.0 + outcomes.1 > 0);
     eprintln!("damaged documents: {} read, {} refused with a typed error", outcomes.0, outcomes.1);
 }
+
+#[test]
+fn blank_line_floods_keep_one_break_and_no_segment_past_the_text() {
+    let doc =
+        ingest("a.txt", b"Invoice 7\r\n\r\n\n\n   \nTotal 5\n\n\n\n".to_vec(), &Limits::default()).unwrap();
+    assert_eq!(doc.text, "Invoice 7\n\nTotal 5");
+    assert_eq!(doc.segments.len(), 2, "blank lines get no segment");
+    assert_eq!(doc.locate(doc.find("Total").unwrap().0), Some(&Location::Line { n: 6 }));
+    for s in &doc.segments {
+        assert!(s.end <= doc.text.len(), "{s:?} is past the text");
+    }
+    let flood = [b"x\n".as_slice(), &[b'\n'; 1 << 20]].concat();
+    let doc = ingest("a.txt", flood, &Limits::default()).unwrap();
+    assert_eq!((doc.text.as_str(), doc.segments.len()), ("x", 1));
+    let empty = ingest("a.txt", vec![b'\n'; 1 << 20], &Limits::default()).unwrap_err();
+    assert_eq!(empty.code, Code::DocumentInvalid, "{empty}");
+    assert!(empty.message.contains("no text"), "{empty}");
+}
+
+#[test]
+fn the_source_map_and_the_text_are_bounded_while_they_are_built() {
+    let few = Limits { max_segments: 10, ..Limits::default() };
+    let e = ingest("a.txt", "x\n".repeat(11).into_bytes(), &few).unwrap_err();
+    assert_eq!(e.code, Code::DocumentTooLarge);
+    assert!(e.message.contains("10 lines or paragraphs"), "{e}");
+    assert!(ingest("a.txt", "x\n".repeat(10).into_bytes(), &few).is_ok());
+    let paragraphs = "<p>x</p>".repeat(11);
+    assert_eq!(ingest("a.html", paragraphs.into_bytes(), &few).unwrap_err().code, Code::DocumentTooLarge);
+}
+
+#[test]
+fn a_reader_past_its_deadline_stops_with_a_typed_timeout() {
+    let none = Limits { deadline: Duration::ZERO, ..Limits::default() };
+    let e = ingest("a.txt", "x\n".repeat(100_000).into_bytes(), &none).unwrap_err();
+    assert_eq!(e.code, Code::DocumentTimeout, "{e}");
+    let e = ingest("a.html", "<span>".repeat(100_000).into_bytes(), &none).unwrap_err();
+    assert_eq!(e.code, Code::DocumentTimeout, "{e}");
+}
+
+#[test]
+fn an_oversized_file_is_refused_before_a_byte_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.txt");
+    std::fs::File::create(&path).unwrap().set_len(1 << 30).unwrap();
+    let e = countersign_kernel::ingest::read_file(&path, &Limits::default()).unwrap_err();
+    assert_eq!(e.code, Code::DocumentTooLarge, "{e}");
+    std::fs::write(&path, b"Invoice 7").unwrap();
+    let doc = countersign_kernel::ingest::read_file(&path, &Limits::default()).unwrap();
+    assert_eq!((doc.name.as_str(), doc.text.as_str()), ("big.txt", "Invoice 7"));
+}
