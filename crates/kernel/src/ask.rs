@@ -850,8 +850,11 @@ impl Session<'_> {
         if wanted.is_empty() {
             return Ok(resolution);
         }
+        // The candidates' prefilter: any of the first words (a name is never longer; the
+        // model may write anything, and one `any` holds at most `MAX_CHILDREN` conditions).
         let any: Vec<Condition> = wanted
             .iter()
+            .take(crate::limits::MAX_CHILDREN)
             .map(|t| {
                 Condition::Compare(Comparison {
                     field: name_field.clone(),

@@ -232,16 +232,22 @@ fn schema_validator() -> &'static jsonschema::Validator {
 
 impl WorkspaceDefinition {
     /// Parse and fully validate a definition. Errors list every problem with its JSON path.
+    /// A definition over one of the kernel's size limits (see `limits`) is refused with those
+    /// problems first, each naming the limit and its JSON pointer.
     pub fn from_json(doc: &Value) -> Result<Self> {
-        let details: Vec<Detail> = schema_validator()
-            .iter_errors(doc)
-            .map(|e| Detail { path: pointer_or_root(e.instance_path().as_str()), message: e.to_string() })
-            .collect();
+        let details: Vec<Detail> = schema_validator().iter_errors(doc).map(|e| schema_problem(&e)).collect();
+        let parsed = serde_json::from_value::<WorkspaceDefinition>(doc.clone());
+        if let Ok(def) = &parsed {
+            let mut problems = def.limit_problems();
+            if !problems.is_empty() {
+                problems.extend(details);
+                return Err(invalid(problems));
+            }
+        }
         if !details.is_empty() {
             return Err(invalid(details));
         }
-        let def: WorkspaceDefinition = serde_json::from_value(doc.clone())
-            .map_err(|e| invalid(vec![Detail { path: "/".into(), message: e.to_string() }]))?;
+        let def = parsed.map_err(|e| invalid(vec![Detail { path: "/".into(), message: e.to_string() }]))?;
         let details = def.semantic_problems();
         if !details.is_empty() {
             return Err(invalid(details));
@@ -261,6 +267,47 @@ impl WorkspaceDefinition {
 
     pub fn object(&self, key: &str) -> Option<&ObjectDef> {
         self.objects.iter().find(|o| o.key == key)
+    }
+
+    /// Every size limit this definition breaks (`limits`), with its JSON pointer.
+    pub fn limit_problems(&self) -> Vec<Detail> {
+        use crate::limits::{self as l, check_len};
+        let mut out = Vec::new();
+        check_len(self.objects.len(), l::MAX_OBJECTS, "/objects", "objects", &mut out);
+        for (oi, obj) in self.objects.iter().enumerate() {
+            let at = format!("/objects/{oi}");
+            check_len(
+                obj.fields.len(),
+                l::MAX_FIELDS,
+                &format!("{at}/fields"),
+                "fields on one object",
+                &mut out,
+            );
+            for (fi, f) in obj.fields.iter().enumerate() {
+                let n = f.values.as_ref().map_or(0, Vec::len);
+                let vat = format!("{at}/fields/{fi}/values");
+                check_len(n, l::MAX_PICKLIST_VALUES, &vat, "values in one picklist", &mut out);
+            }
+            let rat = format!("{at}/validationRules");
+            check_len(
+                obj.validation_rules.len(),
+                l::MAX_RULES,
+                &rat,
+                "validation rules on one object",
+                &mut out,
+            );
+            for (ri, rule) in obj.validation_rules.iter().enumerate() {
+                out.extend(l::condition_problems(&rule.assert, &format!("{rat}/{ri}/assert")));
+            }
+            if let Some(layout) = &obj.layout {
+                let sat = format!("{at}/layout/sections");
+                check_len(layout.sections.len(), l::MAX_LAYOUT_SECTIONS, &sat, "layout sections", &mut out);
+            }
+        }
+        let sets = self.permission_sets.len();
+        check_len(sets, l::MAX_PERMISSION_SETS, "/permissionSets", "permission sets", &mut out);
+        check_len(self.users.len(), l::MAX_USERS, "/users", "users", &mut out);
+        out
     }
 
     fn semantic_problems(&self) -> Vec<Detail> {
@@ -511,6 +558,14 @@ impl Problems {
     fn add(&mut self, path: String, message: String) {
         self.0.push(Detail { path, message });
     }
+}
+
+/// One JSON Schema problem as a detail. The validator's message quotes the offending value;
+/// a large one (a 40,000-item list, a whole object) is named, not quoted.
+pub(crate) fn schema_problem(e: &jsonschema::ValidationError<'_>) -> Detail {
+    let message = e.to_string();
+    let message = if message.len() <= 300 { message } else { e.masked_with("the value").to_string() };
+    Detail { path: pointer_or_root(e.instance_path().as_str()), message }
 }
 
 fn pointer_or_root(p: &str) -> String {

@@ -357,24 +357,43 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// What SQLite said, without the statement. A `SqlInputError` (a statement that does not
+/// prepare) carries the whole SQL text and its offset in its `Display`: that is the kernel's
+/// business, can be megabytes long, and is never shown. Capped, as a message is for people.
+fn sqlite_said(e: &rusqlite::Error) -> String {
+    let said = match e {
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
+        rusqlite::Error::SqliteFailure(f, None) => f.to_string(),
+        other => other.to_string(),
+    };
+    match said.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &said[..cut]),
+        None => said,
+    }
+}
+
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
         use rusqlite::ffi::ErrorCode as C;
-        let (retriable, message) = match &e {
-            rusqlite::Error::SqliteFailure(f, _) => match f.code {
-                C::DatabaseBusy | C::DatabaseLocked => {
-                    (true, "the workspace is busy in another process; try again".to_string())
-                }
-                C::DiskFull => (false, "the disk is full; nothing was written".to_string()),
-                C::ReadOnly | C::CannotOpen | C::PermissionDenied => {
-                    (false, format!("the workspace file cannot be written: {e}"))
-                }
-                C::DatabaseCorrupt | C::NotADatabase => {
-                    (false, format!("the workspace file is damaged: {e}"))
-                }
-                _ => (false, format!("storage error: {e}")),
-            },
-            _ => (false, format!("storage error: {e}")),
+        let code = match &e {
+            rusqlite::Error::SqliteFailure(f, _) => Some(f.code),
+            rusqlite::Error::SqlInputError { error, .. } => Some(error.code),
+            _ => None,
+        };
+        let said = sqlite_said(&e);
+        let (retriable, message) = match code {
+            Some(C::DatabaseBusy | C::DatabaseLocked) => {
+                (true, "the workspace is busy in another process; try again".to_string())
+            }
+            Some(C::DiskFull) => (false, "the disk is full; nothing was written".to_string()),
+            Some(C::ReadOnly | C::CannotOpen | C::PermissionDenied) => {
+                (false, format!("the workspace file cannot be written: {said}"))
+            }
+            Some(C::DatabaseCorrupt | C::NotADatabase) => {
+                (false, format!("the workspace file is damaged: {said}"))
+            }
+            _ => (false, format!("storage error: {said}")),
         };
         Error { retriable, ..Error::new(Code::Storage, message) }
     }

@@ -21,6 +21,7 @@ pub mod error;
 pub mod eval;
 pub mod extract;
 pub mod ingest;
+pub mod limits;
 pub mod pins;
 pub mod pipeline;
 pub mod projection;

@@ -11,7 +11,8 @@ use crate::access::{RowAccess, Session};
 use crate::catalog::{column, ObjectMeta};
 use crate::condition::{Condition, Operand};
 use crate::definition::{FieldDef, FieldType};
-use crate::error::{Code, Error, Result};
+use crate::error::{Code, Detail, Error, Result};
+use crate::limits;
 use crate::value::Scalar;
 use rusqlite::params_from_iter;
 use serde::{Deserialize, Serialize};
@@ -84,18 +85,20 @@ fn spec_validator() -> &'static jsonschema::Validator {
 impl QuerySpec {
     /// Parse a spec from JSON, checking it against `schemas/query-spec.schema.json` first so
     /// that every shape problem is reported with its path.
+    ///
+    /// A spec over one of the kernel's size limits (see `limits`) is refused with those
+    /// problems first, each naming the limit and its JSON pointer.
     pub fn from_json(doc: &Value) -> Result<QuerySpec> {
-        let details: Vec<crate::error::Detail> = spec_validator()
-            .iter_errors(doc)
-            .map(|e| crate::error::Detail {
-                path: if e.instance_path().as_str().is_empty() {
-                    "/".into()
-                } else {
-                    e.instance_path().as_str().to_string()
-                },
-                message: e.to_string(),
-            })
-            .collect();
+        let details: Vec<Detail> =
+            spec_validator().iter_errors(doc).map(|e| crate::definition::schema_problem(&e)).collect();
+        let parsed = serde_json::from_value::<QuerySpec>(doc.clone());
+        if let Ok(spec) = &parsed {
+            let mut problems = spec.limit_problems();
+            if !problems.is_empty() {
+                problems.extend(details);
+                return Err(over_limit(problems));
+            }
+        }
         if let Some(first) = details.first() {
             return Err(Error::new(
                 Code::InvalidQuery,
@@ -103,15 +106,41 @@ impl QuerySpec {
             )
             .with_details(details));
         }
-        serde_json::from_value(doc.clone())
-            .map_err(|e| Error::new(Code::InvalidQuery, format!("the query spec is malformed: {e}")))
+        parsed.map_err(|e| Error::new(Code::InvalidQuery, format!("the query spec is malformed: {e}")))
+    }
+
+    /// Every size limit this spec breaks (`limits`), with its JSON pointer. Checked by the
+    /// compiler for every spec, however it was built.
+    pub fn limit_problems(&self) -> Vec<Detail> {
+        let mut out = Vec::new();
+        limits::check_len(self.fields.len(), limits::MAX_SPEC_FIELDS, "/fields", "fields", &mut out);
+        limits::check_len(self.sort.len(), limits::MAX_SORT_KEYS, "/sort", "sort keys", &mut out);
+        if let Some(c) = &self.filters {
+            out.extend(limits::condition_problems(c, "/filters"));
+        }
+        out
     }
 
     pub fn parse(text: &str) -> Result<QuerySpec> {
-        let doc: Value = serde_json::from_str(text)
-            .map_err(|e| Error::new(Code::InvalidQuery, format!("the query spec is not JSON: {e}")))?;
+        let doc: Value = serde_json::from_str(text).map_err(|e| {
+            // serde_json stops at 128 levels of nesting, long before a stack could overflow.
+            let what = if e.to_string().starts_with("recursion limit exceeded") {
+                format!(
+                    "the query spec is nested too deeply to read ({e}); `all`, `any` and `not` may be nested at most {} deep",
+                    limits::MAX_DEPTH
+                )
+            } else {
+                format!("the query spec is not JSON: {e}")
+            };
+            Error::new(Code::InvalidQuery, what)
+        })?;
         Self::from_json(&doc)
     }
+}
+
+fn over_limit(details: Vec<Detail>) -> Error {
+    let first = details.first().map(|d| format!("{}: {}", d.path, d.message)).unwrap_or_default();
+    Error::new(Code::InvalidQuery, format!("the query spec is too large: {first}")).with_details(details)
 }
 
 /// A spec turned into SQL for one session.
@@ -235,6 +264,10 @@ impl Builder<'_, '_> {
 
 impl Session<'_> {
     pub(crate) fn compile_query(&self, spec: &QuerySpec, unlimited: bool) -> Result<CompiledQuery> {
+        let problems = spec.limit_problems();
+        if !problems.is_empty() {
+            return Err(over_limit(problems));
+        }
         let (meta, _) = self.readable_object(&spec.object)?;
         let limit = match spec.limit {
             Some(0) => return Err(Error::new(Code::InvalidQuery, "limit must be at least 1")),
