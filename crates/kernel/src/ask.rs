@@ -478,6 +478,7 @@ impl Session<'_> {
     pub fn ask_advance(&self, mut run: AskRun, response: Result<ChatResponse>) -> Result<AskStep> {
         let resp = response.map_err(|e| self.fail_invocation(&run.invocation, e))?;
         run.invocation.record_call(&run.request.prompt.messages(), &resp);
+        self.renew_invocation(&run.invocation)?;
         match self.constrain(&run, &resp.content) {
             Ok(Constrained::Refusal(reason)) => {
                 let e = Error::new(

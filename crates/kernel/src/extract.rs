@@ -565,6 +565,7 @@ impl Session<'_> {
     ) -> Result<ExtractStep> {
         let resp = response.map_err(|e| self.fail_invocation(&run.invocation, e))?;
         run.invocation.record_call(&run.request.prompt.messages(), &resp);
+        self.renew_invocation(&run.invocation)?;
         let validator = jsonschema::validator_for(&run.schema).map_err(|e| Error::internal(e.to_string()))?;
         let answer = match serde_json::from_str::<Value>(resp.content.trim()) {
             Err(e) => Err(format!("the answer is not valid JSON ({e})")),

@@ -10,9 +10,15 @@
 //! capability's `advance` constrains the answer on a session again (and may ask for the one
 //! repair). The trace row is written when the invocation begins (`running`, counting against
 //! budgets at its estimate) and completed when it ends, whatever the outcome.
+//!
+//! The running row is also the call's in-flight slot, in every process that opens the
+//! workspace: its lease (`lease_span`, renewed whenever the call comes back to the kernel)
+//! counts against the capability's concurrency until the row is completed, the invocation is
+//! dropped (the row is closed as `abandoned`) or the lease runs out (a killed process; the next
+//! open closes the row as `abandoned`).
 
 use crate::access::Session;
-use crate::clock::timestamp;
+use crate::clock::{timestamp, Clock};
 use crate::error::{Code, Error, Fault, Result};
 use crate::pins::ModelPin;
 use crate::provider::{Endpoint, Usage};
@@ -20,8 +26,9 @@ use chrono::{DateTime, Datelike, Duration as Span, TimeZone, Utc};
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 use ts_rs::TS;
 
@@ -159,40 +166,167 @@ const BUILTINS: &[Builtin] = &[
     },
 ];
 
-/// Calls in flight per (user, capability), in this process.
-#[derive(Debug, Default, Clone)]
-pub struct InFlight(Arc<Mutex<HashMap<(String, String), u32>>>);
-
-/// Holds one in-flight slot; freed on drop.
-#[derive(Debug)]
-pub struct InFlightSlot {
-    map: InFlight,
-    key: (String, String),
+/// How long a claim on an in-flight slot lasts unless renewed: the longest one model call
+/// may take under the capability's settings (every try of `chat_with_retry` at its full
+/// timeouts, with its backoffs) plus [`LEASE_MARGIN`] for the kernel's own steps. The claim
+/// is renewed each time the call comes back to the kernel (`renew_invocation`), so a call of
+/// several model requests (a repair, tool calls) keeps its slot; a process killed outright
+/// frees it when the lease runs out.
+pub fn lease_span(settings: &CapabilitySettings) -> Span {
+    let policy = crate::provider::RetryPolicy::default();
+    let per_try = settings.timeout_ms.saturating_add(settings.connect_timeout_ms as u64);
+    let tries = policy.attempts.max(1) as u64;
+    let backoffs = (policy.first_backoff.as_millis() as u64).saturating_mul(1 << tries.min(16));
+    let ms = per_try.saturating_mul(tries).saturating_add(backoffs).min(i64::MAX as u64 / 2);
+    Span::milliseconds(ms as i64) + LEASE_MARGIN
 }
 
-impl Drop for InFlightSlot {
+/// Time for the kernel's steps around a model call, on top of the call's own timeouts.
+pub const LEASE_MARGIN: Span = Span::seconds(60);
+
+/// The process holding a claim, as recorded in its trace row (for people reading the trace;
+/// whether a claim still holds is decided by its lease alone).
+fn holder() -> String {
+    format!("pid {}", std::process::id())
+}
+
+/// An invocation's hold on its trace row. While the row is `running` with an unexpired lease
+/// it takes one of the capability's concurrency slots for the user, in every process that
+/// opens the workspace. Completing the row releases it; an invocation dropped without being
+/// completed (its caller gave up) closes the row as `abandoned` itself, through a connection of
+/// its own since no session is at hand; a process killed outright leaves the lease to run out,
+/// and the next open of the workspace closes the row.
+struct Claim {
+    path: PathBuf,
+    trace_id: String,
+    clock: Arc<dyn Clock>,
+    done: AtomicBool,
+}
+
+impl std::fmt::Debug for Claim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Claim").field("trace_id", &self.trace_id).field("done", &self.done).finish()
+    }
+}
+
+impl Drop for Claim {
     fn drop(&mut self) {
-        if let Ok(mut m) = self.map.0.lock() {
-            if let Some(n) = m.get_mut(&self.key) {
-                *n = n.saturating_sub(1);
-            }
+        if self.done.load(Ordering::SeqCst) {
+            return;
         }
+        // Best effort: when the file cannot be written now, the lease runs out and the next
+        // open closes the row.
+        let _ = (|| -> Result<()> {
+            let conn = rusqlite::Connection::open_with_flags(
+                &self.path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+                    | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+            )?;
+            conn.busy_timeout(std::time::Duration::from_secs(2))?;
+            let why = format!("the call was given up before it finished ({})", holder());
+            abandon(&conn, &self.trace_id, None, &timestamp(self.clock.now()), &why)?;
+            Ok(())
+        })();
     }
 }
 
-impl InFlight {
-    fn acquire(&self, user: &str, capability: &str, max: u32) -> Result<InFlightSlot> {
-        let key = (user.to_string(), capability.to_string());
-        let mut m = self.0.lock().map_err(|_| Error::internal("in-flight map poisoned"))?;
-        let n = m.entry(key.clone()).or_insert(0);
-        if *n >= max {
-            return Err(rate_error(format!(
-                "{max} {capability} call(s) already running for you; wait for them or cancel one"
-            )));
-        }
-        *n += 1;
-        Ok(InFlightSlot { map: self.clone(), key })
+/// Close a running trace row as `abandoned`, charged at its estimate (what it really cost is
+/// unknown; the estimate is its ceiling). A row that is no longer running — or, given
+/// `lease`, whose lease is no longer that one (its call renewed it meanwhile) — is left alone.
+fn abandon(
+    conn: &rusqlite::Connection,
+    id: &str,
+    lease: Option<Option<&str>>,
+    now: &str,
+    why: &str,
+) -> Result<bool> {
+    let n = conn.execute(
+        "UPDATE ai_trace SET outcome = ?2, finished_at = ?3, cost = estimated_cost, fault = 'platform',
+            message = ?4
+         WHERE id = ?1 AND outcome = ?5 AND (?6 OR lease_until IS ?7)",
+        params![
+            id,
+            TraceOutcome::Abandoned.as_str(),
+            now,
+            format!("{why}; charged at its estimate"),
+            TraceOutcome::Running.as_str(),
+            lease.is_none(),
+            lease.flatten()
+        ],
+    )?;
+    Ok(n > 0)
+}
+
+/// On opening a workspace: close as `abandoned` every running trace row whose claim ran out —
+/// its process stopped without completing it (killed, crashed, the machine went down). A row
+/// without a lease (written by an older Countersign, or killed between its two first steps)
+/// runs out a lease span after it started. A row whose lease still holds belongs to a call
+/// that may be running in another process and is left alone. Returns how many were closed.
+pub(crate) fn close_abandoned(conn: &rusqlite::Connection, now: DateTime<Utc>) -> Result<usize> {
+    struct Running {
+        id: String,
+        started_at: String,
+        lease_until: Option<String>,
+        holder: Option<String>,
+        settings: Option<String>,
     }
+    let now_text = timestamp(now);
+    // Read first: most opens find nothing to close and take no write lock.
+    let rows: Vec<Running> = {
+        let mut stmt = conn.prepare(
+            "SELECT t.id, t.started_at, t.lease_until, t.holder, c.settings
+             FROM ai_trace t LEFT JOIN ai_capability c ON c.key = t.capability WHERE t.outcome = ?1",
+        )?;
+        let rows = stmt.query_map([TraceOutcome::Running.as_str()], |r| {
+            Ok(Running {
+                id: r.get(0)?,
+                started_at: r.get(1)?,
+                lease_until: r.get(2)?,
+                holder: r.get(3)?,
+                settings: r.get(4)?,
+            })
+        })?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    let mut stale = vec![];
+    for row in rows {
+        let until = match &row.lease_until {
+            Some(t) => t.clone(),
+            None => {
+                let span = row
+                    .settings
+                    .as_deref()
+                    .and_then(|s| serde_json::from_str::<CapabilitySettings>(s).ok())
+                    .map_or(Span::hours(1), |s| lease_span(&s));
+                match DateTime::parse_from_rfc3339(&row.started_at) {
+                    Ok(t) => timestamp(t.with_timezone(&Utc) + span),
+                    Err(_) => now_text.clone(),
+                }
+            }
+        };
+        if until <= now_text {
+            stale.push((row, until));
+        }
+    }
+    if stale.is_empty() {
+        return Ok(0);
+    }
+    // Each row is closed only if its lease is still the one read: a call that renewed its
+    // claim meanwhile is alive.
+    let tx = crate::store::immediate(conn)?;
+    let mut closed = 0;
+    for (row, until) in &stale {
+        let by = row.holder.as_ref().map_or(String::new(), |h| format!(" ({h})"));
+        let why = format!(
+            "the process running this call{by} stopped before it finished; its claim ran out at {until}"
+        );
+        if abandon(&tx, &row.id, Some(row.lease_until.as_deref()), &now_text, &why)? {
+            closed += 1;
+        }
+    }
+    tx.commit()?;
+    Ok(closed)
 }
 
 fn rate_error(message: String) -> Error {
@@ -302,7 +436,7 @@ pub struct Invocation {
     pub grounding_hash: String,
     /// A budget warning for the user, when a ceiling is near.
     pub warning: Option<String>,
-    _slot: Option<InFlightSlot>,
+    claim: Claim,
 }
 
 /// What one capability run took: its trace, wall time since the run began (grounding included),
@@ -385,6 +519,55 @@ pub enum Outcome<'a> {
     Failed(&'a Error),
 }
 
+/// How an invocation's trace row stands: `running` until it is completed as `answered`,
+/// `refused` (a limit, a permission, a contract or grounding refusal) or `failed`; `abandoned`
+/// when its caller gave up or its process stopped before completing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceOutcome {
+    Running,
+    Answered,
+    Refused,
+    Failed,
+    Abandoned,
+}
+
+impl TraceOutcome {
+    pub const ALL: [TraceOutcome; 5] = [
+        TraceOutcome::Running,
+        TraceOutcome::Answered,
+        TraceOutcome::Refused,
+        TraceOutcome::Failed,
+        TraceOutcome::Abandoned,
+    ];
+
+    /// The stored and serialized form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TraceOutcome::Running => "running",
+            TraceOutcome::Answered => "answered",
+            TraceOutcome::Refused => "refused",
+            TraceOutcome::Failed => "failed",
+            TraceOutcome::Abandoned => "abandoned",
+        }
+    }
+}
+
+impl rusqlite::types::FromSql for TraceOutcome {
+    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        let s = v.as_str()?;
+        TraceOutcome::ALL.into_iter().find(|o| o.as_str() == s).ok_or_else(|| {
+            rusqlite::types::FromSqlError::Other(format!("unknown trace outcome `{s}`").into())
+        })
+    }
+}
+
+impl PartialEq<&str> for TraceOutcome {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// A trace row as a reader may see it.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -418,7 +601,7 @@ pub struct TraceEntry {
     pub currency: String,
     pub model_ms: f64,
     pub latency_ms: f64,
-    pub outcome: String,
+    pub outcome: TraceOutcome,
     #[ts(optional)]
     pub code: Option<String>,
     #[ts(optional)]
@@ -703,8 +886,15 @@ impl Session<'_> {
         let prompt = self.active_prompt(&capability.prompt)?;
         let max_out = capability.settings.max_output_tokens.min(model.pin.max_output_tokens);
         let estimated_cost = model.cost(estimated_prompt_tokens, max_out as u64);
+        let trace_id = self.ws.ids.record_id("trace");
         let mut inv = Invocation {
-            trace_id: self.ws.ids.record_id("trace"),
+            claim: Claim {
+                path: self.ws.path().to_path_buf(),
+                trace_id: trace_id.clone(),
+                clock: self.ws.clock.clone(),
+                done: AtomicBool::new(false),
+            },
+            trace_id,
             correlation_id: self.ws.ids.correlation_id(),
             capability: capability.clone(),
             prompt,
@@ -720,15 +910,14 @@ impl Session<'_> {
             output_text: String::new(),
             grounding_hash: String::new(),
             warning: None,
-            _slot: None,
         };
         let currency = self.catalog().definition.currency.clone();
         {
             let tx = self.begin_write()?;
             tx.execute(
                 "INSERT INTO ai_trace (id, correlation_id, capability, actor, prompt, prompt_version, model_pin, model_id, model_version,
-                    grounding_hash, generation, input, prompt_text, estimated_cost, currency, outcome, started_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, '', ?10, ?11, '', ?12, ?13, 'running', ?14)",
+                    grounding_hash, generation, input, prompt_text, estimated_cost, currency, outcome, started_at, holder)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, '', ?10, ?11, '', ?12, ?13, 'running', ?14, ?15)",
                 params![
                     inv.trace_id,
                     inv.correlation_id,
@@ -743,7 +932,8 @@ impl Session<'_> {
                     input,
                     estimated_cost,
                     currency,
-                    timestamp(self.ws.clock.now())
+                    timestamp(self.ws.clock.now()),
+                    holder()
                 ],
             )?;
             tx.commit()?;
@@ -819,8 +1009,47 @@ impl Session<'_> {
                 cap.key, cap.settings.rate.per_minute
             )));
         }
-        inv._slot =
-            Some(self.ws.in_flight.acquire(&self.user().key, &cap.key, cap.settings.rate.concurrency)?);
+        self.claim_slot(inv)
+    }
+
+    /// Take one of the capability's concurrency slots for this user: in one IMMEDIATE
+    /// transaction, count the user's running calls of the capability whose claim holds (in any
+    /// process), and put a lease on this invocation's row if there is room.
+    fn claim_slot(&self, inv: &Invocation) -> Result<()> {
+        let cap = &inv.capability;
+        let max = cap.settings.rate.concurrency;
+        let now = self.ws.clock.now();
+        let tx = crate::store::immediate(self.ws.conn())?;
+        let running: u32 = tx.query_row(
+            "SELECT count(*) FROM ai_trace WHERE actor = ?1 AND capability = ?2 AND outcome = 'running'
+               AND lease_until > ?3 AND id <> ?4",
+            params![inv.actor, cap.key, timestamp(now), inv.trace_id],
+            |r| r.get(0),
+        )?;
+        if running >= max {
+            return Err(rate_error(format!(
+                "{max} {} call(s) already running for you; wait for them or cancel one",
+                cap.key
+            )));
+        }
+        tx.execute(
+            "UPDATE ai_trace SET lease_until = ?2 WHERE id = ?1",
+            params![inv.trace_id, timestamp(now + lease_span(&cap.settings))],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Renew the invocation's claim: called each time the call comes back to the kernel between
+    /// model requests, so that a call of several requests keeps its slot. A row another process
+    /// already closed as `abandoned` (this one was away longer than its lease) stays closed until
+    /// the call completes it.
+    pub fn renew_invocation(&self, inv: &Invocation) -> Result<()> {
+        let until = self.ws.clock.now() + lease_span(&inv.capability.settings);
+        self.ws.conn().execute(
+            "UPDATE ai_trace SET lease_until = ?2 WHERE id = ?1 AND outcome = 'running'",
+            params![inv.trace_id, timestamp(until)],
+        )?;
         Ok(())
     }
 
@@ -868,7 +1097,7 @@ impl Session<'_> {
     pub fn finish_invocation(&self, inv: &Invocation, outcome: Outcome<'_>) -> Result<()> {
         let (kind, result, values, code, fault, message) = match outcome {
             Outcome::Answered { result, values } => {
-                ("answered", Some(result.to_string()), values.to_vec(), None, None, None)
+                (TraceOutcome::Answered, Some(result.to_string()), values.to_vec(), None, None, None)
             }
             Outcome::Failed(e) => {
                 let kind = match e.code {
@@ -877,8 +1106,8 @@ impl Session<'_> {
                     | Code::RateLimit
                     | Code::GroundingInsufficient
                     | Code::Scope
-                    | Code::Contract => "refused",
-                    _ => "failed",
+                    | Code::Contract => TraceOutcome::Refused,
+                    _ => TraceOutcome::Failed,
                 };
                 let fault = serde_json::to_value(e.fault).ok().and_then(|v| v.as_str().map(String::from));
                 (kind, None, vec![], Some(e.code.as_str()), fault, Some(e.message.clone()))
@@ -905,7 +1134,7 @@ impl Session<'_> {
                 inv.cost(),
                 inv.model_ms,
                 latency_ms,
-                kind,
+                kind.as_str(),
                 code,
                 fault,
                 message,
@@ -913,6 +1142,7 @@ impl Session<'_> {
             ],
         )?;
         tx.commit()?;
+        inv.claim.done.store(true, Ordering::SeqCst);
         Ok(())
     }
 

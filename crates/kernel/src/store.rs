@@ -193,6 +193,58 @@ pub const MIGRATIONS: &[&str] = &[
         key   TEXT PRIMARY KEY,
         value TEXT NOT NULL
     );",
+    // 7: a running invocation's trace row is its in-flight slot, in every process: `holder`
+    // (the process) and `lease_until` (renewed while the call goes on; an expired lease does
+    // not count and its row is closed as `abandoned` on the next open). SQLite cannot change a
+    // CHECK constraint, so `ai_trace` is rebuilt with the new outcome.
+    "CREATE TABLE ai_trace_v7 (
+        id                TEXT PRIMARY KEY,
+        correlation_id    TEXT NOT NULL,
+        capability        TEXT NOT NULL,
+        actor             TEXT NOT NULL,
+        prompt            TEXT NOT NULL,
+        prompt_version    INTEGER NOT NULL,
+        model_pin         TEXT,
+        model_id          TEXT NOT NULL,
+        model_version     TEXT NOT NULL,
+        grounding_hash    TEXT NOT NULL,
+        generation        INTEGER NOT NULL,
+        input             TEXT NOT NULL,
+        prompt_text       TEXT NOT NULL,
+        output_text       TEXT NOT NULL DEFAULT '',
+        result            TEXT,
+        field_values      TEXT NOT NULL DEFAULT '[]',
+        attempts          INTEGER NOT NULL DEFAULT 0,
+        prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        estimated_cost    REAL NOT NULL,
+        cost              REAL NOT NULL DEFAULT 0,
+        currency          TEXT NOT NULL,
+        model_ms          REAL NOT NULL DEFAULT 0,
+        latency_ms        REAL NOT NULL DEFAULT 0,
+        outcome           TEXT NOT NULL CHECK (outcome IN ('running', 'answered', 'refused', 'failed', 'abandoned')),
+        code              TEXT,
+        fault             TEXT,
+        message           TEXT,
+        started_at        TEXT NOT NULL,
+        finished_at       TEXT,
+        holder            TEXT,
+        lease_until       TEXT
+    );
+    INSERT INTO ai_trace_v7 (id, correlation_id, capability, actor, prompt, prompt_version, model_pin, model_id,
+        model_version, grounding_hash, generation, input, prompt_text, output_text, result, field_values, attempts,
+        prompt_tokens, completion_tokens, estimated_cost, cost, currency, model_ms, latency_ms, outcome, code, fault,
+        message, started_at, finished_at)
+    SELECT id, correlation_id, capability, actor, prompt, prompt_version, model_pin, model_id,
+        model_version, grounding_hash, generation, input, prompt_text, output_text, result, field_values, attempts,
+        prompt_tokens, completion_tokens, estimated_cost, cost, currency, model_ms, latency_ms, outcome, code, fault,
+        message, started_at, finished_at
+    FROM ai_trace;
+    DROP TABLE ai_trace;
+    ALTER TABLE ai_trace_v7 RENAME TO ai_trace;
+    CREATE INDEX ai_trace_by_actor ON ai_trace (actor, started_at);
+    CREATE INDEX ai_trace_by_time ON ai_trace (started_at);
+    CREATE INDEX ai_trace_running ON ai_trace (actor, capability) WHERE outcome = 'running';",
 ];
 
 pub fn schema_version() -> i64 {

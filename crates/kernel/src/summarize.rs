@@ -386,6 +386,7 @@ impl Session<'_> {
     ) -> Result<SummarizeStep> {
         let resp = response.map_err(|e| self.fail_invocation(&run.invocation, e))?;
         run.invocation.record_call(&run.request.prompt.messages(), &resp);
+        self.renew_invocation(&run.invocation)?;
         if let Some(call) = tool_request(&resp.content) {
             if run.tool_calls < MAX_TOOL_CALLS {
                 self.run_model_tool(&mut run, call);

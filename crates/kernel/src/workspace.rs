@@ -31,7 +31,6 @@ pub struct Workspace {
     pub(crate) ids: Arc<dyn IdSource>,
     path: PathBuf,
     pub(crate) projections: crate::projection::ProjectionCache,
-    pub(crate) in_flight: crate::pipeline::InFlight,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -55,6 +54,8 @@ impl Workspace {
     }
 
     fn with_connection(conn: Connection, path: &Path, opts: WorkspaceOptions) -> Result<Workspace> {
+        // Calls whose process stopped before completing them (their claim ran out).
+        crate::pipeline::close_abandoned(&conn, opts.clock.now())?;
         let catalog = deploy::load_latest(&conn)?.map(Arc::new);
         if let Some(c) = &catalog {
             crate::corpus::build_if_new(&conn, c)?;
@@ -66,7 +67,6 @@ impl Workspace {
             ids: opts.ids,
             path: path.to_path_buf(),
             projections: Default::default(),
-            in_flight: Default::default(),
         })
     }
 

@@ -1,0 +1,240 @@
+//! Calls in flight across processes: a capability's concurrency limit holds across every
+//! process that opens the workspace (a running trace row with an unexpired lease is a slot), a
+//! slot is freed when its call completes, is given up, or its lease runs out; and a call whose
+//! process was killed is closed as `abandoned` on the next open — never one that may still be
+//! running elsewhere. Two `Workspace` handles on one file stand for two processes.
+
+mod common;
+
+use countersign_kernel::ask::{AskRun, AskStep};
+use countersign_kernel::pipeline::{lease_span, CapabilitySettings, ModelChoice, TraceOutcome};
+use countersign_kernel::provider::{ChatResponse, Usage};
+use countersign_kernel::{Code, Error, IdSource, SequentialIds, Session, Workspace, WorkspaceOptions};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+fn model() -> ModelChoice {
+    // Nothing is sent in these tests: the calls are begun, advanced by hand, or abandoned.
+    common::fake_model::model("http://127.0.0.1:9/v1", 0.0)
+}
+
+fn refused<T>(r: countersign_kernel::Result<T>) -> Error {
+    match r {
+        Ok(_) => panic!("expected a refusal"),
+        Err(e) => e,
+    }
+}
+
+fn begin(s: &Session<'_>) -> countersign_kernel::Result<AskRun> {
+    s.ask_begin("Show all accounts.", model())
+}
+
+/// Concurrency 1, a generous per-minute allowance; the settings in force.
+fn one_at_a_time(s: &Session<'_>) -> CapabilitySettings {
+    let mut b = s.capability("ask").unwrap();
+    b.settings.rate.concurrency = 1;
+    b.settings.rate.per_minute = 1_000;
+    s.bind_capability(&b).unwrap();
+    b.settings
+}
+
+fn path(f: &common::Fixture) -> PathBuf {
+    f.dir.path().join("ws.countersign")
+}
+
+/// Ids that do not collide with another handle's (each process makes its own ULIDs).
+struct ProcessIds(u64, SequentialIds);
+
+impl IdSource for ProcessIds {
+    fn record_id(&self, object: &str) -> String {
+        format!("p{}_{}", self.0, self.1.record_id(object))
+    }
+    fn correlation_id(&self) -> String {
+        format!("p{}_{}", self.0, self.1.correlation_id())
+    }
+}
+
+/// Another process opening the same file (same fake clock, its own ids).
+fn another_process(f: &common::Fixture) -> Workspace {
+    static PROCESSES: AtomicU64 = AtomicU64::new(1);
+    let ids = ProcessIds(PROCESSES.fetch_add(1, Ordering::Relaxed), SequentialIds::default());
+    let opts = WorkspaceOptions { clock: f.clock.clone(), ids: Arc::new(ids) };
+    Workspace::open(&path(f), opts).unwrap()
+}
+
+fn outcome(ws: &Workspace, id: &str) -> TraceOutcome {
+    ws.session("ava").unwrap().trace(id).unwrap().outcome
+}
+
+fn assert_busy(r: countersign_kernel::Result<AskRun>) {
+    let e = refused(r);
+    assert_eq!((e.code, e.retriable), (Code::RateLimit, true), "{e}");
+}
+
+#[test]
+fn the_concurrency_limit_holds_across_processes() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let settings = one_at_a_time(&ava);
+    let other = another_process(&f);
+    let ava_elsewhere = other.session("ava").unwrap();
+
+    // A call in flight in one process takes the only slot for the other.
+    let first = begin(&ava).unwrap();
+    assert_busy(begin(&ava_elsewhere));
+    // Completed (here: cancelled), it frees the slot.
+    let e = refused(ava.ask_advance(first, Err(Error::new(Code::Cancelled, "cancelled"))));
+    assert_eq!(e.code, Code::Cancelled);
+    let second = begin(&ava_elsewhere).unwrap();
+    assert_busy(begin(&ava));
+    // Given up without being completed (the caller dropped it), it frees the slot too, and its
+    // trace row says so.
+    let second_id = second.invocation.trace_id.clone();
+    drop(second);
+    assert_eq!(outcome(&f.ws, &second_id), TraceOutcome::Abandoned);
+    let third = begin(&ava).unwrap();
+    assert_busy(begin(&ava_elsewhere));
+    // A process killed mid-call completes nothing; its lease runs out and no longer counts.
+    std::mem::forget(third);
+    f.clock.advance(lease_span(&settings) - chrono::Duration::seconds(1));
+    assert_busy(begin(&ava_elsewhere));
+    f.clock.advance(chrono::Duration::seconds(2));
+    let fourth = begin(&ava_elsewhere).unwrap();
+    // Other users and other capabilities have their own slots.
+    let cara = f.ws.session("cara").unwrap();
+    let _cara_run = begin(&cara).unwrap();
+    drop(fourth);
+}
+
+#[test]
+fn a_call_that_comes_back_to_the_kernel_renews_its_claim() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let settings = one_at_a_time(&ava);
+    let lease = lease_span(&settings);
+    let run = begin(&ava).unwrap();
+    let id = run.invocation.trace_id.clone();
+    // The model answered nonsense near the end of the lease; the kernel asks for a repair and
+    // the claim is renewed for the repair call.
+    f.clock.advance(lease - chrono::Duration::seconds(5));
+    let answer = ChatResponse {
+        content: "not a plan".into(),
+        usage: Usage::default(),
+        finish_reason: Some("stop".into()),
+        timings: None,
+        first_token_ms: None,
+        total_ms: 1.0,
+    };
+    let repair = match ava.ask_advance(run, Ok(answer)).unwrap() {
+        AskStep::Repair(r) => r,
+        AskStep::Done(_) => panic!("nonsense is not an answer"),
+    };
+    f.clock.advance(lease - chrono::Duration::seconds(5));
+    // Long after the first lease would have run out, the call still holds its slot, and a
+    // process opening the workspace leaves its row alone.
+    let other = another_process(&f);
+    assert_eq!(outcome(&other, &id), TraceOutcome::Running);
+    assert_busy(begin(&other.session("ava").unwrap()));
+    drop(repair);
+}
+
+#[test]
+fn a_killed_call_is_closed_as_abandoned_on_open_once_its_claim_runs_out() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let settings = one_at_a_time(&ava);
+    let run = begin(&ava).unwrap();
+    let id = run.invocation.trace_id.clone();
+    std::mem::forget(run); // SIGKILL: nothing of the process runs any more.
+                           // A row written by an older Countersign (no lease), long ago and just now.
+    let conn = f.ws.raw_connection();
+    for (old, started) in [("trace_old", "2026-11-29T07:00:00Z"), ("trace_new", common::START)] {
+        conn.execute(
+            "INSERT INTO ai_trace (id, correlation_id, capability, actor, prompt, prompt_version, model_id,
+                model_version, grounding_hash, generation, input, prompt_text, estimated_cost, currency, outcome,
+                started_at)
+             VALUES (?1, 'c', 'ask', 'ava', 'ask', 1, 'm', 'v', '', 1, 'q', '', 0.5, 'USD', 'running', ?2)",
+            [old, started],
+        )
+        .unwrap();
+    }
+    // While the call may still be running in its process, opening the workspace leaves it be.
+    let other = another_process(&f);
+    assert_eq!(outcome(&other, &id), TraceOutcome::Running);
+    assert_eq!(outcome(&other, "trace_old"), TraceOutcome::Abandoned, "3 hours is past any claim");
+    assert_eq!(outcome(&other, "trace_new"), TraceOutcome::Running);
+    // Once its claim has run out, the next open closes it, charged at its estimate.
+    f.clock.advance(lease_span(&settings) + chrono::Duration::seconds(1));
+    let later = another_process(&f);
+    let t = later.session("ava").unwrap().trace(&id).unwrap();
+    assert_eq!(t.outcome, TraceOutcome::Abandoned);
+    let now = countersign_kernel::clock::timestamp(countersign_kernel::Clock::now(&*f.clock));
+    assert_eq!(t.finished_at.as_deref(), Some(now.as_str()));
+    assert!(t.message.as_deref().unwrap_or_default().contains("stopped before it finished"), "{t:?}");
+    assert_eq!(t.cost, t.estimated_cost);
+    assert_eq!(outcome(&later, "trace_new"), TraceOutcome::Abandoned);
+    // Nothing is closed twice; an abandoned call takes no slot.
+    assert!(begin(&later.session("ava").unwrap()).is_ok());
+}
+
+#[test]
+fn trace_outcomes_are_one_vocabulary() {
+    let names: Vec<&str> = TraceOutcome::ALL.iter().map(|o| o.as_str()).collect();
+    assert_eq!(names, ["running", "answered", "refused", "failed", "abandoned"]);
+    for o in TraceOutcome::ALL {
+        assert_eq!(serde_json::to_value(o).unwrap(), o.as_str());
+    }
+}
+
+#[test]
+fn a_workspace_from_before_claims_keeps_its_trace_and_closes_calls_left_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v6.countersign");
+    {
+        // A file as the last Countersign without claims left it (store version 6): its
+        // `ai_trace` as migration 3 made it.
+        let ws = Workspace::create(&file, WorkspaceOptions::default()).unwrap();
+        let conn = ws.raw_connection();
+        let m3 = countersign_kernel::store::MIGRATIONS[2];
+        let start = m3.find("CREATE TABLE ai_trace (").unwrap();
+        let ddl = &m3[start..start + m3[start..].find(");").unwrap() + 2];
+        conn.execute_batch(&format!(
+            "DROP TABLE ai_trace; {ddl}
+             CREATE INDEX ai_trace_by_actor ON ai_trace (actor, started_at);
+             CREATE INDEX ai_trace_by_time ON ai_trace (started_at);
+             PRAGMA user_version = 6;"
+        ))
+        .unwrap();
+        for (id, outcome, started) in [
+            ("trace_done", "answered", "2026-11-28T09:00:00Z"),
+            ("trace_stuck", "running", "2026-11-28T09:00:00Z"),
+            ("trace_live", "running", common::START),
+        ] {
+            conn.execute(
+                "INSERT INTO ai_trace (id, correlation_id, capability, actor, prompt, prompt_version, model_id,
+                    model_version, grounding_hash, generation, input, prompt_text, estimated_cost, cost, currency,
+                    outcome, started_at)
+                 VALUES (?1, 'c', 'ask', 'ava', 'ask', 1, 'm', 'v', '', 1, 'q', '', 0.5, 0.25, 'USD', ?2, ?3)",
+                [id, outcome, started],
+            )
+            .unwrap();
+        }
+        let old_check = conn.execute("UPDATE ai_trace SET outcome = 'abandoned' WHERE id = 'trace_done'", []);
+        assert!(old_check.is_err(), "version 6 knows no `abandoned`");
+    }
+    let clock = Arc::new(countersign_kernel::FixedClock::at(common::START));
+    let ws = Workspace::open(&file, common::options(&clock)).unwrap();
+    let conn = ws.raw_connection();
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, countersign_kernel::store::schema_version());
+    let row = |id: &str| -> (String, f64, Option<String>) {
+        conn.query_row("SELECT outcome, cost, finished_at FROM ai_trace WHERE id = ?1", [id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap()
+    };
+    assert_eq!(row("trace_done"), ("answered".into(), 0.25, None));
+    assert_eq!(row("trace_stuck"), ("abandoned".into(), 0.5, Some(common::START.into())));
+    assert_eq!(row("trace_live").0, "running", "a call started just now may still be running");
+}
