@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Parser)]
 #[command(name = "countersign-cli", version, about = "Countersign workspaces from the command line")]
@@ -37,7 +38,8 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         definition: Option<PathBuf>,
     },
-    /// Deploy a definition file as a new metadata generation.
+    /// Deploy a definition file as a new metadata generation (as a user with the
+    /// metadata.deploy permission; an empty workspace needs no user).
     Deploy {
         file: PathBuf,
         /// Apply even if existing data would be lost.
@@ -407,17 +409,56 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    match run(cli) {
-        Ok(v) => {
-            if !v.is_null() {
-                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-            }
-            ExitCode::SUCCESS
+    let result = run(cli).and_then(|v| {
+        if v.is_null() {
+            return Ok(());
         }
+        let mut out = Watched(std::io::stdout().lock());
+        writeln!(out, "{}", serde_json::to_string_pretty(&v).unwrap_or_default())
+            .and_then(|()| out.flush())
+            .map_err(|e| Error::new(Code::Storage, format!("cannot write the result: {e}")))
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // Whoever reads stdout stopped reading (`… | head -1`): that is their choice, not a
+        // failure, and whatever the command did is done. End quietly with 0 (not 141, a death
+        // by SIGPIPE), so `set -o pipefail` scripts do not report a failure that is not one.
+        Err(_) if STDOUT_CLOSED.load(Ordering::Relaxed) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{}", serde_json::to_string(&e).unwrap_or_else(|_| e.to_string()));
+            let _ = writeln!(
+                std::io::stderr(),
+                "{}",
+                serde_json::to_string(&e).unwrap_or_else(|_| e.to_string())
+            );
             ExitCode::from(1)
         }
+    }
+}
+
+/// Set when a write to stdout found the reading end closed (EPIPE). Rust ignores SIGPIPE, so
+/// the write fails instead of the process dying; `println!` would panic on that failure.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Stdout for results (JSON, or CSV from `export`): notes a closed pipe in [`STDOUT_CLOSED`].
+struct Watched<W>(W);
+
+impl<W: Write> Watched<W> {
+    fn note<T>(r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                STDOUT_CLOSED.store(true, Ordering::Relaxed);
+            }
+        }
+        r
+    }
+}
+
+impl<W: Write> Write for Watched<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        Self::note(self.0.write(buf))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Self::note(self.0.flush())
     }
 }
 
@@ -525,8 +566,8 @@ fn run(cli: Cli) -> Result<Value> {
     };
     if let Command::Deploy { file, force } = &cli.command {
         let def = WorkspaceDefinition::parse(&std::fs::read_to_string(file)?)?;
-        let actor = cli.user.clone().unwrap_or_else(|| "cli".into());
-        return to_json(&ws.deploy(&def, &DeployOptions { force: *force, actor })?);
+        // The kernel checks the user: metadata.deploy, unless the workspace is still empty.
+        return to_json(&ws.deploy(&def, &DeployOptions { force: *force, user: cli.user.clone() })?);
     }
     let user = cli.user.clone().ok_or_else(|| {
         let users: Vec<String> =
@@ -590,9 +631,9 @@ fn run(cli: Cli) -> Result<Value> {
                     Ok(json!({ "records": n, "file": p }))
                 }
                 None => {
-                    let stdout = std::io::stdout();
-                    export_csv(&session, &spec, stdout.lock())?;
-                    stdout.lock().flush()?;
+                    let mut out = Watched(std::io::stdout().lock());
+                    export_csv(&session, &spec, &mut out)?;
+                    out.flush()?;
                     Ok(Value::Null)
                 }
             }

@@ -156,14 +156,14 @@ fn import_export_and_deploy() {
     def["objects"][0]["fields"][0]["type"] = json!("bogus");
     let bad = d.path().join("bad.json");
     std::fs::write(&bad, def.to_string()).unwrap();
-    let (code, _, err) = cli(&ws, &["deploy", bad.to_str().unwrap()]);
+    let (code, _, err) = cli(&ws, &["--as", "ava", "deploy", bad.to_str().unwrap()]);
     assert_eq!((code, err["code"].clone()), (1, json!("definition.invalid")));
     assert_eq!(err["details"][0]["path"], json!("/objects/0/fields/0/type"));
     def["objects"][0]["fields"][0]["type"] = json!("text");
     def["objects"][0]["label"] = json!("Customer");
     let good = d.path().join("good.json");
     std::fs::write(&good, def.to_string()).unwrap();
-    let (code, out, _) = cli(&ws, &["deploy", good.to_str().unwrap()]);
+    let (code, out, _) = cli(&ws, &["--as", "ava", "deploy", good.to_str().unwrap()]);
     assert_eq!((code, out["generation"].clone()), (0, json!(2)));
 }
 

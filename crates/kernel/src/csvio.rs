@@ -5,6 +5,12 @@
 //! `SkipInvalid` commits the rows that passed. `dry_run` always rolls back: it is the mapping
 //! preview. Lookup cells may hold a record id or the exact name of a record the user can read;
 //! a name that matches several records is an error on that row, never a guess.
+//!
+//! Export neutralises spreadsheet formulas (CSV injection): a cell of a non-numeric column
+//! whose text starts with `=`, `+`, `-`, `@`, a tab or a carriage return — after any leading
+//! `'` — gets one more `'` in front, so a spreadsheet shows it as text instead of running it.
+//! Numbers and currency amounts are written as they are (`-12.50` stays a number). Import
+//! removes exactly that one `'` again, so an exported file imports back to the same values.
 
 use crate::access::{RowAccess, Session};
 use crate::catalog::{column, ObjectMeta};
@@ -17,8 +23,10 @@ use crate::value::Scalar;
 use rusqlite::params_from_iter;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::{Read, Write};
+use std::rc::Rc;
 use ts_rs::TS;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
@@ -84,6 +92,8 @@ pub fn import_csv(
     opts: &ImportOptions,
 ) -> Result<ImportReport> {
     let (meta, _) = session.readable_object(object)?;
+    let lines = Rc::new(RefCell::new(LineCounter::default()));
+    let input = Tracked { inner: input, lines: lines.clone() };
     let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(input);
     let headers = reader
         .headers()
@@ -125,6 +135,18 @@ pub fn import_csv(
         };
         mapping.push(ColumnMapping { column: h.to_string(), field });
     }
+    let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
+    for m in &mapping {
+        let Some(f) = m.field.as_deref() else { continue };
+        if let Some(first) = seen.insert(f, &m.column) {
+            let message = if first == m.column {
+                format!("the column `{first}` appears twice in the header row; remove one")
+            } else {
+                format!("the columns `{first}` and `{}` both map to `{f}`; remove one", m.column)
+            };
+            return Err(Error::new(Code::InvalidCsv, message));
+        }
+    }
     if !unmapped.is_empty() {
         return Err(Error::new(
             Code::InvalidCsv,
@@ -161,15 +183,17 @@ pub fn import_csv(
     for rec in reader.records() {
         report.rows += 1;
         let line = match &rec {
-            Ok(r) => r.position().map(|p| p.line()),
-            Err(e) => e.position().map(|p| p.line()),
+            Ok(r) => r.position(),
+            Err(e) => e.position(),
         }
+        .map(|p| lines.borrow_mut().line_at(p.byte()))
         .unwrap_or(report.rows + 1);
         let result =
             rec.map_err(|e| Error::new(Code::InvalidCsv, format!("unreadable row: {e}"))).and_then(|rec| {
                 let mut values = Map::new();
                 let (mut id, mut owner) = (None, None);
                 for (m, cell) in mapping.iter().zip(rec.iter()) {
+                    let cell = unescape_cell(cell);
                     match m.field.as_deref() {
                         None => {}
                         Some("id") => id = Some(cell.trim().to_string()).filter(|s| !s.is_empty()),
@@ -259,12 +283,112 @@ pub fn export_csv(session: &Session<'_>, spec: &QuerySpec, out: impl Write) -> R
     w.write_record(&header).map_err(csv_err)?;
     let mut n = 0u64;
     session.for_each_row(&q, |id, values| {
-        let mut rec = vec![id];
-        rec.extend(q.columns.iter().zip(&values).map(|(c, v)| v.to_text(Some(&c.def))));
+        let mut rec = vec![neutralise_cell(id)];
+        rec.extend(q.columns.iter().zip(&values).map(|(c, v)| {
+            let text = v.to_text(Some(&c.def));
+            if c.def.field_type.is_numeric() {
+                text
+            } else {
+                neutralise_cell(text)
+            }
+        }));
         w.write_record(&rec).map_err(csv_err)?;
         n += 1;
         Ok(true)
     })?;
     w.flush()?;
     Ok(n)
+}
+
+/// What a spreadsheet may read as the start of a formula (OWASP: CSV injection).
+const FORMULA_START: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// Whether a cell, after its leading `'`s, starts like a formula.
+fn formula_like(cell: &str) -> bool {
+    cell.trim_start_matches('\'').starts_with(FORMULA_START)
+}
+
+/// Export: one `'` in front of a text cell that starts like a formula (after any `'` it
+/// already starts with, so that import can take exactly that one off again).
+fn neutralise_cell(text: String) -> String {
+    if formula_like(&text) {
+        format!("'{text}")
+    } else {
+        text
+    }
+}
+
+/// Import: the `'` [`neutralise_cell`] added comes off; every other cell is as written.
+fn unescape_cell(cell: &str) -> &str {
+    match cell.strip_prefix('\'') {
+        Some(rest) if formula_like(rest) => rest,
+        _ => cell,
+    }
+}
+
+/// The input as csv reads it, with every byte also handed to a [`LineCounter`].
+struct Tracked<R> {
+    inner: R,
+    lines: Rc<RefCell<LineCounter>>,
+}
+
+impl<R: Read> Read for Tracked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.lines.borrow_mut().pending.extend(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Line numbers as an editor shows them. csv's own position of a record is where it started
+/// reading, right after the previous record's terminator: a line early in a CRLF file (the
+/// LF is still ahead) and before any blank line it skips. This counts line breaks (LF, CRLF
+/// or a lone CR, inside quoted cells too) up to the record's first byte. It keeps only the
+/// bytes csv has read past the last record asked about.
+#[derive(Default)]
+struct LineCounter {
+    pending: VecDeque<u8>,
+    /// Byte offset of `pending[0]`.
+    offset: u64,
+    /// Line breaks before `offset`.
+    breaks: u64,
+    after_cr: bool,
+}
+
+impl LineCounter {
+    /// The 1-based line of the record csv reports at byte `start`.
+    fn line_at(&mut self, start: u64) -> u64 {
+        while self.offset < start {
+            let Some(b) = self.pending.pop_front() else { break };
+            self.advance(b);
+        }
+        // csv skips line breaks before a record; the record starts after them.
+        while let Some(&b) = self.pending.front().filter(|b| matches!(b, b'\r' | b'\n')) {
+            self.pending.pop_front();
+            self.advance(b);
+        }
+        self.breaks + 1
+    }
+
+    fn advance(&mut self, b: u8) {
+        self.offset += 1;
+        if b == b'\r' || (b == b'\n' && !self.after_cr) {
+            self.breaks += 1;
+        }
+        self.after_cr = b == b'\r';
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn export_escaping_round_trips_through_import() {
+        for v in ["=1+1", "+1", "-x", "@SUM(A1)", "\tX", "\r\nX", "'=1", "''+2", "'", "'a", "a=1", "", "x"] {
+            let out = neutralise_cell(v.to_string());
+            assert_eq!(unescape_cell(&out), v, "{v:?} → {out:?}");
+            assert!(!out.starts_with(FORMULA_START), "{v:?} → {out:?}");
+        }
+    }
 }

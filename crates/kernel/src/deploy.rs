@@ -22,9 +22,21 @@ use serde_json::Value;
 pub struct DeployOptions {
     /// Apply even if data would be lost.
     pub force: bool,
-    /// Who deploys (recorded with the generation).
-    pub actor: String,
+    /// Who deploys: a user key of the current generation with the `metadata.deploy`
+    /// permission (recorded with the generation). The first deploy into an empty workspace
+    /// (the bootstrap `init`) needs none and is recorded as `system`.
+    pub user: Option<String>,
 }
+
+impl DeployOptions {
+    /// Deploy as `user` (not forced).
+    pub fn by(user: &str) -> DeployOptions {
+        DeployOptions { force: false, user: Some(user.to_string()) }
+    }
+}
+
+/// The system permission a user needs to deploy a new definition to an initialized workspace.
+pub const DEPLOY_PERMISSION: &str = "metadata.deploy";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct DeployReport {
@@ -40,6 +52,7 @@ pub(crate) fn apply(
     old: Option<&Catalog>,
     new: &WorkspaceDefinition,
     opts: &DeployOptions,
+    actor: &str,
     now: DateTime<Utc>,
 ) -> Result<(DeployReport, Catalog)> {
     let generation = old.map_or(0, |c| c.generation) + 1;
@@ -98,7 +111,7 @@ pub(crate) fn apply(
             generation,
             definition,
             timestamp(now),
-            opts.actor,
+            actor,
             opts.force && !plan.lost.is_empty(),
             serde_json::to_string(&plan.changes).unwrap_or_default()
         ],

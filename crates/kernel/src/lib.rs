@@ -39,7 +39,7 @@ pub mod workspace;
 pub use access::Session;
 pub use clock::{Clock, FixedClock, IdSource, SequentialIds, SystemClock, UlidIds};
 pub use definition::WorkspaceDefinition;
-pub use deploy::{DeployOptions, DeployReport};
+pub use deploy::{DeployOptions, DeployReport, DEPLOY_PERMISSION};
 pub use error::{Code, Error, Fault, Result};
 pub use query::{QueryResult, QuerySpec};
 pub use records::{HistoryEntry, Record, SaveContext, SaveOutcome, SaveRequest};

@@ -291,6 +291,7 @@ impl Session<'_> {
         let id = match id {
             Some(id) => {
                 check_id(&id)?;
+                self.check_chosen_id(meta, &id)?;
                 id
             }
             None => self.ws.ids.record_id(object),
@@ -821,6 +822,25 @@ fn check_rules(meta: &ObjectMeta, slots: &[Scalar]) -> Result<()> {
     );
     e.field = first.error_field.clone();
     Err(e)
+}
+
+impl Session<'_> {
+    /// A new record may keep a given id (imports) only for a user who reads every record of
+    /// the object: a taken id is then one they can see. For anyone else whether an id is taken
+    /// would tell them a hidden record exists, so every id they give gets this same refusal.
+    fn check_chosen_id(&self, meta: &ObjectMeta, id: &str) -> Result<()> {
+        if self.row_filter(meta, "t", RowAccess::Read, &mut Vec::new()).is_none() {
+            return Ok(());
+        }
+        Err(Error::on_field(
+            Code::Permission,
+            "id",
+            format!(
+                "you cannot choose the id `{id}` for a new {}: only someone who sees all {} may; leave the id empty",
+                meta.def.label, meta.def.plural_label
+            ),
+        ))
+    }
 }
 
 fn check_id(id: &str) -> Result<()> {

@@ -183,9 +183,12 @@ struct SentenceOut {
 
 impl SentenceOut {
     fn parse(written: &str) -> SentenceOut {
+        // Control characters and bidi overrides are gone before the sentence is checked or
+        // shown: what the checker reads is what the reader sees.
+        let written = crate::value::strip_unsafe_chars(written);
         let mut text = String::new();
         let mut cite = vec![];
-        let mut rest = written;
+        let mut rest: &str = &written;
         while let Some(open) = rest.find('[') {
             let Some(close) = rest[open..].find(']').map(|c| open + c) else { break };
             let inner = &rest[open + 1..close];
@@ -575,7 +578,8 @@ fn check(
     let written = match parsed {
         Err(p) => return (Err(p), stats),
         Ok(SummaryJson::Insufficient { insufficient }) => {
-            return (Ok(Checked::Insufficient(insufficient)), stats)
+            let reason = crate::value::strip_unsafe_chars(&insufficient).into_owned();
+            return (Ok(Checked::Insufficient(reason)), stats);
         }
         Ok(SummaryJson::Sentences { sentences }) => sentences,
     };
@@ -1168,6 +1172,23 @@ mod tests {
             r#"{"sentences": ["Acme closes on 2026-01-16 [F1].", "Acme closes on 2026-01-16 [F1]."]}"#;
         let Ok(Checked::Sentences(s)) = check(&schema, &facts, twice).0 else { panic!("refused") };
         assert_eq!(s.len(), 1);
+    }
+
+    #[test]
+    fn control_and_bidi_characters_are_stripped_before_a_sentence_is_checked_or_shown() {
+        let schema = answer_schema(false);
+        let facts = vec![fact("F1", "a1", "close_date", "date", json!("2026-01-16"), "Acme")];
+        let written = "Acme\u{202E} closes on \u{2066}2026-01-16\u{2069} [F1]\u{1b}.\u{2028}\u{85}";
+        let content = json!({"sentences": [written]}).to_string();
+        let Ok(Checked::Sentences(s)) = check(&schema, &facts, &content).0 else { panic!("refused") };
+        assert_eq!(s[0].text, "Acme closes on 2026-01-16.");
+        assert!(s[0].text.chars().all(|c| crate::value::unsafe_char(&c.to_string(), false).is_none()));
+        assert_eq!(s[0].citations.len(), 1);
+        let content = json!({"insufficient": "no\u{202E} data\u{7}"}).to_string();
+        let Ok(Checked::Insufficient(why)) = check(&schema, &facts, &content).0 else {
+            panic!("not refused")
+        };
+        assert_eq!(why, "no data");
     }
 
     #[test]

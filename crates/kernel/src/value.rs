@@ -6,10 +6,11 @@
 //! scale (no rounding, ever); boolean as INTEGER 0/1; blank as NULL (an empty string is blank).
 
 use crate::definition::{FieldDef, FieldType};
-use chrono::{DateTime, NaiveDate, NaiveDateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, SecondsFormat, Utc};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::ToSql;
 use serde_json::Value;
+use std::borrow::Cow;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Scalar {
@@ -116,14 +117,13 @@ pub fn coerce(field: &FieldDef, v: &Value) -> Result<Scalar, String> {
     match field.field_type {
         FieldType::Text | FieldType::LongText => {
             check_length(field, &s)?;
-            if field.field_type == FieldType::Text && s.contains(['\n', '\r']) {
-                return Err(format!("{} is a single line of text", field.label));
-            }
+            check_chars(field, &s, field.field_type == FieldType::LongText)?;
             Ok(Scalar::Text(s))
         }
         FieldType::Email => {
             let s = s.trim().to_string();
             check_length(field, &s)?;
+            check_chars(field, &s, false)?;
             if !is_email(&s) {
                 return Err(format!("`{s}` is not an e-mail address"));
             }
@@ -142,6 +142,7 @@ pub fn coerce(field: &FieldDef, v: &Value) -> Result<Scalar, String> {
         FieldType::Url => {
             let s = s.trim().to_string();
             check_length(field, &s)?;
+            check_chars(field, &s, false)?;
             let rest = s.strip_prefix("https://").or_else(|| s.strip_prefix("http://"));
             match rest {
                 Some(r) if !r.is_empty() && !r.starts_with('/') && !s.contains(char::is_whitespace) => {
@@ -163,13 +164,22 @@ pub fn coerce(field: &FieldDef, v: &Value) -> Result<Scalar, String> {
         },
         FieldType::Date => {
             expect_string("a date (YYYY-MM-DD)")?;
-            parse_date(s.trim()).map(Scalar::Text).ok_or_else(|| format!("`{s}` is not a date (YYYY-MM-DD)"))
+            parse_date(s.trim())
+                .map(Scalar::Text)
+                .ok_or_else(|| format!("`{s}` is not a date (YYYY-MM-DD, years {MIN_YEAR:04}–{MAX_YEAR})"))
         }
         FieldType::Datetime => {
             expect_string("a date and time (RFC 3339)")?;
-            parse_datetime(s.trim())
-                .map(Scalar::Text)
-                .ok_or_else(|| format!("`{s}` is not a date and time (e.g. 2026-01-31T09:30:00Z)"))
+            match datetime_utc(s.trim()) {
+                Some(utc) if (MIN_YEAR..=MAX_YEAR).contains(&utc.year()) => {
+                    Ok(Scalar::Text(utc.to_rfc3339_opts(SecondsFormat::Secs, true)))
+                }
+                Some(utc) => Err(format!(
+                    "`{s}` is {} in UTC, outside the years {MIN_YEAR:04}–{MAX_YEAR} a date and time may have",
+                    utc.format("%Y-%m-%dT%H:%M:%SZ")
+                )),
+                None => Err(format!("`{s}` is not a date and time (e.g. 2026-01-31T09:30:00Z)")),
+            }
         }
         FieldType::Picklist => {
             expect_string("one of its picklist values")?;
@@ -209,6 +219,68 @@ fn check_length(field: &FieldDef, s: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `c` may not be stored in text: a control character (C0, DEL, C1 such as U+0085), a
+/// line or paragraph separator (U+2028, U+2029), or a bidirectional embedding, override or
+/// isolate (U+202A–U+202E, U+2066–U+2069), which can make text display as something else.
+/// Multi-line text (`multiline`) may hold line feeds, tabs and a carriage return that starts a
+/// CRLF line break. Returns the first such character.
+pub fn unsafe_char(s: &str, multiline: bool) -> Option<char> {
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        let allowed = multiline && (c == '\n' || c == '\t' || (c == '\r' && chars.peek() == Some(&'\n')));
+        if !allowed && is_unsafe_char(c) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+fn is_unsafe_char(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Text a model wrote, made safe to show and to check: the characters [`unsafe_char`] refuses
+/// are removed, and those that break a line or space words (tab, line feed, carriage return,
+/// U+0085, U+2028, U+2029) become a space so words do not run together.
+pub fn strip_unsafe_chars(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_unsafe_char) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.chars()
+            .filter_map(|c| match c {
+                '\t' | '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}' => Some(' '),
+                c if is_unsafe_char(c) => None,
+                c => Some(c),
+            })
+            .collect(),
+    )
+}
+
+fn check_chars(field: &FieldDef, s: &str, multiline: bool) -> Result<(), String> {
+    match unsafe_char(s, multiline) {
+        None => Ok(()),
+        Some(c) => Err(format!(
+            "{} cannot hold the character U+{:04X} ({}){}",
+            field.label,
+            c as u32,
+            char_kind(c),
+            if multiline { "" } else { "; it is a single line of text" }
+        )),
+    }
+}
+
+fn char_kind(c: char) -> &'static str {
+    match c {
+        '\t' => "a tab",
+        '\n' => "a line feed",
+        '\r' => "a carriage return",
+        '\u{2028}' | '\u{2029}' | '\u{85}' => "a line break",
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => "a bidirectional text control",
+        _ => "a control character",
+    }
+}
+
 fn is_email(s: &str) -> bool {
     let Some((local, domain)) = s.split_once('@') else {
         return false;
@@ -221,17 +293,29 @@ fn is_email(s: &str) -> bool {
         && !s.contains(char::is_whitespace)
 }
 
+/// The years a stored date or date and time (in UTC) may have: the stored text forms sort and
+/// compare as text only with four-digit years.
+pub const MIN_YEAR: i32 = 1;
+pub const MAX_YEAR: i32 = 9999;
+
 pub fn parse_date(s: &str) -> Option<String> {
     NaiveDate::parse_from_str(s, "%Y-%m-%d")
         .ok()
-        .filter(|_| s.len() == 10)
+        .filter(|d| s.len() == 10 && (MIN_YEAR..=MAX_YEAR).contains(&d.year()))
         .map(|d| d.format("%Y-%m-%d").to_string())
 }
 
 /// Datetimes are stored in UTC with seconds. A time without a zone is read as UTC; a bare
-/// date is midnight UTC.
+/// date is midnight UTC. `None` also when the UTC form falls outside years 0001–9999 (an
+/// extreme offset can move `9999-12-31T23:59:59-23:59` into year 10000).
 pub fn parse_datetime(s: &str) -> Option<String> {
-    let utc: DateTime<Utc> = if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+    datetime_utc(s)
+        .filter(|utc| (MIN_YEAR..=MAX_YEAR).contains(&utc.year()))
+        .map(|utc| utc.to_rfc3339_opts(SecondsFormat::Secs, true))
+}
+
+fn datetime_utc(s: &str) -> Option<DateTime<Utc>> {
+    Some(if let Ok(t) = DateTime::parse_from_rfc3339(s) {
         t.with_timezone(&Utc)
     } else if let Ok(t) = NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S") {
         t.and_utc()
@@ -241,8 +325,7 @@ pub fn parse_datetime(s: &str) -> Option<String> {
         NaiveDate::parse_from_str(&d, "%Y-%m-%d").ok()?.and_hms_opt(0, 0, 0)?.and_utc()
     } else {
         return None;
-    };
-    Some(utc.to_rfc3339_opts(SecondsFormat::Secs, true))
+    })
 }
 
 /// Parse a decimal exactly and check it fits `precision` digits with at most `scale` after
@@ -319,5 +402,41 @@ mod tests {
         assert_eq!(parse_datetime("22/11/2026"), None);
         assert_eq!(parse_date("2026-02-30"), None);
         assert_eq!(parse_date("2026-2-3"), None);
+    }
+
+    #[test]
+    fn dates_and_datetimes_stay_within_years_0001_to_9999_in_utc() {
+        assert_eq!(parse_datetime("9999-12-31T23:59:59-23:59"), None);
+        assert_eq!(parse_datetime("0001-01-01T00:00:00+23:59"), None);
+        assert_eq!(parse_datetime("9999-12-31T23:59:59Z").as_deref(), Some("9999-12-31T23:59:59Z"));
+        assert_eq!(parse_datetime("0001-01-01T23:59:00+23:59").as_deref(), Some("0001-01-01T00:00:00Z"));
+        assert_eq!(parse_datetime("+10000-01-01T00:00:00"), None);
+        assert_eq!(parse_date("0000-01-01"), None);
+        assert_eq!(parse_date("-001-01-01"), None);
+        assert_eq!(parse_date("0001-01-01").as_deref(), Some("0001-01-01"));
+    }
+
+    #[test]
+    fn unsafe_characters_are_found_and_stripped() {
+        for c in [
+            '\u{1b}', '\u{1}', '\u{7f}', '\u{85}', '\u{2028}', '\u{2029}', '\u{202A}', '\u{202E}',
+            '\u{2066}', '\u{2069}',
+        ] {
+            let s = format!("a{c}b");
+            assert_eq!(unsafe_char(&s, false), Some(c), "{c:?}");
+            assert_eq!(unsafe_char(&s, true), Some(c), "{c:?}");
+            assert_eq!(strip_unsafe_chars(&s).chars().filter(|&x| x == c).count(), 0);
+        }
+        assert_eq!(unsafe_char("a\tb", false), Some('\t'));
+        assert_eq!(unsafe_char("a\nb", false), Some('\n'));
+        assert_eq!(unsafe_char("a\tb\nc\r\nd", true), None);
+        assert_eq!(unsafe_char("a\rb", true), Some('\r'));
+        // Marks that right-to-left text needs are not controls.
+        assert_eq!(unsafe_char("\u{200F}שלום\u{200E}", false), None);
+        assert!(matches!(strip_unsafe_chars("Acme owes 5 [F1]."), Cow::Borrowed(_)));
+        assert_eq!(
+            strip_unsafe_chars("Acme\u{202E}321\u{202C} owes\u{2028}5\u{1b}[31m"),
+            "Acme321 owes 5[31m"
+        );
     }
 }

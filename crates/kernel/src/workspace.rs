@@ -4,8 +4,8 @@
 use crate::access::Session;
 use crate::catalog::Catalog;
 use crate::clock::{Clock, IdSource, SystemClock, UlidIds};
-use crate::definition::WorkspaceDefinition;
-use crate::deploy::{self, DeployOptions, DeployReport};
+use crate::definition::{WorkspaceDefinition, SYSTEM_USER};
+use crate::deploy::{self, DeployOptions, DeployReport, DEPLOY_PERMISSION};
 use crate::error::{Code, Error, Result};
 use crate::store;
 use rusqlite::Connection;
@@ -90,12 +90,43 @@ impl Workspace {
     }
 
     /// Validate (JSON Schema and semantic rules, whatever built `def`) and deploy a
-    /// definition as a new metadata generation.
+    /// definition as a new metadata generation, as `opts.user`.
+    ///
+    /// A workspace that holds a definition changes only for an active user of its current
+    /// generation with the `metadata.deploy` system permission: no user or an unknown one is
+    /// `access.unknown_user`, an inactive one or one without the permission `permission`, and
+    /// nothing is changed. The first deploy into an empty workspace (the bootstrap `init`
+    /// does) has no users to check against and needs none; it is recorded as `system`.
     pub fn deploy(&mut self, def: &WorkspaceDefinition, opts: &DeployOptions) -> Result<DeployReport> {
+        let actor = match (self.catalog.as_deref(), opts.user.as_deref()) {
+            // Nobody can be checked (or trusted to be who they say) before there are users.
+            (None, _) => SYSTEM_USER.to_string(),
+            (Some(_), None) => {
+                return Err(Error::new(
+                    Code::UnknownUser,
+                    format!(
+                        "deploying a new definition needs a user with the {DEPLOY_PERMISSION} permission; say who deploys"
+                    ),
+                ))
+            }
+            (Some(catalog), Some(user)) => {
+                let access = catalog.user(user)?;
+                if !access.active {
+                    return Err(Error::new(Code::Permission, format!("user `{user}` is inactive")));
+                }
+                if !access.has_system_permission(DEPLOY_PERMISSION) {
+                    return Err(Error::new(
+                        Code::Permission,
+                        format!("deploying a new definition needs the {DEPLOY_PERMISSION} permission"),
+                    ));
+                }
+                access.key.clone()
+            }
+        };
         let doc = serde_json::to_value(def).map_err(|e| Error::internal(e.to_string()))?;
         let def = &WorkspaceDefinition::from_json(&doc)?;
         let now = self.clock.now();
-        let (report, catalog) = deploy::apply(&self.conn, self.catalog.as_deref(), def, opts, now)?;
+        let (report, catalog) = deploy::apply(&self.conn, self.catalog.as_deref(), def, opts, &actor, now)?;
         self.catalog = Some(Arc::new(catalog));
         Ok(report)
     }

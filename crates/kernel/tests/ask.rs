@@ -325,7 +325,7 @@ fn trace_rows_are_complete_and_hide_values_the_reader_cannot_read() {
     def = serde_json::from_value(doc).unwrap();
     drop(ava);
     let mut ws = f.ws;
-    ws.deploy(&def, &Default::default()).unwrap();
+    ws.deploy(&def, &countersign_kernel::DeployOptions::by("ava")).unwrap();
     let ben = ws.session("ben").unwrap();
     let seen = ben.trace(&a.trace_id).unwrap();
     assert!(seen.hidden_values > 0);

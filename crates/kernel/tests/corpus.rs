@@ -17,7 +17,7 @@ fn saves_keep_the_index_and_hits_a_reader_may_not_read_are_dropped() {
         }
     }
     let def = countersign_kernel::WorkspaceDefinition::from_json(&def).unwrap();
-    f.ws.deploy(&def, &Default::default()).unwrap();
+    f.ws.deploy(&def, &countersign_kernel::DeployOptions::by("ava")).unwrap();
     let (ava, ben) = (f.ws.session("ava").unwrap(), f.ws.session("ben").unwrap());
     let saved = ava
         .save(

@@ -87,7 +87,7 @@ fn deploys_bump_the_generation_and_survive_reopen() {
         )
         .unwrap(),
     );
-    let r = f.ws.deploy(&def, &DeployOptions::default()).unwrap();
+    let r = f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap();
     assert_eq!(r.generation, 2);
     assert!(r.changes.contains(&"added field account.segment".to_string()));
     let ava = f.ws.session("ava").unwrap();
@@ -110,12 +110,12 @@ fn dropping_a_field_with_values_is_refused_unless_forced() {
     let acc = def.objects.iter_mut().find(|o| o.key == "account").unwrap();
     acc.fields.retain(|f| f.key != "website");
     acc.layout.as_mut().unwrap().sections[0].fields.retain(|f| f != "website");
-    let e = f.ws.deploy(&def, &DeployOptions::default()).unwrap_err();
+    let e = f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap_err();
     assert_eq!(e.code, Code::DestructiveChange);
     assert_eq!(paths(&e), vec!["/objects/account/fields/website".to_string()]);
     assert_eq!(f.ws.generation(), 1);
     assert!(f.ws.session("ava").unwrap().get("account", "acc_0001").unwrap().fields.contains_key("website"));
-    let r = f.ws.deploy(&def, &DeployOptions { force: true, actor: "ava".into() }).unwrap();
+    let r = f.ws.deploy(&def, &DeployOptions { force: true, ..DeployOptions::by("ava") }).unwrap();
     assert_eq!((r.generation, r.lost.len()), (2, 1));
     assert!(!f.ws.session("ava").unwrap().get("account", "acc_0001").unwrap().fields.contains_key("website"));
 }
@@ -126,14 +126,14 @@ fn narrowing_is_refused_only_when_values_do_not_fit() {
     let mut def = countersign_kernel::demo::demo_definition();
     // po_number values are like "PO-28506": 8 characters fit in 10, not in 5.
     field(&mut def, "invoice", "po_number").max_length = Some(10);
-    f.ws.deploy(&def, &DeployOptions::default()).unwrap();
+    f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap();
     field(&mut def, "invoice", "po_number").max_length = Some(5);
-    let e = f.ws.deploy(&def, &DeployOptions::default()).unwrap_err();
+    let e = f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap_err();
     assert_eq!(e.code, Code::DestructiveChange);
     field(&mut def, "invoice", "po_number").max_length = Some(40);
     // Scale 2 → 0 loses cents on totals that have them.
     field(&mut def, "invoice_line", "quantity").scale = Some(0);
-    let e = f.ws.deploy(&def, &DeployOptions::default());
+    let e = f.ws.deploy(&def, &DeployOptions::by("ava"));
     let has_fractions = demo_rows("invoice_line").iter().any(|r| !r["quantity"].ends_with(".00"));
     assert_eq!(e.is_err(), has_fractions);
     field(&mut def, "invoice_line", "quantity").scale = Some(2);
@@ -142,7 +142,7 @@ fn narrowing_is_refused_only_when_values_do_not_fit() {
     field(&mut def, "account", "billing_city").max_length = None;
     field(&mut def, "account", "billing_city").precision = Some(10);
     field(&mut def, "account", "billing_city").scale = Some(0);
-    assert_eq!(f.ws.deploy(&def, &DeployOptions::default()).unwrap_err().code, Code::DestructiveChange);
+    assert_eq!(f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap_err().code, Code::DestructiveChange);
 }
 
 #[test]
@@ -151,12 +151,12 @@ fn removing_a_picklist_value_in_use_is_refused_retiring_is_not() {
     let mut def = countersign_kernel::demo::demo_definition();
     let status = field(&mut def, "invoice", "status");
     status.values.as_mut().unwrap().retain(|v| v.value != "void");
-    let e = f.ws.deploy(&def, &DeployOptions::default()).unwrap_err();
+    let e = f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap_err();
     assert_eq!(e.code, Code::DestructiveChange);
     let mut def = countersign_kernel::demo::demo_definition();
     let status = field(&mut def, "invoice", "status");
     status.values.as_mut().unwrap().iter_mut().find(|v| v.value == "void").unwrap().active = false;
-    f.ws.deploy(&def, &DeployOptions::default()).unwrap();
+    f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap();
     let void = demo_rows("invoice").into_iter().find(|r| r["status"] == "void").unwrap();
     let ava = f.ws.session("ava").unwrap();
     assert_eq!(ava.get("invoice", &void["id"]).unwrap().fields["status"], json!("void"));
@@ -167,7 +167,7 @@ fn removing_an_owner_or_an_object_with_records_is_refused() {
     let mut f = demo();
     let mut def = countersign_kernel::demo::demo_definition();
     def.users.retain(|u| u.key != "eve");
-    let e = f.ws.deploy(&def, &DeployOptions::default()).unwrap_err();
+    let e = f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap_err();
     assert_eq!(e.code, Code::DestructiveChange);
     assert!(paths(&e).iter().all(|p| p == "/users/eve"));
     let mut def = countersign_kernel::demo::demo_definition();
@@ -176,7 +176,7 @@ fn removing_an_owner_or_an_object_with_records_is_refused() {
         s.objects.remove("note");
     }
     def.data.as_mut().unwrap().remove("note");
-    let e = f.ws.deploy(&def, &DeployOptions::default()).unwrap_err();
+    let e = f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap_err();
     assert_eq!(paths(&e), vec!["/objects/note".to_string()]);
 }
 
@@ -266,7 +266,7 @@ fn a_session_refuses_to_write_under_a_newer_generation_from_another_process() {
     let other = Workspace::open(f.ws.path(), options(&f.clock)).unwrap();
     let mut def = countersign_kernel::demo::demo_definition();
     def.objects[0].label = "Customer".into();
-    f.ws.deploy(&def, &DeployOptions::default()).unwrap();
+    f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap();
     let stale = other.session("ava").unwrap();
     let e = stale.update("account", "acc_0001", map(json!({"rating": "hot"})), None).unwrap_err();
     assert_eq!((e.code, e.retriable), (Code::StaleGeneration, true));
@@ -282,7 +282,7 @@ fn definitions_built_in_code_are_validated_too() {
     let mut f = demo();
     let mut def = countersign_kernel::demo::demo_definition();
     def.objects[1].fields[2].target = Some("company".into());
-    let e = f.ws.deploy(&def, &DeployOptions::default()).unwrap_err();
+    let e = f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap_err();
     assert_eq!(e.code, Code::InvalidDefinition);
     assert_eq!(paths(&e), vec!["/objects/1/fields/2/target".to_string()]);
     assert_eq!(f.ws.generation(), 1);

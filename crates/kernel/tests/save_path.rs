@@ -70,7 +70,7 @@ fn retired_picklist_values_are_refused_for_new_values_only() {
     let acc = def.objects.iter_mut().find(|o| o.key == "account").unwrap();
     let industry = acc.fields.iter_mut().find(|f| f.key == "industry").unwrap();
     industry.values.as_mut().unwrap().iter_mut().find(|v| v.value == "software").unwrap().active = false;
-    f.ws.deploy(&def, &Default::default()).unwrap();
+    f.ws.deploy(&def, &countersign_kernel::DeployOptions::by("ava")).unwrap();
     let ava = f.ws.session("ava").unwrap();
     let rec = ava.get("account", &holder["id"]).unwrap();
     assert_eq!(rec.fields["industry"], json!("software"));
