@@ -160,7 +160,7 @@ fn spellings(f: &crate::definition::FieldDef, v: &Value) -> Vec<String> {
             let whole = x.trunc() as i64;
             let cents = ((x - x.trunc()).abs() * 100.0).round() as i64;
             let grouped = |sep: char| {
-                let digits = whole.abs().to_string();
+                let digits = whole.unsigned_abs().to_string();
                 let mut g = String::new();
                 for (i, c) in digits.chars().enumerate() {
                     if i > 0 && (digits.len() - i) % 3 == 0 {

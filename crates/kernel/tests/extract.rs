@@ -199,3 +199,16 @@ fn autonomy_read_only_proposes_nothing_and_auto_apply_takes_only_allowlisted_cle
     let review = cara.review_proposal(&a.proposal.id).unwrap();
     assert_eq!(review.document.unwrap().injections.len(), 1);
 }
+
+#[test]
+fn a_number_at_the_edge_of_i64_is_checked_not_a_panic() {
+    // Found by the fuzzer (`countersign-fuzz extract`): the spellings of i64::MIN negated it.
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    let d = doc("INVOICE INV-4\nBill to: Monarch Holdings\nTotal due: 5.00 EUR\n");
+    for total in [json!(i64::MIN), json!(-9.3e18), json!(1e300), json!(u64::MAX)] {
+        let (out, _) = run(&cara, &d, vec![json!({"number": "INV-4", "total": total})]);
+        let a = out.unwrap_or_else(|e| panic!("{total}: {e}"));
+        assert_eq!(field(&a, "total"), None, "{total} is not in the document");
+    }
+}
