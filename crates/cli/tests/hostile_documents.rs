@@ -23,6 +23,7 @@ struct Outcome {
 
 /// `countersign-cli ingest FILE`, waited for with `wait4` so the peak RSS of the CLI and of
 /// the reader child it waited for is known.
+#[allow(clippy::zombie_processes)] // reaped by wait4 below, which `Child` does not know of
 fn ingest(path: &Path) -> Outcome {
     let started = Instant::now();
     let out_path = path.with_extension("out.json");
@@ -104,7 +105,7 @@ fn pdf_drawing(extra: &[u8], content: &[u8], filter: &str, times: usize) -> Vec<
     let mut offsets = vec![];
     let mut obj = |out: &mut Vec<u8>, body: &[u8]| {
         offsets.push(out.len());
-        write!(out, "{} 0 obj\n", offsets.len()).unwrap();
+        writeln!(out, "{} 0 obj", offsets.len()).unwrap();
         out.extend_from_slice(body);
         out.extend_from_slice(b"\nendobj\n");
     };
@@ -127,7 +128,7 @@ fn pdf_drawing(extra: &[u8], content: &[u8], filter: &str, times: usize) -> Vec<
     let xref = out.len();
     write!(out, "xref\n0 {}\n0000000000 65535 f \n", offsets.len() + 1).unwrap();
     for o in &offsets {
-        write!(out, "{o:010} 00000 n \n").unwrap();
+        writeln!(out, "{o:010} 00000 n ").unwrap();
     }
     write!(out, "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", offsets.len() + 1)
         .unwrap();

@@ -235,7 +235,11 @@ impl WorkspaceDefinition {
     /// A definition over one of the kernel's size limits (see `limits`) is refused with those
     /// problems first, each naming the limit and its JSON pointer.
     pub fn from_json(doc: &Value) -> Result<Self> {
-        let details: Vec<Detail> = schema_validator().iter_errors(doc).map(|e| schema_problem(&e)).collect();
+        let details: Vec<Detail> = schema_validator()
+            .iter_errors(doc)
+            .take(crate::limits::MAX_REPORTED_PROBLEMS)
+            .map(|e| schema_problem(&e))
+            .collect();
         let parsed = serde_json::from_value::<WorkspaceDefinition>(doc.clone());
         if let Ok(def) = &parsed {
             let mut problems = def.limit_problems();

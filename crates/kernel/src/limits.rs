@@ -23,6 +23,9 @@ use serde_json::Value;
 
 /// Values in one `in` list.
 pub const MAX_IN_VALUES: usize = 1_000;
+/// Schema problems reported for one document: enough to fix it, and a bound on the work of
+/// validating a hostile one (the validator stops after these).
+pub const MAX_REPORTED_PROBLEMS: usize = 20;
 /// Children of one `all` or `any`.
 pub const MAX_CHILDREN: usize = 100;
 /// `all` / `any` / `not` nested in one another (a lone comparison has depth 0).

@@ -89,8 +89,11 @@ impl QuerySpec {
     /// A spec over one of the kernel's size limits (see `limits`) is refused with those
     /// problems first, each naming the limit and its JSON pointer.
     pub fn from_json(doc: &Value) -> Result<QuerySpec> {
-        let details: Vec<Detail> =
-            spec_validator().iter_errors(doc).map(|e| crate::definition::schema_problem(&e)).collect();
+        let details: Vec<Detail> = spec_validator()
+            .iter_errors(doc)
+            .take(crate::limits::MAX_REPORTED_PROBLEMS)
+            .map(|e| crate::definition::schema_problem(&e))
+            .collect();
         let parsed = serde_json::from_value::<QuerySpec>(doc.clone());
         if let Ok(spec) = &parsed {
             let mut problems = spec.limit_problems();
