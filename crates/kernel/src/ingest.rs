@@ -808,6 +808,12 @@ fn pdf(b: &mut Builder, bytes: &[u8]) -> Result<()> {
             format!("{name} is an encrypted PDF; save an unprotected copy to extract it"),
         ));
     }
+    if let Some(depth) = pdf_nesting_over(bytes, MAX_PDF_NESTING) {
+        return Err(invalid(
+            name,
+            format_args!("its objects nest {depth} deep; at most {MAX_PDF_NESTING} levels are read"),
+        ));
+    }
     let doc = lopdf::Document::load_mem(bytes).map_err(|e| invalid(name, e))?;
     b.budget.check(name, b.limits)?;
     let shared = PageSink::default();
@@ -830,6 +836,73 @@ fn pdf(b: &mut Builder, bytes: &[u8]) -> Result<()> {
         return Err(invalid(name, "the PDF has no text layer (a scan?); run it through OCR first"));
     }
     Ok(())
+}
+
+/// Arrays and dictionaries nested deeper than this are refused before the PDF parser (which
+/// recurses once per level) sees them. Real documents nest a handful of levels.
+const MAX_PDF_NESTING: usize = 100;
+
+/// The first nesting depth of `[` / `<<` past `max` in the file's own syntax (strings, comments
+/// and stream data skipped), if any. Content streams are parsed after inflating; nesting there
+/// is bounded only by the reader process's stack.
+fn pdf_nesting_over(bytes: &[u8], max: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                while i < bytes.len() && bytes[i] != b'\n' && bytes[i] != b'\r' {
+                    i += 1;
+                }
+            }
+            b'(' => {
+                // A literal string: balanced parentheses, backslash escapes.
+                let mut open = 0usize;
+                while i < bytes.len() {
+                    match bytes[i] {
+                        b'\\' => i += 1,
+                        b'(' => open += 1,
+                        b')' => {
+                            open -= 1;
+                            if open == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            b'<' if bytes.get(i + 1) == Some(&b'<') => {
+                depth += 1;
+                i += 1;
+            }
+            b'<' => {
+                while i < bytes.len() && bytes[i] != b'>' {
+                    i += 1;
+                }
+            }
+            b'>' if bytes.get(i + 1) == Some(&b'>') => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            b'[' => depth += 1,
+            b']' => depth = depth.saturating_sub(1),
+            b's' if bytes[i..].starts_with(b"stream") && !bytes[..i].ends_with(b"end") => {
+                let rest = &bytes[i + 6..];
+                match rest.windows(9).position(|w| w == b"endstream") {
+                    Some(end) => i += 6 + end + 8,
+                    None => return None,
+                }
+            }
+            _ => {}
+        }
+        if depth > max {
+            return Some(depth);
+        }
+        i += 1;
+    }
+    None
 }
 
 /// pdf-extract's plain-text output split by page, checking the deadline and the size of the
@@ -982,4 +1055,21 @@ fn docx(b: &mut Builder, bytes: &[u8]) -> Result<()> {
         buf.clear();
     }
     b.paragraph(&cur)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pdf_nesting_over;
+
+    #[test]
+    fn pdf_nesting_counts_arrays_and_dictionaries_not_strings_comments_or_streams() {
+        assert_eq!(pdf_nesting_over(b"<< /A [ [ << /B 1 >> ] ] >>", 3), Some(4));
+        assert_eq!(pdf_nesting_over(b"<< /A [ [ << /B 1 >> ] ] >>", 4), None);
+        assert_eq!(pdf_nesting_over(b"[ ] [ ] [ ] [ ] [ ]", 1), None, "siblings are not nesting");
+        let hidden =
+            b"<< /T (x ([[[[) \\) y) /H <5B5B5B> >> % [[[[[[\n<< /Length 4 >>\nstream\n[[[[\nendstream [";
+        assert_eq!(pdf_nesting_over(hidden, 1), None, "strings, hex strings, comments and stream data");
+        assert_eq!(pdf_nesting_over(hidden, 0), Some(1), "and the scan goes on after them");
+        assert_eq!(pdf_nesting_over(&b"[".repeat(101), 100), Some(101));
+    }
 }

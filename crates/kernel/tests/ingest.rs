@@ -230,3 +230,22 @@ fn an_oversized_file_is_refused_before_a_byte_is_read() {
     let doc = countersign_kernel::ingest::read_file(&path, &Limits::default()).unwrap();
     assert_eq!((doc.name.as_str(), doc.text.as_str()), ("big.txt", "Invoice 7"));
 }
+
+#[test]
+fn a_pdf_nested_past_the_limit_is_refused_before_the_parser_recurses() {
+    // The page dictionary of the demo PDF, given an entry nested 5,000 deep; read on this
+    // thread's reader (no child process), so without the guard the parser would overflow.
+    let original = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/demo/documents/INV-2026-51047.pdf"),
+    )
+    .unwrap();
+    let at = original.windows(12).position(|w| w == b"/Type /Page\n").unwrap();
+    for (open, close) in [("[", "]"), ("<< /A ", ">>")] {
+        let deep = [open.repeat(5000), close.repeat(5000)].concat();
+        let bytes = [&original[..at], b"/X ", deep.as_bytes(), b" ", &original[at..]].concat();
+        let e = ingest("deep.pdf", bytes, &Limits::default()).unwrap_err();
+        assert_eq!(e.code, Code::DocumentInvalid, "{e}");
+        assert!(e.message.contains("nest"), "{e}");
+    }
+}
