@@ -1,22 +1,9 @@
 //! The CLI end to end: a real binary on a real workspace file; JSON out, typed JSON errors.
 
-use serde_json::{json, Value};
-use std::path::Path;
-use std::process::Command;
+mod common;
 
-fn cli(ws: &Path, args: &[&str]) -> (i32, Value, Value) {
-    let out = Command::new(env!("CARGO_BIN_EXE_countersign-cli"))
-        .arg("--workspace")
-        .arg(ws)
-        .args(args)
-        .env_remove("COUNTERSIGN_WORKSPACE")
-        .output()
-        .expect("run cli");
-    let parse = |b: &[u8]| {
-        serde_json::from_slice(b).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(b).into_owned()))
-    };
-    (out.status.code().unwrap_or(-1), parse(&out.stdout), parse(&out.stderr))
-}
+use common::cli;
+use serde_json::{json, Value};
 
 fn demo() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();

@@ -1,26 +1,15 @@
 //! Security findings in the CLI: `deploy` goes through the kernel's permission check, and a
 //! reader that closes stdout early (`… | head -1`) ends the CLI quietly.
 
+mod common;
+
+use common::cli;
 use serde_json::{json, Value};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_countersign-cli");
-
-fn cli(ws: &Path, args: &[&str]) -> (i32, Value, Value) {
-    let out = Command::new(BIN)
-        .arg("--workspace")
-        .arg(ws)
-        .args(args)
-        .env_remove("COUNTERSIGN_WORKSPACE")
-        .output()
-        .expect("run cli");
-    let parse = |b: &[u8]| {
-        serde_json::from_slice(b).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(b).into_owned()))
-    };
-    (out.status.code().unwrap_or(-1), parse(&out.stdout), parse(&out.stderr))
-}
 
 fn demo() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();

@@ -5,7 +5,7 @@ use crate::gen::{self, Rng};
 use crate::{clip, typed, Outcome, Target};
 use countersign_kernel::csvio::{import_csv, ImportMode, ImportOptions};
 use countersign_kernel::definition::{FieldLevel, FieldType, WorkspaceDefinition};
-use countersign_kernel::demo::{demo_definition, init_demo};
+use countersign_kernel::demo::{demo_definition, init_demo, DEMO_DATA};
 use countersign_kernel::ingest::{ingest, Document, Limits};
 use countersign_kernel::pipeline::ModelChoice;
 use countersign_kernel::provider::{ChatResponse, Part};
@@ -59,15 +59,6 @@ const SEED_DOCUMENTS: &[(&str, &[u8])] = &[
     ("INV-2026-51030.eml", include_bytes!("../../../fixtures/demo/documents/INV-2026-51030.eml")),
     ("INV-2026-51047.pdf", include_bytes!("../../../fixtures/demo/documents/INV-2026-51047.pdf")),
     ("INV-2026-51067.docx", include_bytes!("../../../fixtures/demo/documents/INV-2026-51067.docx")),
-];
-
-const DEMO_CSV: &[(&str, &str)] = &[
-    ("account", include_str!("../../../fixtures/demo/data/account.csv")),
-    ("contact", include_str!("../../../fixtures/demo/data/contact.csv")),
-    ("opportunity", include_str!("../../../fixtures/demo/data/opportunity.csv")),
-    ("invoice", include_str!("../../../fixtures/demo/data/invoice.csv")),
-    ("invoice_line", include_str!("../../../fixtures/demo/data/invoice_line.csv")),
-    ("note", include_str!("../../../fixtures/demo/data/note.csv")),
 ];
 
 fn fresh_demo(dir: &std::path::Path, name: &str) -> Result<Workspace, Error> {
@@ -842,7 +833,8 @@ struct CsvImport {
 impl CsvImport {
     fn new(dir: &std::path::Path) -> Result<CsvImport, Error> {
         let mut rows = HashMap::new();
-        for (object, text) in DEMO_CSV {
+        for (path, text) in DEMO_DATA {
+            let object = path.trim_start_matches("data/").trim_end_matches(".csv");
             let mut r = csv::Reader::from_reader(text.as_bytes());
             let headers: Vec<String> =
                 r.headers().map(|h| h.iter().map(String::from).collect()).unwrap_or_default();
@@ -931,7 +923,7 @@ impl crate::Target for CsvImport {
             }
             self.cases_on_ws = 0;
         }
-        let object = DEMO_CSV[rng.below(DEMO_CSV.len())].0;
+        let object = OBJECTS[rng.below(OBJECTS.len())];
         let bytes = self.csv(rng, object);
         keep_input(case, "csv", &bytes);
         let user = *rng.pick(USERS);

@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, HashSet};
 
 pub const DEMO_DEFINITION: &str = include_str!("../../../fixtures/demo/workspace.json");
 
-const DEMO_DATA: &[(&str, &str)] = &[
+/// The demo's CSVs, by their path in the definition's `data`.
+pub const DEMO_DATA: &[(&str, &str)] = &[
     ("data/account.csv", include_str!("../../../fixtures/demo/data/account.csv")),
     ("data/contact.csv", include_str!("../../../fixtures/demo/data/contact.csv")),
     ("data/opportunity.csv", include_str!("../../../fixtures/demo/data/opportunity.csv")),
