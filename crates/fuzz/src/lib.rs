@@ -76,6 +76,7 @@ pub struct Report {
     pub max_rss_mib: u64,
     /// The longest single case.
     pub slowest_ms: u64,
+    pub slowest_case: u64,
     pub seconds: f64,
 }
 
@@ -92,6 +93,7 @@ impl Report {
             "findings": self.findings.iter().map(|(c, k, d)| json!({"case": c, "kind": k, "detail": d})).collect::<Vec<_>>(),
             "max_rss_mib": self.max_rss_mib,
             "slowest_case_ms": self.slowest_ms,
+            "slowest_case": self.slowest_case,
             "seconds": (self.seconds * 10.0).round() / 10.0,
         })
     }
@@ -160,7 +162,10 @@ pub fn run(target: &mut dyn Target, opts: Run<'_>) -> Report {
         let tcase = Instant::now();
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| target.case(&mut rng, n)));
         let (after, message) = panics();
-        report.slowest_ms = report.slowest_ms.max(tcase.elapsed().as_millis() as u64);
+        let ms = tcase.elapsed().as_millis() as u64;
+        if ms > report.slowest_ms {
+            (report.slowest_ms, report.slowest_case) = (ms, n);
+        }
         report.cases += 1;
         if outcome.is_ok() {
             report.contained_panics += after - before;

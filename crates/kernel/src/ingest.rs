@@ -816,6 +816,9 @@ fn pdf(b: &mut Builder, bytes: &[u8]) -> Result<()> {
     }
     let doc = lopdf::Document::load_mem(bytes).map_err(|e| invalid(name, e))?;
     b.budget.check(name, b.limits)?;
+    if let Some(why) = page_tree_problem(&doc) {
+        return Err(invalid(name, why));
+    }
     let shared = PageSink::default();
     let mut writer = shared.clone();
     let mut pages = PdfPages::new(&mut writer, shared, b.budget, name, b.limits);
@@ -836,6 +839,33 @@ fn pdf(b: &mut Builder, bytes: &[u8]) -> Result<()> {
         return Err(invalid(name, "the PDF has no text layer (a scan?); run it through OCR first"));
     }
     Ok(())
+}
+
+/// Page trees deeper than this are refused (real ones have a few levels).
+const MAX_PAGE_TREE_DEPTH: usize = 64;
+
+/// A page whose chain of `/Parent`s loops or runs past [`MAX_PAGE_TREE_DEPTH`]: the text
+/// output looks inherited attributes up that chain without end (a 1.5 KB file kept a core busy
+/// until the deadline; found by the fuzzer).
+fn page_tree_problem(doc: &lopdf::Document) -> Option<String> {
+    for (n, id) in doc.get_pages() {
+        let mut seen = std::collections::HashSet::new();
+        let mut at = id;
+        while let Ok(parent) =
+            doc.get_dictionary(at).and_then(|d| d.get(b"Parent")).and_then(lopdf::Object::as_reference)
+        {
+            if !seen.insert(parent) {
+                return Some(format!("page {n}'s parents loop"));
+            }
+            if seen.len() > MAX_PAGE_TREE_DEPTH {
+                return Some(format!(
+                    "page {n} is more than {MAX_PAGE_TREE_DEPTH} levels deep in the page tree"
+                ));
+            }
+            at = parent;
+        }
+    }
+    None
 }
 
 /// Arrays and dictionaries nested deeper than this are refused before the PDF parser (which

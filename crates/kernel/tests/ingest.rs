@@ -249,3 +249,15 @@ fn a_pdf_nested_past_the_limit_is_refused_before_the_parser_recurses() {
         assert!(e.message.contains("nest"), "{e}");
     }
 }
+
+#[test]
+fn a_pdf_whose_page_parents_loop_is_refused_at_once() {
+    // Found by the fuzzer: 1.5 KB whose page's /Parent chain loops; the text output looked
+    // inherited attributes up that chain until the deadline, on this thread's reader forever.
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/hostile/pdf-parent-loop.pdf");
+    let limits = Limits { deadline: Duration::from_secs(3), ..Limits::default() };
+    let e = ingest("loop.pdf", std::fs::read(path).unwrap(), &limits).unwrap_err();
+    assert_eq!(e.code, Code::DocumentInvalid, "{e}");
+    assert!(e.message.contains("loop"), "{e}");
+}
