@@ -76,6 +76,16 @@ fn check(name: &str, path: &Path, expect: &[&str]) {
     assert!(o.peak_rss_kib <= MAX_RSS_KIB, "{name}: peak RSS {} KiB", o.peak_rss_kib);
     let got = o.code.as_deref().unwrap_or("text");
     assert!(expect.contains(&got), "{name}: {got}, expected one of {expect:?}");
+    // The kernel's in-process reader (library callers) gives the same answer: its guards do
+    // not depend on the child process's limits.
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if size <= 20 << 20 {
+        let bytes = std::fs::read(path).unwrap();
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let in_process = countersign_kernel::ingest::ingest(&file, bytes, &Default::default());
+        let code = in_process.err().map_or("text".to_string(), |e| e.code.as_str().to_string());
+        assert_eq!(code, got, "{name}: in process {code}, in the reader process {got}");
+    }
 }
 
 fn dir() -> (Option<tempfile::TempDir>, PathBuf) {

@@ -173,8 +173,9 @@ pub fn ingest(name: &str, bytes: Vec<u8>, limits: &Limits) -> Result<Document> {
     Ok(Document { name: name.to_string(), kind, text, segments, sha256, bytes: size, attachments })
 }
 
-/// Stack of the in-process reader thread: deep enough for any document a person writes; a
-/// hostile one nested deeper is only safe in the child process.
+/// Stack of the in-process reader thread: deep enough for any document a person writes. The
+/// parsers' own guards (nesting, page trees, inflation, segments) hold here too; what they do
+/// not foresee is contained only by the child process.
 const READER_STACK: usize = 256 << 20;
 
 fn read_on_thread(name: &str, kind: DocumentKind, bytes: Vec<u8>, limits: &Limits) -> Result<Parsed> {
@@ -819,6 +820,7 @@ fn pdf(b: &mut Builder, bytes: &[u8]) -> Result<()> {
     if let Some(why) = page_tree_problem(&doc) {
         return Err(invalid(name, why));
     }
+    check_page_contents(&doc, b)?;
     let shared = PageSink::default();
     let mut writer = shared.clone();
     let mut pages = PdfPages::new(&mut writer, shared, b.budget, name, b.limits);
@@ -868,13 +870,61 @@ fn page_tree_problem(doc: &lopdf::Document) -> Option<String> {
     None
 }
 
+/// Inflate every page's content streams as the text output will (a stream drawn twice counts
+/// twice) within `max_inflated`, and refuse nesting past [`MAX_PDF_NESTING`] in them, before
+/// the text output inflates and parses them without bounds. Streams in filters other than
+/// Flate are left to the reader process's limits.
+fn check_page_contents(doc: &lopdf::Document, b: &Builder) -> Result<()> {
+    let (name, limits) = (b.name, b.limits);
+    let mut inflated: u64 = 0;
+    for (n, page) in doc.get_pages() {
+        b.budget.check(name, limits)?;
+        let mut content = Vec::new();
+        for id in doc.get_page_contents(page) {
+            let Ok(lopdf::Object::Stream(stream)) = doc.get_object(id) else { continue };
+            let filters = stream.filters().unwrap_or_default();
+            let left = limits.max_inflated.saturating_sub(inflated);
+            let before = content.len();
+            match filters.as_slice() {
+                [] => {
+                    content.extend_from_slice(&stream.content[..stream.content.len().min(left as usize + 1)])
+                }
+                [f] if *f == b"FlateDecode" => {
+                    let _ = flate2::read::ZlibDecoder::new(stream.content.as_slice())
+                        .take(left + 1)
+                        .read_to_end(&mut content);
+                }
+                _ => continue,
+            }
+            inflated += (content.len() - before) as u64;
+            if inflated > limits.max_inflated {
+                return Err(too_large(
+                    name,
+                    format_args!(
+                        "draws page {n} from more than {} bytes of inflated content",
+                        limits.max_inflated
+                    ),
+                ));
+            }
+        }
+        if let Some(depth) = pdf_nesting_over(&content, MAX_PDF_NESTING) {
+            return Err(invalid(
+                name,
+                format_args!(
+                    "page {n}'s content nests {depth} deep; at most {MAX_PDF_NESTING} levels are read"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Arrays and dictionaries nested deeper than this are refused before the PDF parser (which
 /// recurses once per level) sees them. Real documents nest a handful of levels.
 const MAX_PDF_NESTING: usize = 100;
 
-/// The first nesting depth of `[` / `<<` past `max` in the file's own syntax (strings, comments
-/// and stream data skipped), if any. Content streams are parsed after inflating; nesting there
-/// is bounded only by the reader process's stack.
+/// The first nesting depth of `[` / `<<` past `max` in PDF syntax (strings, comments and stream
+/// data skipped), if any: of the file itself, and of each page's inflated content.
 fn pdf_nesting_over(bytes: &[u8], max: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = 0;
