@@ -821,6 +821,9 @@ fn pdf(b: &mut Builder, bytes: &[u8]) -> Result<()> {
         return Err(invalid(name, why));
     }
     check_page_contents(&doc, b)?;
+    if let Some(why) = form_cycle(&doc) {
+        return Err(invalid(name, why));
+    }
     let shared = PageSink::default();
     let mut writer = shared.clone();
     let mut pages = PdfPages::new(&mut writer, shared, b.budget, name, b.limits);
@@ -917,6 +920,76 @@ fn check_page_contents(doc: &lopdf::Document, b: &Builder) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Forms (`/Subtype /Form` XObjects) that draw themselves, directly or through other forms: the
+/// text output follows `Do` into a form without a depth limit. A form's edges are the forms its
+/// own resources name, or — when it has none and inherits them — the forms any page names.
+/// Deeper than [`MAX_PAGE_TREE_DEPTH`] counts as a loop.
+fn form_cycle(doc: &lopdf::Document) -> Option<String> {
+    use lopdf::{Object, ObjectId};
+    use std::collections::HashMap;
+    let forms_in = |resources: Option<&lopdf::Dictionary>| -> Vec<ObjectId> {
+        let xobjects = resources.and_then(|r| r.get(b"XObject").ok()).and_then(|x| match x {
+            Object::Reference(id) => doc.get_dictionary(*id).ok(),
+            Object::Dictionary(d) => Some(d),
+            _ => None,
+        });
+        xobjects.map_or(vec![], |x| x.iter().filter_map(|(_, v)| v.as_reference().ok()).collect())
+    };
+    fn resources_of<'a>(doc: &'a lopdf::Document, d: &'a lopdf::Dictionary) -> Option<&'a lopdf::Dictionary> {
+        match d.get(b"Resources").ok()? {
+            lopdf::Object::Reference(id) => doc.get_dictionary(*id).ok(),
+            lopdf::Object::Dictionary(r) => Some(r),
+            _ => None,
+        }
+    }
+    let is_form = |id: &ObjectId| matches!(doc.get_object(*id), Ok(Object::Stream(s)) if s.dict.get(b"Subtype").and_then(Object::as_name).is_ok_and(|n| n == b"Form"));
+    let page_forms: Vec<ObjectId> = doc
+        .get_pages()
+        .values()
+        .filter_map(|p| doc.get_dictionary(*p).ok())
+        .flat_map(|p| forms_in(resources_of(doc, p)))
+        .filter(is_form)
+        .collect();
+    let edges = |id: ObjectId| -> Vec<ObjectId> {
+        let Ok(Object::Stream(s)) = doc.get_object(id) else { return vec![] };
+        match resources_of(doc, &s.dict) {
+            Some(r) => forms_in(Some(r)).into_iter().filter(is_form).collect(),
+            None => page_forms.clone(),
+        }
+    };
+    // Depth-first, iteratively: 1 = on the current path, 2 = done.
+    let mut state: HashMap<ObjectId, u8> = HashMap::new();
+    for &root in &page_forms {
+        let mut stack: Vec<(ObjectId, Vec<ObjectId>)> = vec![];
+        if state.contains_key(&root) {
+            continue;
+        }
+        state.insert(root, 1);
+        stack.push((root, edges(root)));
+        while let Some((id, next)) = stack.last_mut() {
+            match next.pop() {
+                Some(child) => match state.get(&child) {
+                    Some(1) => return Some(format!("a form (object {}) draws itself", child.0)),
+                    Some(_) => {}
+                    None if stack.len() >= MAX_PAGE_TREE_DEPTH => {
+                        return Some(format!("forms draw forms more than {MAX_PAGE_TREE_DEPTH} deep"))
+                    }
+                    None => {
+                        state.insert(child, 1);
+                        let e = edges(child);
+                        stack.push((child, e));
+                    }
+                },
+                None => {
+                    state.insert(*id, 2);
+                    stack.pop();
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Arrays and dictionaries nested deeper than this are refused before the PDF parser (which
