@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { citationNumbers, citationTarget, draftSentences, sentencePieces, stripMarkers } from "./summary";
+import { citationNumbers, citationTarget, draftSentences, sentencePieces, stripMarkers, stripUnsafe } from "./summary";
 import type { Citation } from "../bindings/Citation";
 
 const cite = (reference: string, at: number, field = "f", id = "a1"): Citation =>
@@ -12,6 +12,10 @@ describe("the streamed draft", () => {
     expect(draftSentences('{"senten')).toEqual([]);
     expect(draftSentences('{"insufficient": "no facts"}')).toEqual([]);
     expect(draftSentences('{"sentences":["caf\\u00e9 \\u00')).toEqual(["café"]);
+  });
+  it("shows no control or bidi character the model wrote, raw or escaped", () => {
+    expect(draftSentences('{"sentences":["Acme\u202e closes \\u2066on 5\\u2069 [F1]\u001b.\\u2028Next"]}')).toEqual(["Acme closes on 5. Next"]);
+    expect(stripUnsafe("a\tb\u0085c\u0007d\u202ae")).toBe("a b cde");
   });
   it("strips markers, and a marker still being written", () => {
     expect(stripMarkers("Revenue 5 [F3]. Staff 9 [F1, F2].")).toBe("Revenue 5. Staff 9.");

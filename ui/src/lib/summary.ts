@@ -45,11 +45,22 @@ export function draftSentences(streamed: string): string[] {
       s += c;
       i += 1;
     }
-    const text = stripMarkers(s);
+    const text = stripMarkers(stripUnsafe(s));
     if (text) out.push(text);
     if (!closed) break;
   }
   return out;
+}
+
+/**
+ * The draft is the model's unchecked text: the characters the kernel strips from checked
+ * sentences (`value::strip_unsafe_chars`: controls, line and paragraph separators, bidi
+ * embeddings, overrides and isolates) go here too, line breaks becoming spaces.
+ */
+export function stripUnsafe(s: string): string {
+  return s
+    .replace(/[\t\n\r\u0085\u2028\u2029]/g, " ")
+    .replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, "");
 }
 
 /** A sentence without its citation markers (`[F3]`, `[F3, F4]`, `[3]`, and a marker still being written). */
