@@ -190,45 +190,73 @@ const COLUMNS: &str = "id, capability, object, record_id, operation, fields, unm
     prompt, prompt_version, model_id, model_version, generation, correlation_id, state, state_reason, created_by, created_at,
     decided_by, decided_at, accepted_fields, accept_correlation, result_version, undone_by, undone_at, auto_applied, reviewer_edits";
 
+/// A stored proposal, its columns read by name. A column that does not hold what the kernel
+/// wrote (JSON that does not parse, a state it does not know) is an error naming the column,
+/// never a default that would show a damaged proposal as an open one.
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Proposal> {
-    let json = |i: usize| -> rusqlite::Result<Value> {
-        Ok(serde_json::from_str(&r.get::<_, String>(i)?).unwrap_or(Value::Null))
-    };
-    let state: String = r.get(16)?;
+    fn damaged(
+        r: &rusqlite::Row<'_>,
+        column: &str,
+        e: impl std::error::Error + Send + Sync + 'static,
+    ) -> rusqlite::Error {
+        let at = r.as_ref().column_index(column).unwrap_or(0);
+        rusqlite::Error::FromSqlConversionFailure(
+            at,
+            rusqlite::types::Type::Text,
+            Box::new(DamagedColumn(column.to_string(), e.to_string())),
+        )
+    }
+    fn parsed<T: serde::de::DeserializeOwned>(r: &rusqlite::Row<'_>, column: &str) -> rusqlite::Result<T> {
+        let text: String = r.get(column)?;
+        serde_json::from_str(&text).map_err(|e| damaged(r, column, e))
+    }
+    let state: String = r.get("state")?;
     Ok(Proposal {
-        id: r.get(0)?,
-        capability: r.get(1)?,
-        object: r.get(2)?,
-        record_id: r.get(3)?,
-        operation: r.get(4)?,
-        fields: serde_json::from_value(json(5)?).unwrap_or_default(),
-        unmapped: serde_json::from_value(json(6)?).unwrap_or_default(),
-        rationale: r.get(7)?,
-        basis_version: r.get(8)?,
-        grounding_hash: r.get(9)?,
-        prompt: r.get(10)?,
-        prompt_version: r.get(11)?,
-        model_id: r.get(12)?,
-        model_version: r.get(13)?,
-        generation: r.get(14)?,
-        correlation_id: r.get(15)?,
-        state: serde_json::from_value(Value::String(state)).unwrap_or(ProposalState::Open),
-        state_reason: r.get(17)?,
-        created_by: r.get(18)?,
-        created_at: r.get(19)?,
-        decided_by: r.get(20)?,
-        decided_at: r.get(21)?,
-        accepted_fields: serde_json::from_value(json(22)?).unwrap_or_default(),
-        accept_correlation: r.get(23)?,
-        result_version: r.get(24)?,
-        undone_by: r.get(25)?,
-        undone_at: r.get(26)?,
+        id: r.get("id")?,
+        capability: r.get("capability")?,
+        object: r.get("object")?,
+        record_id: r.get("record_id")?,
+        operation: r.get("operation")?,
+        fields: parsed(r, "fields")?,
+        unmapped: parsed(r, "unmapped")?,
+        rationale: r.get("rationale")?,
+        basis_version: r.get("basis_version")?,
+        grounding_hash: r.get("grounding_hash")?,
+        prompt: r.get("prompt")?,
+        prompt_version: r.get("prompt_version")?,
+        model_id: r.get("model_id")?,
+        model_version: r.get("model_version")?,
+        generation: r.get("generation")?,
+        correlation_id: r.get("correlation_id")?,
+        state: serde_json::from_value(Value::String(state)).map_err(|e| damaged(r, "state", e))?,
+        state_reason: r.get("state_reason")?,
+        created_by: r.get("created_by")?,
+        created_at: r.get("created_at")?,
+        decided_by: r.get("decided_by")?,
+        decided_at: r.get("decided_at")?,
+        accepted_fields: parsed(r, "accepted_fields")?,
+        accept_correlation: r.get("accept_correlation")?,
+        result_version: r.get("result_version")?,
+        undone_by: r.get("undone_by")?,
+        undone_at: r.get("undone_at")?,
         undo_until: None,
         hidden_fields: 0,
-        auto_applied: r.get(27)?,
-        reviewer_edits: serde_json::from_value(json(28)?).unwrap_or_default(),
+        auto_applied: r.get("auto_applied")?,
+        reviewer_edits: parsed(r, "reviewer_edits")?,
     })
 }
+
+/// Why a stored proposal column cannot be read: `(column, what the parser said)`.
+#[derive(Debug)]
+struct DamagedColumn(String, String);
+
+impl std::fmt::Display for DamagedColumn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the proposal's stored `{}` cannot be read ({})", self.0, self.1)
+    }
+}
+
+impl std::error::Error for DamagedColumn {}
 
 impl Session<'_> {
     /// Record a proposal. Nothing is written to records. Needs the capability's `ai.use`; an

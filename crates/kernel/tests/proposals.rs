@@ -557,3 +557,25 @@ fn a_reviewer_who_cannot_read_a_field_sees_neither_its_value_nor_the_document_th
     assert_eq!(e.code, Code::Conflict);
     assert!(e.details.iter().all(|d| d.path != "birthdate"), "{:?}", e.details);
 }
+
+#[test]
+fn a_damaged_stored_proposal_is_an_error_not_an_open_proposal_with_no_fields() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let id = sent_invoice(&ava);
+    let p = ava.propose(draft(Some(&id), vec![field("po_number", json!("PO-5"))])).unwrap();
+    let conn = f.ws.raw_connection();
+    // (The state column has a CHECK constraint; the JSON columns have none.)
+    for (column, damage) in [("fields", "'not json'"), ("unmapped", "'{'"), ("reviewer_edits", "'[1'")] {
+        let keep: String = conn
+            .query_row(&format!("SELECT {column} FROM proposal WHERE id = ?1"), [&p.id], |r| r.get(0))
+            .unwrap();
+        conn.execute(&format!("UPDATE proposal SET {column} = {damage} WHERE id = ?1"), [&p.id]).unwrap();
+        let e = ava.proposal(&p.id).unwrap_err();
+        assert_eq!(e.code, Code::Storage, "{column}: {e}");
+        assert!(e.message.contains(column), "{column}: {e}");
+        assert!(ava.proposals(None, None).is_err(), "{column}: the list does not hide it either");
+        conn.execute(&format!("UPDATE proposal SET {column} = ?2 WHERE id = ?1"), [&p.id, &keep]).unwrap();
+    }
+    assert_eq!(ava.proposal(&p.id).unwrap().state, ProposalState::Open);
+}
