@@ -58,7 +58,13 @@ pub(crate) fn apply(
     let generation = old.map_or(0, |c| c.generation) + 1;
     let catalog = Catalog::compile(generation, new.clone())?;
     let tx = store::immediate(conn)?;
-    let mut plan = Plan::default();
+    let mut plan = Plan {
+        changes: vec![],
+        lost: vec![],
+        actor: actor.to_string(),
+        at: timestamp(now),
+        correlation: format!("deploy-{generation}"),
+    };
     let old_def = old.map(|c| &c.definition);
     for o in &new.objects {
         match old_def.and_then(|d| d.object(&o.key)) {
@@ -152,9 +158,44 @@ fn count(conn: &Connection, sql: &str) -> Result<i64> {
 struct Plan {
     changes: Vec<String>,
     lost: Vec<Detail>,
+    /// Who deploys, when, and the correlation id of the history rows for the values it changes.
+    actor: String,
+    at: String,
+    correlation: String,
 }
 
 impl Plan {
+    /// Record that the deploy changed `field` of record `id` from `old` to `new`, as any save
+    /// would: the record's version moves on (a proposal computed before is now stale) and data
+    /// history keeps the old value, with the deploying user as actor.
+    fn changed_value(
+        &self,
+        conn: &Connection,
+        object: &str,
+        id: &str,
+        f: &FieldDef,
+        old: &Scalar,
+        new: &Scalar,
+    ) -> Result<()> {
+        let t = table(object);
+        conn.prepare_cached(&format!("UPDATE {t} SET version = version + 1, updated_at = ?2 WHERE id = ?1"))?
+            .execute(params![id, self.at])?;
+        let json = |s: &Scalar| -> Option<String> { (!s.is_null()).then(|| s.to_json(Some(f)).to_string()) };
+        conn.prepare_cached(&format!(
+            "INSERT INTO data_history (object, record_id, op, field, old_value, new_value, actor, proposed_by, correlation_id, at, record_version)
+             SELECT ?1, id, 'update', ?2, ?3, ?4, ?5, NULL, ?6, ?7, version FROM {t} WHERE id = ?8"
+        ))?
+        .execute(params![object, f.key, json(old), json(new), self.actor, self.correlation, self.at, id])?;
+        if f.field_type == FieldType::LongText {
+            let text = match new {
+                Scalar::Text(t) => Some(t.as_str()),
+                _ => None,
+            };
+            crate::corpus::index_field(conn, object, id, &f.key, text)?;
+        }
+        Ok(())
+    }
+
     fn loss(&mut self, path: String, message: String) {
         self.lost.push(Detail { path, message });
     }
@@ -210,7 +251,14 @@ impl Plan {
                     conn.execute_batch(&format!("ALTER TABLE {t} ADD COLUMN {}", column(&f.key)))?;
                     if let Some(d) = &f.default {
                         let v = coerce(f, d).map_err(|m| Error::new(Code::InvalidDefinition, m))?;
+                        let ids: Vec<String> = conn
+                            .prepare(&format!("SELECT id FROM {t}"))?
+                            .query_map([], |r| r.get(0))?
+                            .collect::<rusqlite::Result<_>>()?;
                         conn.execute(&format!("UPDATE {t} SET {} = ?1", column(&f.key)), [&v])?;
+                        for id in &ids {
+                            self.changed_value(conn, &o.key, id, f, &Scalar::Null, &v)?;
+                        }
                     }
                     check_unique(conn, &o.key, f)?;
                     index_field(conn, o, f)?;
@@ -250,7 +298,7 @@ impl Plan {
     ) -> Result<()> {
         let t = table(object);
         let c = column(&f.key);
-        let mut rewrites: Vec<(String, Scalar)> = Vec::new();
+        let mut rewrites: Vec<(String, Scalar, Scalar)> = Vec::new();
         let mut lost = 0usize;
         let mut example = None;
         {
@@ -284,18 +332,19 @@ impl Plan {
                 };
                 match converted {
                     Ok(v) if v == stored => {}
-                    Ok(v) => rewrites.push((id, v)),
+                    Ok(v) => rewrites.push((id, stored, v)),
                     Err(m) => {
                         lost += 1;
                         example.get_or_insert(m);
-                        rewrites.push((id, Scalar::Null));
+                        rewrites.push((id, stored, Scalar::Null));
                     }
                 }
             }
         }
         let mut stmt = conn.prepare(&format!("UPDATE {t} SET {c} = ?1 WHERE id = ?2"))?;
-        for (id, v) in &rewrites {
-            stmt.execute(params![v, id])?;
+        for (id, old, new) in &rewrites {
+            stmt.execute(params![new, id])?;
+            self.changed_value(conn, object, id, f, old, new)?;
         }
         if lost > 0 {
             self.loss(

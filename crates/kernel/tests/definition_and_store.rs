@@ -287,3 +287,53 @@ fn definitions_built_in_code_are_validated_too() {
     assert_eq!(paths(&e), vec!["/objects/1/fields/2/target".to_string()]);
     assert_eq!(f.ws.generation(), 1);
 }
+
+#[test]
+fn a_deploy_that_changes_values_writes_their_history_and_moves_the_records_on() {
+    let mut f = common::demo();
+    let mut def: serde_json::Value = serde_json::from_str(countersign_kernel::demo::DEMO_DEFINITION).unwrap();
+    let account = def["objects"].as_array_mut().unwrap().iter_mut().find(|o| o["key"] == "account").unwrap();
+    let fields = account["fields"].as_array_mut().unwrap();
+    // A new field with a default fills every record; a narrower field clears what no longer fits.
+    fields.push(serde_json::json!({"key": "tier", "label": "Tier", "type": "text", "default": "standard"}));
+    fields.iter_mut().find(|x| x["key"] == "billing_city").unwrap()["maxLength"] = serde_json::json!(4);
+    def.as_object_mut().unwrap().remove("data");
+    let def = countersign_kernel::WorkspaceDefinition::from_json(&def).unwrap();
+    let ava = f.ws.session("ava").unwrap();
+    let long_city = ava
+        .query(
+            &countersign_kernel::QuerySpec::parse(
+                r#"{"object": "account", "fields": ["billing_city"], "limit": 10000}"#,
+            )
+            .unwrap(),
+        )
+        .unwrap()
+        .records
+        .into_iter()
+        .find(|r| r["billing_city"].as_str().is_some_and(|c| c.chars().count() > 4))
+        .expect("a demo account with a city longer than 4 characters");
+    let id = long_city["id"].as_str().unwrap().to_string();
+    let before = ava.get("account", &id).unwrap();
+    drop(ava);
+    let opts =
+        countersign_kernel::DeployOptions { force: true, ..countersign_kernel::DeployOptions::by("ava") };
+    let report = f.ws.deploy(&def, &opts).unwrap();
+    let ava = f.ws.session("ava").unwrap();
+    let after = ava.get("account", &id).unwrap();
+    assert_eq!(after.version, before.version + 2, "two values changed: two versions, as two saves would");
+    assert_eq!(after.fields["tier"], "standard");
+    assert!(after.fields.get("billing_city").is_none_or(|v| v.is_null()));
+    let history = ava.history_of("account", &id).unwrap();
+    let by_deploy: Vec<_> =
+        history.iter().filter(|h| h.correlation_id == format!("deploy-{}", report.generation)).collect();
+    assert_eq!(by_deploy.len(), 2, "{history:#?}");
+    let tier = by_deploy.iter().find(|h| h.field == "tier").unwrap();
+    assert_eq!(
+        (tier.old_value.clone(), tier.new_value.clone()),
+        (serde_json::Value::Null, serde_json::json!("standard"))
+    );
+    let city = by_deploy.iter().find(|h| h.field == "billing_city").unwrap();
+    assert_eq!(city.old_value, long_city["billing_city"]);
+    assert!(city.new_value.is_null());
+    assert!(by_deploy.iter().all(|h| h.actor == "ava" && h.operation == "update"));
+}
