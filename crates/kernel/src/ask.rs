@@ -389,28 +389,11 @@ impl Session<'_> {
     }
 
     /// Record a call refused before any model was chosen (no `ai.use`).
-    fn refuse_early(
-        &self,
-        capability: &crate::pipeline::CapabilityBinding,
-        input: &str,
-        e: &Error,
-    ) -> Result<()> {
-        let model = ModelChoice::unstored("", "", String::new(), String::new(), Value::Null);
-        let inv = self.begin_invocation(capability, model, input, 0);
-        match inv {
-            Ok(inv) => self.finish_invocation(&inv, Outcome::Failed(e)),
-            Err(_) => Ok(()), // already traced by the pre-flight refusal
-        }
-    }
-
     /// Authorize before anything else (no model is resolved for a user who may not ask).
     pub fn ask_authorize(&self, question: &str) -> Result<()> {
         let binding = self.capability(CAPABILITY)?;
-        if let Err(e) = self.require(&binding.required_permission) {
-            self.refuse_early(&binding, question, &e)?;
-            return Err(e);
-        }
-        Ok(())
+        self.require(&binding.required_permission)
+            .map_err(|e| self.refuse_before_begin(&binding, question, e))
     }
 
     /// Steps 1–3 and the request: authorize, budget, ground, build the prompt and contract.

@@ -494,17 +494,13 @@ pub enum ExtractStep {
 }
 
 impl Session<'_> {
-    /// Authorize, ground and pre-flight an Extract of `doc` into `object` (a new record, or
-    /// `record` for an update); the returned run carries the request for the model.
-    pub fn extract_begin(
+    /// Whether this user may extract into `object` (and `record`), and the fields they may fill.
+    fn extract_fields(
         &self,
-        doc: Document,
+        binding: &crate::pipeline::CapabilityBinding,
         object: &str,
         record: Option<&str>,
-        model: ModelChoice,
-    ) -> Result<ExtractRun> {
-        let started = Instant::now();
-        let binding = self.capability(CAPABILITY)?;
+    ) -> Result<Vec<&crate::definition::FieldDef>> {
         self.require(&binding.required_permission)?;
         if binding.autonomy == Autonomy::ReadOnly {
             return Err(Error::new(
@@ -523,6 +519,23 @@ impl Session<'_> {
         if let Some(id) = record {
             self.get(object, id)?;
         }
+        Ok(fields)
+    }
+
+    /// Authorize, ground and pre-flight an Extract of `doc` into `object` (a new record, or
+    /// `record` for an update); the returned run carries the request for the model.
+    pub fn extract_begin(
+        &self,
+        doc: Document,
+        object: &str,
+        record: Option<&str>,
+        model: ModelChoice,
+    ) -> Result<ExtractRun> {
+        let started = Instant::now();
+        let binding = self.capability(CAPABILITY)?;
+        let fields = self
+            .extract_fields(&binding, object, record)
+            .map_err(|e| self.refuse_before_begin(&binding, &doc.name, e))?;
         let prompt = self.active_prompt(&binding.prompt)?;
         let injections = find_injections(&doc);
         let parts = vec![

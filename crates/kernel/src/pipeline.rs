@@ -177,17 +177,47 @@ pub fn lease_span(settings: &CapabilitySettings) -> Span {
     let per_try = settings.timeout_ms.saturating_add(settings.connect_timeout_ms as u64);
     let tries = policy.attempts.max(1) as u64;
     let backoffs = (policy.first_backoff.as_millis() as u64).saturating_mul(1 << tries.min(16));
-    let ms = per_try.saturating_mul(tries).saturating_add(backoffs).min(i64::MAX as u64 / 2);
+    let ms = per_try.saturating_mul(tries).saturating_add(backoffs).min(MAX_LEASE_MS);
     Span::milliseconds(ms as i64) + LEASE_MARGIN
 }
+
+/// No claim outlasts a day, whatever the timeouts a binding sets (a huge one would overflow the
+/// clock's arithmetic, or run the lease past year 9999 where it no longer compares as text).
+const MAX_LEASE_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// Time for the kernel's steps around a model call, on top of the call's own timeouts.
 pub const LEASE_MARGIN: Span = Span::seconds(60);
 
-/// The process holding a claim, as recorded in its trace row (for people reading the trace;
-/// whether a claim still holds is decided by its lease alone).
+/// The process holding a claim, as recorded in its trace row.
 fn holder() -> String {
     format!("pid {}", std::process::id())
+}
+
+/// Whether the process named by a trace row's `holder` is gone. A workspace in WAL mode is
+/// only ever opened by processes of one machine, so a pid that no longer exists here means
+/// the call's process died (killed, crashed) and its claim holds no slot, lease or not. A
+/// reused pid only makes a dead claim look alive until its lease runs out.
+fn holder_gone(holder: Option<&str>) -> bool {
+    let Some(pid) = holder.and_then(|h| h.strip_prefix("pid ")).and_then(|p| p.parse::<u32>().ok()) else {
+        return false;
+    };
+    if pid == std::process::id() {
+        return false;
+    }
+    process_gone(pid)
+}
+
+#[cfg(unix)]
+fn process_gone(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    // SAFETY: signal 0 checks that the process exists and sends nothing.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    !alive && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
+#[cfg(not(unix))]
+fn process_gone(_pid: u32) -> bool {
+    false
 }
 
 /// An invocation's hold on its trace row. While the row is `running` with an unexpired lease
@@ -305,7 +335,7 @@ pub(crate) fn close_abandoned(conn: &rusqlite::Connection, now: DateTime<Utc>) -
                 }
             }
         };
-        if until <= now_text {
+        if until <= now_text || holder_gone(row.holder.as_deref()) {
             stale.push((row, until));
         }
     }
@@ -318,9 +348,13 @@ pub(crate) fn close_abandoned(conn: &rusqlite::Connection, now: DateTime<Utc>) -
     let mut closed = 0;
     for (row, until) in &stale {
         let by = row.holder.as_ref().map_or(String::new(), |h| format!(" ({h})"));
-        let why = format!(
-            "the process running this call{by} stopped before it finished; its claim ran out at {until}"
-        );
+        let why = if holder_gone(row.holder.as_deref()) {
+            format!("the process running this call{by} stopped before it finished")
+        } else {
+            format!(
+                "the process running this call{by} stopped before it finished; its claim ran out at {until}"
+            )
+        };
         if abandon(&tx, &row.id, Some(row.lease_until.as_deref()), &now_text, &why)? {
             closed += 1;
         }
@@ -841,8 +875,13 @@ impl Session<'_> {
         }
     }
 
-    /// The model a capability calls: its pin, or the only pin of the workspace.
+    /// The model a capability calls: its pin, or the only pin of the workspace. Resolved when a
+    /// call starts, so a failure (none pinned, several, drifted) is traced as that call's.
     pub fn model_for(&self, binding: &CapabilityBinding) -> Result<ModelChoice> {
+        self.bound_model(binding).map_err(|e| self.refuse_before_begin(binding, "", e))
+    }
+
+    fn bound_model(&self, binding: &CapabilityBinding) -> Result<ModelChoice> {
         let pin = match &binding.model_pin {
             Some(key) => self.model_pin(key)?,
             None => {
@@ -1020,12 +1059,15 @@ impl Session<'_> {
         let max = cap.settings.rate.concurrency;
         let now = self.ws.clock.now();
         let tx = crate::store::immediate(self.ws.conn())?;
-        let running: u32 = tx.query_row(
-            "SELECT count(*) FROM ai_trace WHERE actor = ?1 AND capability = ?2 AND outcome = 'running'
-               AND lease_until > ?3 AND id <> ?4",
-            params![inv.actor, cap.key, timestamp(now), inv.trace_id],
-            |r| r.get(0),
-        )?;
+        let holders: Vec<Option<String>> = tx
+            .prepare(
+                "SELECT holder FROM ai_trace WHERE actor = ?1 AND capability = ?2 AND outcome = 'running'
+                   AND lease_until > ?3 AND id <> ?4",
+            )?
+            .query_map(params![inv.actor, cap.key, timestamp(now), inv.trace_id], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        // A claim whose process died holds no slot (its row is closed on the next open).
+        let running = holders.iter().filter(|h| !holder_gone(h.as_deref())).count() as u32;
         if running >= max {
             return Err(rate_error(format!(
                 "{max} {} call(s) already running for you; wait for them or cancel one",
@@ -1100,16 +1142,7 @@ impl Session<'_> {
                 (TraceOutcome::Answered, Some(result.to_string()), values.to_vec(), None, None, None)
             }
             Outcome::Failed(e) => {
-                let kind = match e.code {
-                    Code::Permission
-                    | Code::AiBudget
-                    | Code::RateLimit
-                    | Code::GroundingInsufficient
-                    | Code::Scope
-                    | Code::Contract => TraceOutcome::Refused,
-                    _ => TraceOutcome::Failed,
-                };
-                let fault = serde_json::to_value(e.fault).ok().and_then(|v| v.as_str().map(String::from));
+                let (kind, fault) = failure_kind(e);
                 (kind, None, vec![], Some(e.code.as_str()), fault, Some(e.message.clone()))
             }
         };
@@ -1144,6 +1177,37 @@ impl Session<'_> {
         tx.commit()?;
         inv.claim.done.store(true, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// Trace a call refused before it could begin — no permission, a read-only capability, no
+    /// model pinned, a record the user cannot read — as one finished row with no model, so
+    /// every attempt shows in the activity, refusals included. Returns `e` for the caller to
+    /// return; a trace that cannot be written does not hide it.
+    pub fn refuse_before_begin(&self, capability: &CapabilityBinding, input: &str, e: Error) -> Error {
+        let (kind, fault) = failure_kind(&e);
+        let now = timestamp(self.ws.clock.now());
+        let _ = self.ws.conn().execute(
+            "INSERT INTO ai_trace (id, correlation_id, capability, actor, prompt, prompt_version, model_id, model_version,
+                grounding_hash, generation, input, prompt_text, estimated_cost, currency, outcome, code, fault, message,
+                started_at, finished_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, 0, '', '', '', ?6, ?7, '', 0, ?8, ?9, ?10, ?11, ?12, ?13, ?13)",
+            params![
+                self.ws.ids.record_id("trace"),
+                self.ws.ids.correlation_id(),
+                capability.key,
+                self.user().key,
+                capability.prompt,
+                self.catalog().generation,
+                input,
+                self.catalog().definition.currency,
+                kind.as_str(),
+                e.code.as_str(),
+                fault,
+                e.message,
+                now
+            ],
+        );
+        e
     }
 
     /// Trace entries this user may read: their own; every entry with `ai.manage`. Values of
@@ -1264,4 +1328,19 @@ fn autonomy_str(a: Autonomy) -> &'static str {
         Autonomy::Propose => "propose",
         Autonomy::AutoApply => "auto_apply",
     }
+}
+
+/// How a failed invocation is traced: refused (the request or its limits) or failed (the
+/// model, the endpoint, the platform), and the error's fault.
+fn failure_kind(e: &Error) -> (TraceOutcome, Option<String>) {
+    let kind = match e.code {
+        Code::Permission
+        | Code::AiBudget
+        | Code::RateLimit
+        | Code::GroundingInsufficient
+        | Code::Scope
+        | Code::Contract => TraceOutcome::Refused,
+        _ => TraceOutcome::Failed,
+    };
+    (kind, serde_json::to_value(e.fault).ok().and_then(|v| v.as_str().map(String::from)))
 }

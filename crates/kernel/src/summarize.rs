@@ -348,8 +348,10 @@ impl Session<'_> {
     pub fn summarize_begin(&self, object: &str, id: &str, model: ModelChoice) -> Result<SummarizeRun> {
         let started = Instant::now();
         let binding = self.capability(CAPABILITY)?;
-        self.require(&binding.required_permission)?;
-        let (facts, failures) = self.summary_facts(object, id)?;
+        let (facts, failures) = self
+            .require(&binding.required_permission)
+            .and_then(|()| self.summary_facts(object, id))
+            .map_err(|e| self.refuse_before_begin(&binding, &format!("{object} {id}"), e))?;
         let prompt = self.active_prompt(&binding.prompt)?;
         let mut lines: Vec<String> = facts.iter().map(fact_line).collect();
         lines.extend(failures.iter().map(|f| format!("(tool failure) {f}")));

@@ -55,7 +55,8 @@ impl Workspace {
 
     fn with_connection(conn: Connection, path: &Path, opts: WorkspaceOptions) -> Result<Workspace> {
         // Calls whose process stopped before completing them (their claim ran out).
-        crate::pipeline::close_abandoned(&conn, opts.clock.now())?;
+        // Best effort: a file busy in another process keeps them until a later open.
+        let _ = crate::pipeline::close_abandoned(&conn, opts.clock.now());
         let catalog = deploy::load_latest(&conn)?.map(Arc::new);
         if let Some(c) = &catalog {
             crate::corpus::build_if_new(&conn, c)?;

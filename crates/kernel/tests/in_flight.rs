@@ -238,3 +238,82 @@ fn a_workspace_from_before_claims_keeps_its_trace_and_closes_calls_left_running(
     assert_eq!(row("trace_stuck"), ("abandoned".into(), 0.5, Some(common::START.into())));
     assert_eq!(row("trace_live").0, "running", "a call started just now may still be running");
 }
+
+#[test]
+fn a_call_refused_before_it_begins_is_traced_too() {
+    use countersign_kernel::pipeline::Autonomy;
+    let f = common::demo();
+    let (ava, cara, dan) =
+        (f.ws.session("ava").unwrap(), f.ws.session("cara").unwrap(), f.ws.session("dan").unwrap());
+    let count = || ava.traces(100).unwrap().len();
+    // No permission: dan (a viewer) summarizes.
+    let before = count();
+    let id = cara
+        .query(&countersign_kernel::QuerySpec::parse(r#"{"object": "account", "limit": 1}"#).unwrap())
+        .unwrap()
+        .records[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(refused(dan.summarize_begin("account", &id, model())).code, Code::Permission);
+    // A read-only capability: cara extracts.
+    let mut binding = ava.capability("extract").unwrap();
+    binding.autonomy = Autonomy::ReadOnly;
+    ava.bind_capability(&binding).unwrap();
+    let doc =
+        countersign_kernel::ingest::ingest("inv.txt", b"Invoice 7".to_vec(), &Default::default()).unwrap();
+    assert_eq!(refused(cara.extract_begin(doc, "invoice", None, model())).code, Code::Permission);
+    // No model pinned (the demo pins none).
+    let e = refused(cara.model_for(&cara.capability("ask").unwrap()));
+    assert!(e.message.contains("no model is pinned"), "{e}");
+    let traces = ava.traces(100).unwrap();
+    assert_eq!(traces.len(), before + 3, "each refusal is one finished trace row");
+    let newest: Vec<_> =
+        traces.iter().take(3).map(|t| (t.capability.as_str(), t.actor.as_str(), t.outcome)).collect();
+    for expected in [
+        ("summarize", "dan", TraceOutcome::Refused),
+        ("extract", "cara", TraceOutcome::Refused),
+        ("ask", "cara", TraceOutcome::Failed),
+    ] {
+        assert!(newest.contains(&expected), "{expected:?} not in {newest:?}");
+    }
+}
+
+#[test]
+fn a_claim_whose_process_is_gone_holds_no_slot_and_is_closed_on_open() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    one_at_a_time(&ava);
+    // A call whose process was killed (Ctrl-C on the CLI): its row says so by its holder, a
+    // process that has exited, while its lease is still minutes from running out.
+    let killed = begin(&ava).unwrap();
+    let id = killed.invocation.trace_id.clone();
+    std::mem::forget(killed);
+    let mut exited = std::process::Command::new("true").spawn().unwrap();
+    let dead = exited.id();
+    exited.wait().unwrap();
+    f.ws.raw_connection()
+        .execute("UPDATE ai_trace SET holder = ?2 WHERE id = ?1", [id.as_str(), &format!("pid {dead}")])
+        .unwrap();
+    // The slot is free at once, without waiting for the lease.
+    let next = begin(&ava).unwrap();
+    assert_busy(begin(&ava));
+    // The next open closes the dead call's row; the live one is left alone.
+    let other = another_process(&f);
+    assert_eq!(outcome(&other, &id), TraceOutcome::Abandoned);
+    assert_eq!(outcome(&other, &next.invocation.trace_id), TraceOutcome::Running);
+    drop(next);
+}
+
+#[test]
+fn a_huge_timeout_caps_the_lease_instead_of_overflowing_the_clock() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let mut b = ava.capability("ask").unwrap();
+    b.settings.timeout_ms = u64::MAX;
+    ava.bind_capability(&b).unwrap();
+    let span = lease_span(&b.settings);
+    assert!(span <= chrono::Duration::days(1) + chrono::Duration::minutes(1), "{span}");
+    let run = begin(&ava).unwrap();
+    drop(run);
+}
