@@ -178,6 +178,9 @@ pub fn ingest(name: &str, bytes: Vec<u8>, limits: &Limits) -> Result<Document> {
 /// not foresee is contained only by the child process.
 const READER_STACK: usize = 256 << 20;
 
+/// Stack of the reader thread in the child process.
+const CHILD_READER_STACK: usize = 32 << 20;
+
 fn read_on_thread(name: &str, kind: DocumentKind, bytes: Vec<u8>, limits: &Limits) -> Result<Parsed> {
     let (tx, rx) = std::sync::mpsc::channel();
     let owned_name = name.to_string();
@@ -260,12 +263,18 @@ fn serve_one_document() -> i32 {
     if (&mut stdin).take(limits.max_bytes as u64 + 1).read_to_end(&mut bytes).is_err() {
         return 2;
     }
-    let budget = Budget::new(&limits);
-    let reply = match parse_guarded(&request.name, request.kind, &bytes, &limits, &budget) {
+    // On a thread of a known stack size (the main thread's is 1 MiB on Windows). Smaller than
+    // the in-process reader's: a thread's stack counts against the heap limit here.
+    let name = request.name.clone();
+    let parsed = std::thread::Builder::new()
+        .stack_size(CHILD_READER_STACK)
+        .spawn(move || parse_guarded(&name, request.kind, &bytes, &limits, &Budget::new(&limits)))
+        .map_err(|e| Error::internal(e.to_string()))
+        .and_then(|t| t.join().unwrap_or_else(|_| Err(Error::internal("the reader thread stopped"))));
+    let reply = match parsed {
         Ok((text, segments, attachments)) => ReaderReply::Text { text, segments, attachments },
         Err(e) => ReaderReply::Refused { code: e.code, message: e.message },
     };
-    drop(bytes);
     let mut out = std::io::stdout().lock();
     let written = serde_json::to_writer(&mut out, &reply).is_ok() && std::io::Write::flush(&mut out).is_ok();
     if written {
@@ -284,6 +293,9 @@ fn read_in_child(
 ) -> Result<Parsed> {
     use std::process::{Command, Stdio};
     let cannot = |e: std::io::Error| Error::internal(format!("cannot start the document reader: {e}"));
+    let header =
+        serde_json::to_string(&ReaderRequest { name: name.to_string(), kind, limits: limits.clone() })
+            .map_err(|e| Error::internal(e.to_string()))?;
     let mut child = Command::new(program)
         .arg(READER_ARG)
         .stdin(Stdio::piped())
@@ -291,9 +303,6 @@ fn read_in_child(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(cannot)?;
-    let header =
-        serde_json::to_string(&ReaderRequest { name: name.to_string(), kind, limits: limits.clone() })
-            .map_err(|e| Error::internal(e.to_string()))?;
     let mut stdin = child.stdin.take().expect("piped");
     let input: Vec<u8> = [header.as_bytes(), b"\n", bytes].concat();
     // The child may stop reading early (a limit); a broken pipe is then expected.
@@ -316,7 +325,12 @@ fn read_in_child(
     });
     let deadline = std::time::Instant::now() + limits.deadline;
     let status = loop {
-        match child.try_wait().map_err(cannot)? {
+        let polled = child.try_wait().map_err(|e| {
+            let _ = child.kill();
+            let _ = child.wait();
+            cannot(e)
+        });
+        match polled? {
             Some(status) => break status,
             None if std::time::Instant::now() >= deadline => {
                 let _ = child.kill();
@@ -873,15 +887,16 @@ fn page_tree_problem(doc: &lopdf::Document) -> Option<String> {
     None
 }
 
-/// Inflate every page's content streams as the text output will (a stream drawn twice counts
-/// twice) within `max_inflated`, and refuse nesting past [`MAX_PDF_NESTING`] in them, before
+/// Inflate each page's content streams as the text output will (a stream drawn twice counts
+/// twice) within `max_inflated` per page, and refuse nesting past [`MAX_PDF_NESTING`] in them, before
 /// the text output inflates and parses them without bounds. Streams in filters other than
 /// Flate are left to the reader process's limits.
 fn check_page_contents(doc: &lopdf::Document, b: &Builder) -> Result<()> {
     let (name, limits) = (b.name, b.limits);
-    let mut inflated: u64 = 0;
     for (n, page) in doc.get_pages() {
         b.budget.check(name, limits)?;
+        // Per page: the text output holds one page's content at a time.
+        let mut inflated: u64 = 0;
         let mut content = Vec::new();
         for id in doc.get_page_contents(page) {
             let Ok(lopdf::Object::Stream(stream)) = doc.get_object(id) else { continue };
@@ -1041,6 +1056,21 @@ fn pdf_nesting_over(bytes: &[u8], max: usize) -> Option<usize> {
             }
             b'[' => depth += 1,
             b']' => depth = depth.saturating_sub(1),
+            // Inline image data (`BI … ID <binary> EI` in content) is not syntax.
+            b'I' if bytes[i..].starts_with(b"ID")
+                && i > 0
+                && bytes[i - 1].is_ascii_whitespace()
+                && bytes.get(i + 2).is_some_and(u8::is_ascii_whitespace) =>
+            {
+                let rest = &bytes[i + 2..];
+                let end = rest.windows(4).position(|w| {
+                    w[0].is_ascii_whitespace() && &w[1..3] == b"EI" && w[3].is_ascii_whitespace()
+                });
+                match end {
+                    Some(end) => i += 2 + end + 3,
+                    None => return None,
+                }
+            }
             b's' if bytes[i..].starts_with(b"stream") && !bytes[..i].ends_with(b"end") => {
                 let rest = &bytes[i + 6..];
                 match rest.windows(9).position(|w| w == b"endstream") {
@@ -1224,5 +1254,7 @@ mod tests {
         assert_eq!(pdf_nesting_over(hidden, 1), None, "strings, hex strings, comments and stream data");
         assert_eq!(pdf_nesting_over(hidden, 0), Some(1), "and the scan goes on after them");
         assert_eq!(pdf_nesting_over(&b"[".repeat(101), 100), Some(101));
+        let image = [b"BT ET BI /W 8 /H 8 ID ".as_slice(), &[b'['; 500], b" EI Q"].concat();
+        assert_eq!(pdf_nesting_over(&image, 1), None, "inline image data");
     }
 }
