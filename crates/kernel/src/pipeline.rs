@@ -470,6 +470,9 @@ pub struct Invocation {
     pub grounding_hash: String,
     /// A budget warning for the user, when a ceiling is near.
     pub warning: Option<String>,
+    /// Record values the prompt holds (facts, a document's fields), so the trace hides them from
+    /// a reader who cannot read their fields, whatever the outcome.
+    pub values: Vec<FieldValue>,
     claim: Claim,
 }
 
@@ -949,6 +952,7 @@ impl Session<'_> {
             output_text: String::new(),
             grounding_hash: String::new(),
             warning: None,
+            values: vec![],
         };
         let currency = self.catalog().definition.currency.clone();
         {
@@ -1139,11 +1143,12 @@ impl Session<'_> {
     pub fn finish_invocation(&self, inv: &Invocation, outcome: Outcome<'_>) -> Result<()> {
         let (kind, result, values, code, fault, message) = match outcome {
             Outcome::Answered { result, values } => {
-                (TraceOutcome::Answered, Some(result.to_string()), values.to_vec(), None, None, None)
+                let all = inv.values.iter().chain(values).cloned().collect::<Vec<_>>();
+                (TraceOutcome::Answered, Some(result.to_string()), all, None, None, None)
             }
             Outcome::Failed(e) => {
                 let (kind, fault) = failure_kind(e);
-                (kind, None, vec![], Some(e.code.as_str()), fault, Some(e.message.clone()))
+                (kind, None, inv.values.clone(), Some(e.code.as_str()), fault, Some(e.message.clone()))
             }
         };
         let latency_ms = inv.started.elapsed().as_secs_f64() * 1000.0;

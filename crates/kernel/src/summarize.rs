@@ -81,6 +81,17 @@ pub struct Fact {
     pub record_name: String,
 }
 
+/// How a fact's value may appear in the prompt (as stored, and as it reads), for the trace
+/// to hide from readers who cannot read its field.
+fn traced_values(f: &Fact) -> Vec<crate::pipeline::FieldValue> {
+    let stored = f.value.as_str().map(String::from).unwrap_or_else(|| f.value.to_string());
+    [stored, f.display.clone()]
+        .into_iter()
+        .filter(|v| !v.is_empty() && v != "null")
+        .map(|value| crate::pipeline::FieldValue { object: f.object.clone(), field: f.field.clone(), value })
+        .collect()
+}
+
 /// A fact a sentence cites, and where.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -296,6 +307,7 @@ impl Session<'_> {
                 });
                 for f in &mut more {
                     f.reference = format!("F{}", run.facts.len() + 1);
+                    run.invocation.values.extend(traced_values(f));
                     run.facts.push(f.clone());
                 }
                 let lines: Vec<String> = more.iter().map(fact_line).collect();
@@ -368,6 +380,7 @@ impl Session<'_> {
         let estimate = crate::projection::estimate_prompt_tokens(&chat_prompt);
         let mut inv = self.begin_invocation(&binding, model, &format!("{object} {id}"), estimate)?;
         inv.grounding_hash = format!("sha256:{:x}", Sha256::digest(facts_text.as_bytes()));
+        inv.values = facts.iter().flat_map(traced_values).collect();
         let schema = answer_schema(true);
         let request = inv.chat_request(chat_prompt, "summary".into(), schema.clone());
         Ok(SummarizeRun {

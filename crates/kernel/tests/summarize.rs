@@ -216,3 +216,37 @@ fn the_model_may_call_a_tool_a_failure_goes_back_typed_and_the_run_continues() {
     // No repair was spent: a wrong answer now still gets one.
     assert_eq!(a.attempts, 3);
 }
+
+#[test]
+fn a_trace_reader_who_cannot_read_a_fact_sees_it_hidden_whatever_the_outcome() {
+    // cara manages AI but may not read credit limits; ava's summaries state them.
+    let mut f = common::demo();
+    let mut def: Value = serde_json::from_str(countersign_kernel::demo::DEMO_DEFINITION).unwrap();
+    def.as_object_mut().unwrap().remove("data");
+    let finance = def["permissionSets"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|p| p["key"] == "finance_reviewer")
+        .unwrap();
+    finance["system"].as_array_mut().unwrap().push(json!("ai.manage"));
+    finance["fields"]["account.credit_limit"] = json!("none");
+    let def = countersign_kernel::WorkspaceDefinition::from_json(&def).unwrap();
+    f.ws.deploy(&def, &countersign_kernel::DeployOptions::by("ava")).unwrap();
+    let ava = f.ws.session("ava").unwrap();
+    let limit = ava.get("account", "acc_0009").unwrap().fields["credit_limit"].clone();
+    let limit = limit.as_str().map(String::from).unwrap_or_else(|| limit.to_string());
+    assert!(limit.len() >= 4, "acc_0009 has a credit limit: {limit}");
+    // One answered (the facts were not enough), one refused twice over (not JSON).
+    assert!(run(&ava, vec![json!({"insufficient": "nothing to say"})]).0.is_ok());
+    assert!(run(&ava, vec![json!("nonsense"), json!("nonsense")]).0.is_err());
+    let cara = f.ws.session("cara").unwrap();
+    let seen: Vec<_> = cara.traces(10).unwrap().into_iter().filter(|t| t.capability == "summarize").collect();
+    assert_eq!(seen.len(), 2);
+    for t in &seen {
+        assert!(!t.prompt_text.contains(&limit), "{:?}: the credit limit is in cara's view", t.outcome);
+        assert!(t.prompt_text.contains("[hidden]") && t.hidden_values > 0, "{:?}", t.outcome);
+    }
+    let ava_view = ava.traces(10).unwrap();
+    assert!(ava_view.iter().filter(|t| t.capability == "summarize").all(|t| t.prompt_text.contains(&limit)));
+}
