@@ -110,18 +110,11 @@ impl Workspace {
                     ),
                 ))
             }
-            (Some(catalog), Some(user)) => {
-                let access = catalog.user(user)?;
-                if !access.active {
-                    return Err(Error::new(Code::Permission, format!("user `{user}` is inactive")));
-                }
-                if !access.has_system_permission(DEPLOY_PERMISSION) {
-                    return Err(Error::new(
-                        Code::Permission,
-                        format!("deploying a new definition needs the {DEPLOY_PERMISSION} permission"),
-                    ));
-                }
-                access.key.clone()
+            // The same checks as any session's: an active user, with the permission.
+            (Some(_), Some(user)) => {
+                let session = self.session(user)?;
+                session.require(DEPLOY_PERMISSION)?;
+                session.user().key.clone()
             }
         };
         let doc = serde_json::to_value(def).map_err(|e| Error::internal(e.to_string()))?;
