@@ -335,8 +335,9 @@ pub(crate) fn close_abandoned(conn: &rusqlite::Connection, now: DateTime<Utc>) -
                 }
             }
         };
-        if until <= now_text || holder_gone(row.holder.as_deref()) {
-            stale.push((row, until));
+        let gone = holder_gone(row.holder.as_deref());
+        if gone || until <= now_text {
+            stale.push((row, until, gone));
         }
     }
     if stale.is_empty() {
@@ -346,9 +347,9 @@ pub(crate) fn close_abandoned(conn: &rusqlite::Connection, now: DateTime<Utc>) -
     // claim meanwhile is alive.
     let tx = crate::store::immediate(conn)?;
     let mut closed = 0;
-    for (row, until) in &stale {
+    for (row, until, gone) in &stale {
         let by = row.holder.as_ref().map_or(String::new(), |h| format!(" ({h})"));
-        let why = if holder_gone(row.holder.as_deref()) {
+        let why = if *gone {
             format!("the process running this call{by} stopped before it finished")
         } else {
             format!(
