@@ -125,6 +125,10 @@ fn too_large(name: &str, why: impl std::fmt::Display) -> Error {
     Error::new(Code::DocumentTooLarge, format!("{name} {why}"))
 }
 
+fn too_much_text(name: &str, limits: &Limits) -> Error {
+    too_large(name, format_args!("holds more than {} characters of text", limits.max_chars))
+}
+
 fn timeout(name: &str, limits: &Limits) -> Error {
     Error::new(
         Code::DocumentTimeout,
@@ -552,10 +556,7 @@ impl<'a> Builder<'a> {
         self.blank = false;
         self.chars += line.chars().count();
         if self.chars > self.limits.max_chars {
-            return Err(too_large(
-                self.name,
-                format_args!("holds more than {} characters of text", self.limits.max_chars),
-            ));
+            return Err(too_much_text(self.name, self.limits));
         }
         let start = self.text.len();
         self.text.push_str(line);
@@ -831,11 +832,13 @@ fn pdf(b: &mut Builder, bytes: &[u8]) -> Result<()> {
     }
     let doc = lopdf::Document::load_mem(bytes).map_err(|e| invalid(name, e))?;
     b.budget.check(name, b.limits)?;
-    if let Some(why) = page_tree_problem(&doc) {
+    // The page tree is walked once for the checks (the text output walks it again itself).
+    let pages = doc.get_pages();
+    if let Some(why) = page_tree_problem(&doc, &pages) {
         return Err(invalid(name, why));
     }
-    check_page_contents(&doc, b)?;
-    if let Some(why) = form_cycle(&doc) {
+    check_page_contents(&doc, &pages, b)?;
+    if let Some(why) = form_cycle(&doc, &pages) {
         return Err(invalid(name, why));
     }
     let shared = PageSink::default();
@@ -860,14 +863,17 @@ fn pdf(b: &mut Builder, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// A PDF's pages by number.
+type Pages = std::collections::BTreeMap<u32, lopdf::ObjectId>;
+
 /// Page trees deeper than this are refused (real ones have a few levels).
 const MAX_PAGE_TREE_DEPTH: usize = 64;
 
 /// A page whose chain of `/Parent`s loops or runs past [`MAX_PAGE_TREE_DEPTH`]: the text
 /// output looks inherited attributes up that chain without end (a 1.5 KB file kept a core busy
 /// until the deadline; found by the fuzzer).
-fn page_tree_problem(doc: &lopdf::Document) -> Option<String> {
-    for (n, id) in doc.get_pages() {
+fn page_tree_problem(doc: &lopdf::Document, pages: &Pages) -> Option<String> {
+    for (&n, &id) in pages {
         let mut seen = std::collections::HashSet::new();
         let mut at = id;
         while let Ok(parent) =
@@ -891,9 +897,9 @@ fn page_tree_problem(doc: &lopdf::Document) -> Option<String> {
 /// twice) within `max_inflated` per page, and refuse nesting past [`MAX_PDF_NESTING`] in them, before
 /// the text output inflates and parses them without bounds. Streams in filters other than
 /// Flate are left to the reader process's limits.
-fn check_page_contents(doc: &lopdf::Document, b: &Builder) -> Result<()> {
+fn check_page_contents(doc: &lopdf::Document, pages: &Pages, b: &Builder) -> Result<()> {
     let (name, limits) = (b.name, b.limits);
-    for (n, page) in doc.get_pages() {
+    for (&n, &page) in pages {
         b.budget.check(name, limits)?;
         // Per page: the text output holds one page's content at a time.
         let mut inflated: u64 = 0;
@@ -941,7 +947,7 @@ fn check_page_contents(doc: &lopdf::Document, b: &Builder) -> Result<()> {
 /// text output follows `Do` into a form without a depth limit. A form's edges are the forms its
 /// own resources name, or — when it has none and inherits them — the forms any page names.
 /// Deeper than [`MAX_PAGE_TREE_DEPTH`] counts as a loop.
-fn form_cycle(doc: &lopdf::Document) -> Option<String> {
+fn form_cycle(doc: &lopdf::Document, pages: &Pages) -> Option<String> {
     use lopdf::{Object, ObjectId};
     use std::collections::HashMap;
     let forms_in = |resources: Option<&lopdf::Dictionary>| -> Vec<ObjectId> {
@@ -960,8 +966,7 @@ fn form_cycle(doc: &lopdf::Document) -> Option<String> {
         }
     }
     let is_form = |id: &ObjectId| matches!(doc.get_object(*id), Ok(Object::Stream(s)) if s.dict.get(b"Subtype").and_then(Object::as_name).is_ok_and(|n| n == b"Form"));
-    let page_forms: Vec<ObjectId> = doc
-        .get_pages()
+    let page_forms: Vec<ObjectId> = pages
         .values()
         .filter_map(|p| doc.get_dictionary(*p).ok())
         .flat_map(|p| forms_in(resources_of(doc, p)))
@@ -1230,10 +1235,7 @@ fn docx(b: &mut Builder, bytes: &[u8]) -> Result<()> {
             _ => {}
         }
         if cur.len() > limits.max_chars.saturating_mul(4) {
-            return Err(too_large(
-                name,
-                format_args!("holds more than {} characters of text", limits.max_chars),
-            ));
+            return Err(too_much_text(name, limits));
         }
         buf.clear();
     }
