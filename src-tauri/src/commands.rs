@@ -2,21 +2,22 @@
 //! call on the current user's session, and errors cross as the kernel's one error shape
 //! `{code, fault, message, field?, retriable}` for the UI to branch on.
 
-use countersign_kernel::ask::{self, AskAnswer, AskProgress, AskStep};
-use countersign_kernel::csvio::{self, ExportResult, ImportMode, ImportOptions, ImportReport};
-use countersign_kernel::describe::{ObjectView, WorkspaceView};
-use countersign_kernel::extract::{self, ExtractAnswer, ExtractStep};
+use countersign_kernel::ai::ask::{self, AskAnswer, AskProgress, AskStep};
+use countersign_kernel::ai::extract::{self, ExtractAnswer, ExtractStep};
+use countersign_kernel::ai::pins::{self, ConnectionReport, PinSettings, ProviderConfig, ProviderSettings};
+use countersign_kernel::ai::pipeline::ModelChoice;
+use countersign_kernel::ai::provider::Secret;
+use countersign_kernel::ai::provider::{chat_with_retry, Cancel, ChatRequest, ChatResponse, RetryPolicy};
+use countersign_kernel::ai::summarize::{self, SummarizeStep, SummaryAnswer};
 use countersign_kernel::ingest;
-use countersign_kernel::pins::{self, ConnectionReport, PinSettings, ProviderConfig, ProviderSettings};
-use countersign_kernel::pipeline::ModelChoice;
+use countersign_kernel::open::{self, Start};
 use countersign_kernel::proposals::{AutoApplyList, Proposal, ProposalReview};
-use countersign_kernel::provider::Secret;
-use countersign_kernel::provider::{chat_with_retry, Cancel, ChatRequest, ChatResponse, RetryPolicy};
-use countersign_kernel::query::ListView;
-use countersign_kernel::summarize::{self, SummarizeStep, SummaryAnswer};
+use countersign_kernel::records::csvio::{self, ExportResult, ImportMode, ImportOptions, ImportReport};
+use countersign_kernel::records::describe::{ObjectView, WorkspaceView};
+use countersign_kernel::records::query::ListView;
 use countersign_kernel::{
-    demo, Code, Error, HistoryEntry, QueryResult, QuerySpec, Record, Result, SaveContext, SaveOutcome,
-    SaveRequest, Session, Workspace, WorkspaceOptions,
+    Code, Error, HistoryEntry, QueryResult, QuerySpec, Record, Result, SaveContext, SaveOutcome, SaveRequest,
+    Session, Workspace, WorkspaceOptions,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -39,9 +40,6 @@ impl Open {
             .map(str::to_string)
             .or_else(|| catalog.definition.users.iter().find(|u| u.active).map(|u| u.key.clone()))
             .ok_or_else(|| Error::new(Code::UnknownUser, "the workspace has no active user"))?;
-        // The retention job (F-RETENTION) runs whenever a workspace is opened: open proposals
-        // past 30 days expire with their reason, old decided ones are purged.
-        ws.session(&user)?.run_retention()?;
         Ok(Open { ws, user })
     }
 }
@@ -49,13 +47,7 @@ impl Open {
 impl Desk {
     /// Open the workspace at `path`; on first run (no file yet) create the demo there.
     pub fn open_or_create_demo(path: &Path) -> Result<Desk> {
-        let ws = if path.exists() {
-            Workspace::open(path, WorkspaceOptions::default())?
-        } else {
-            let mut ws = Workspace::create(path, WorkspaceOptions::default())?;
-            demo::init_demo(&mut ws)?;
-            ws
-        };
+        let ws = open::open_or_create_demo(path, WorkspaceOptions::default())?;
         Ok(Desk(Mutex::new(Open::new(ws, None)?)))
     }
 
@@ -91,7 +83,7 @@ pub async fn app_state(desk: State<'_, Desk>) -> Result<WorkspaceView> {
 #[tauri::command]
 pub async fn open_workspace(desk: State<'_, Desk>, path: String) -> Result<WorkspaceView> {
     desk.with(|open| {
-        let ws = Workspace::open(Path::new(&path), WorkspaceOptions::default())?;
+        let ws = open::open(Path::new(&path), WorkspaceOptions::default())?;
         *open = Open::new(ws, Some(&open.user))?;
         Ok(open.ws.session(&open.user)?.describe_workspace())
     })
@@ -102,18 +94,8 @@ pub async fn open_workspace(desk: State<'_, Desk>, path: String) -> Result<Works
 #[tauri::command]
 pub async fn create_workspace(desk: State<'_, Desk>, path: String, demo: bool) -> Result<WorkspaceView> {
     desk.with(|open| {
-        let path = Path::new(&path);
-        if path.exists() {
-            return Err(Error::new(Code::AlreadyInitialized, format!("{} already exists", path.display())));
-        }
-        let mut ws = Workspace::create(path, WorkspaceOptions::default())?;
-        if demo {
-            demo::init_demo(&mut ws)?;
-        } else {
-            let mut def = demo::demo_definition();
-            def.data = None;
-            demo::init(&mut ws, &def, &|_| Ok(String::new()))?;
-        }
+        let start = if demo { Start::Demo } else { Start::DemoWithoutRecords };
+        let (ws, _) = open::create(Path::new(&path), start, WorkspaceOptions::default())?;
         *open = Open::new(ws, Some(&open.user))?;
         Ok(open.ws.session(&open.user)?.describe_workspace())
     })
@@ -347,7 +329,7 @@ impl ModelLoop<'_> {
         advance: impl Fn(&Session<'_>, R, Result<ChatResponse>) -> Result<std::result::Result<T, R>>,
     ) -> Result<T> {
         let model = self.desk.session_of(self.user, |s| s.model_for(&s.capability(capability)?))?;
-        let provider = countersign_kernel::provider::provider(model.endpoint.clone())?;
+        let provider = countersign_kernel::ai::provider::provider(model.endpoint.clone())?;
         let mut drift = Some(model.check().await);
         let mut run = self.desk.session_of(self.user, |s| begin(s, model))?;
         loop {
@@ -369,7 +351,7 @@ impl ModelLoop<'_> {
     /// when streaming text, what was written) as they arrive.
     async fn call(
         &self,
-        provider: &dyn countersign_kernel::provider::ModelProvider,
+        provider: &dyn countersign_kernel::ai::provider::ModelProvider,
         request: &ChatRequest,
         attempts: u32,
     ) -> Result<ChatResponse> {

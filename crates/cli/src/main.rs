@@ -3,8 +3,8 @@
 //! a non-zero exit code (1 for a refused operation, 2 for bad command-line usage).
 
 use clap::{Parser, Subcommand};
-use countersign_kernel::csvio::{export_csv, import_csv, ImportMode, ImportOptions};
-use countersign_kernel::demo;
+use countersign_kernel::open::{self, Start};
+use countersign_kernel::records::csvio::{export_csv, import_csv, ImportMode, ImportOptions};
 use countersign_kernel::{
     Code, DeployOptions, Error, QuerySpec, Result, SaveContext, SaveRequest, Workspace, WorkspaceDefinition,
     WorkspaceOptions,
@@ -532,7 +532,7 @@ fn run(cli: Cli) -> Result<Value> {
         if demo && !path.exists() {
             init(&path, true, None)?;
         }
-        let ws = Workspace::open(&path, WorkspaceOptions::default())?;
+        let ws = open::open(&path, WorkspaceOptions::default())?;
         let out = match command {
             EvalCommand::Ask { cases, endpoint, only, .. } => {
                 eval_ask(&ws, cases, endpoint.as_deref(), only.as_deref())
@@ -556,13 +556,10 @@ fn run(cli: Cli) -> Result<Value> {
             init(p, true, None)?;
         }
     }
-    let mut ws = if is_default && !path.exists() {
-        // First run: the demo workspace, so the app is useful the first minute.
-        let mut ws = Workspace::create(&path, WorkspaceOptions::default())?;
-        demo::init_demo(&mut ws)?;
-        ws
+    let mut ws = if is_default {
+        open::open_or_create_demo(&path, WorkspaceOptions::default())?
     } else {
-        Workspace::open(&path, WorkspaceOptions::default())?
+        open::open(&path, WorkspaceOptions::default())?
     };
     if let Command::Deploy { file, force } = &cli.command {
         let def = WorkspaceDefinition::parse(&std::fs::read_to_string(file)?)?;
@@ -645,11 +642,16 @@ fn run(cli: Cli) -> Result<Value> {
             let model = rt.block_on(model_choice(
                 &session,
                 endpoint.as_deref(),
-                countersign_kernel::ask::CAPABILITY,
+                countersign_kernel::ai::ask::CAPABILITY,
             ))?;
-            let cancel = countersign_kernel::provider::Cancel::default();
-            let answer =
-                rt.block_on(countersign_kernel::ask::ask(&session, &question, model, &cancel, &mut |_| {}))?;
+            let cancel = countersign_kernel::ai::provider::Cancel::default();
+            let answer = rt.block_on(countersign_kernel::ai::ask::ask(
+                &session,
+                &question,
+                model,
+                &cancel,
+                &mut |_| {},
+            ))?;
             to_json(&answer)
         }
         Command::Proposals { command } => proposal_command(&session, command),
@@ -658,11 +660,12 @@ fn run(cli: Cli) -> Result<Value> {
             let model = rt.block_on(model_choice(
                 &session,
                 endpoint.as_deref(),
-                countersign_kernel::summarize::CAPABILITY,
+                countersign_kernel::ai::summarize::CAPABILITY,
             ))?;
-            let cancel = countersign_kernel::provider::Cancel::default();
-            let (answer, _) =
-                rt.block_on(countersign_kernel::summarize::summarize(&session, &object, &id, model, &cancel));
+            let cancel = countersign_kernel::ai::provider::Cancel::default();
+            let (answer, _) = rt.block_on(countersign_kernel::ai::summarize::summarize(
+                &session, &object, &id, model, &cancel,
+            ));
             to_json(&answer?)
         }
         Command::Extract { file, object, record, endpoint, .. } => {
@@ -671,10 +674,10 @@ fn run(cli: Cli) -> Result<Value> {
             let model = rt.block_on(model_choice(
                 &session,
                 endpoint.as_deref(),
-                countersign_kernel::extract::CAPABILITY,
+                countersign_kernel::ai::extract::CAPABILITY,
             ))?;
-            let cancel = countersign_kernel::provider::Cancel::default();
-            to_json(&rt.block_on(countersign_kernel::extract::extract(
+            let cancel = countersign_kernel::ai::provider::Cancel::default();
+            to_json(&rt.block_on(countersign_kernel::ai::extract::extract(
                 &session,
                 &doc,
                 &object,
@@ -709,8 +712,9 @@ fn run(cli: Cli) -> Result<Value> {
                     Some(p) => std::fs::read_to_string(p)?,
                     None => json,
                 };
-                let binding: countersign_kernel::pipeline::CapabilityBinding = serde_json::from_str(&text)
-                    .map_err(|e| Error::new(Code::InvalidQuery, format!("capability binding: {e}")))?;
+                let binding: countersign_kernel::ai::pipeline::CapabilityBinding =
+                    serde_json::from_str(&text)
+                        .map_err(|e| Error::new(Code::InvalidQuery, format!("capability binding: {e}")))?;
                 session.bind_capability(&binding)?;
                 to_json(&session.capability(&binding.key)?)
             }
@@ -728,8 +732,8 @@ fn run(cli: Cli) -> Result<Value> {
 }
 
 fn provider_command(session: &countersign_kernel::Session<'_>, command: ProviderCommand) -> Result<Value> {
-    use countersign_kernel::pins;
-    use countersign_kernel::provider::{ProviderKind, StructuredForm};
+    use countersign_kernel::ai::pins;
+    use countersign_kernel::ai::provider::{ProviderKind, StructuredForm};
     match command {
         ProviderCommand::Add { key, kind, url, key_ref, structured } => {
             let kind = if kind == "ollama" { ProviderKind::Ollama } else { ProviderKind::OpenaiCompatible };
@@ -768,7 +772,7 @@ fn provider_command(session: &countersign_kernel::Session<'_>, command: Provider
 }
 
 fn model_command(session: &countersign_kernel::Session<'_>, command: ModelCommand) -> Result<Value> {
-    use countersign_kernel::pins;
+    use countersign_kernel::ai::pins;
     match command {
         ModelCommand::Pin {
             key,
@@ -809,7 +813,7 @@ fn model_command(session: &countersign_kernel::Session<'_>, command: ModelComman
 }
 
 fn secret_command(command: &SecretCommand) -> Result<Value> {
-    use countersign_kernel::secrets::{self, SecretRef};
+    use countersign_kernel::ai::secrets::{self, SecretRef};
     match command {
         SecretCommand::Set { reference } => {
             let r = SecretRef::parse(reference)?;
@@ -819,7 +823,7 @@ fn secret_command(command: &SecretCommand) -> Result<Value> {
             if key.is_empty() {
                 return Err(Error::new(Code::InvalidValue, "no key on standard input"));
             }
-            secrets::set(&r, &countersign_kernel::provider::Secret::new(key))?;
+            secrets::set(&r, &countersign_kernel::ai::provider::Secret::new(key))?;
             Ok(json!({ "stored": r.uri() }))
         }
         SecretCommand::Delete { reference } => {
@@ -834,32 +838,26 @@ fn init(path: &Path, demo: bool, definition: Option<&Path>) -> Result<Value> {
     if !demo && definition.is_none() {
         return Err(Error::new(Code::InvalidDefinition, "init needs --demo or --definition FILE"));
     }
-    let existed = path.exists();
-    let result = (|| {
-        let mut ws = Workspace::create(path, WorkspaceOptions::default())?;
-        let report = match definition {
-            None => demo::init_demo(&mut ws)?,
-            Some(file) => {
-                let def = WorkspaceDefinition::parse(&std::fs::read_to_string(file)?)?;
-                let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-                demo::init(&mut ws, &def, &|rel| Ok(std::fs::read_to_string(dir.join(rel))?))?
-            }
-        };
-        Ok(json!({
-            "workspace": path,
-            "generation": report.deploy.generation,
-            "imported": report.imports.iter().map(|r| (r.object.clone(), json!(r.imported))).collect::<Map<_, _>>(),
-        }))
-    })();
-    if result.is_err() && !existed {
-        // A failed init leaves no half-made workspace behind.
-        for suffix in ["", "-wal", "-shm"] {
-            let mut p = path.as_os_str().to_owned();
-            p.push(suffix);
-            let _ = std::fs::remove_file(PathBuf::from(p));
+    let report = match definition {
+        None => open::create(path, Start::Demo, WorkspaceOptions::default())?.1,
+        Some(file) => {
+            let def = WorkspaceDefinition::parse(&std::fs::read_to_string(file)?)?;
+            let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+            let load = |rel: &str| Ok(std::fs::read_to_string(dir.join(rel))?);
+            open::create(
+                path,
+                Start::Definition { definition: &def, load: &load },
+                WorkspaceOptions::default(),
+            )?
+            .1
         }
     }
-    result
+    .ok_or_else(|| Error::internal("a workspace made from a definition reports what it loaded"))?;
+    Ok(json!({
+        "workspace": path,
+        "generation": report.deploy.generation,
+        "imported": report.imports.iter().map(|r| (r.object.clone(), json!(r.imported))).collect::<Map<_, _>>(),
+    }))
 }
 
 fn describe(session: &countersign_kernel::Session<'_>, object: Option<&str>) -> Result<Value> {
@@ -874,7 +872,7 @@ fn describe(session: &countersign_kernel::Session<'_>, object: Option<&str>) -> 
             .fields()
             .iter()
             .enumerate()
-            .filter(|(i, _)| acc.fields[*i] >= countersign_kernel::definition::FieldLevel::Read)
+            .filter(|(i, _)| acc.fields[*i] >= countersign_kernel::metadata::definition::FieldLevel::Read)
             .map(|(i, f)| {
                 json!({
                     "key": f.key, "label": f.label, "type": f.field_type,
@@ -905,9 +903,9 @@ async fn model_choice(
     session: &countersign_kernel::Session<'_>,
     endpoint: Option<&str>,
     capability: &str,
-) -> Result<countersign_kernel::pipeline::ModelChoice> {
+) -> Result<countersign_kernel::ai::pipeline::ModelChoice> {
     match endpoint {
-        Some(url) => countersign_kernel::pipeline::ModelChoice::ad_hoc(url).await,
+        Some(url) => countersign_kernel::ai::pipeline::ModelChoice::ad_hoc(url).await,
         None => session.model_for(&session.capability(capability)?),
     }
 }
@@ -919,8 +917,8 @@ fn eval_summarize(
     user: &str,
     endpoint: Option<&str>,
 ) -> Result<Value> {
+    use countersign_kernel::ai::summarize::CitationStats;
     use countersign_kernel::eval::percentile;
-    use countersign_kernel::summarize::CitationStats;
     let rt = runtime()?;
     let session = ws.session(user)?;
     let (mut accepted, mut first_ok, mut refused, mut insufficient) = (0u32, 0u32, 0u32, 0u32);
@@ -931,13 +929,13 @@ fn eval_summarize(
     for id in ids {
         let started = std::time::Instant::now();
         let model =
-            rt.block_on(model_choice(&session, endpoint, countersign_kernel::summarize::CAPABILITY))?;
-        let (out, first) = rt.block_on(countersign_kernel::summarize::summarize(
+            rt.block_on(model_choice(&session, endpoint, countersign_kernel::ai::summarize::CAPABILITY))?;
+        let (out, first) = rt.block_on(countersign_kernel::ai::summarize::summarize(
             &session,
             object,
             id,
             model,
-            &countersign_kernel::provider::Cancel::default(),
+            &countersign_kernel::ai::provider::Cancel::default(),
         ));
         let wall = started.elapsed().as_secs_f64();
         times.push(wall * 1000.0);
@@ -956,7 +954,7 @@ fn eval_summarize(
                 if first.problems.is_empty() {
                     first_ok += 1;
                 }
-                unverified += countersign_kernel::summarize::recheck(&session, &a)?;
+                unverified += countersign_kernel::ai::summarize::recheck(&session, &a)?;
                 sentences += a.sentences.len() as u32;
                 for c in a.sentences.iter().flat_map(|s| &s.citations) {
                     citations += 1;
@@ -1024,9 +1022,9 @@ fn eval_ask(ws: &Workspace, cases: &Path, endpoint: Option<&str>, only: Option<&
         let started = std::time::Instant::now();
         let outcome = rt.block_on(async {
             session.ask_authorize(&case.question)?;
-            let model = model_choice(&session, endpoint, countersign_kernel::ask::CAPABILITY).await?;
-            let cancel = countersign_kernel::provider::Cancel::default();
-            countersign_kernel::ask::ask(&session, &case.question, model, &cancel, &mut |_| {}).await
+            let model = model_choice(&session, endpoint, countersign_kernel::ai::ask::CAPABILITY).await?;
+            let cancel = countersign_kernel::ai::provider::Cancel::default();
+            countersign_kernel::ai::ask::ask(&session, &case.question, model, &cancel, &mut |_| {}).await
         });
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         let verdict = judge(case, &outcome);
@@ -1060,7 +1058,7 @@ fn eval_ask(ws: &Workspace, cases: &Path, endpoint: Option<&str>, only: Option<&
     let def_tokens = ws
         .catalog()
         .map(|c| {
-            countersign_kernel::projection::estimate_tokens(
+            countersign_kernel::ai::projection::estimate_tokens(
                 &serde_json::to_string(&c.definition).unwrap_or_default(),
             )
         })
@@ -1146,9 +1144,10 @@ fn eval_extract(ws: &Workspace, dir: &Path, endpoint: Option<&str>) -> Result<Va
             countersign_kernel::ingest::read_file(&dir.join(file), &Default::default()).and_then(|doc| {
                 rt.block_on(async {
                     let model =
-                        model_choice(&session, endpoint, countersign_kernel::extract::CAPABILITY).await?;
-                    let cancel = countersign_kernel::provider::Cancel::default();
-                    countersign_kernel::extract::extract(&session, &doc, object, None, model, &cancel).await
+                        model_choice(&session, endpoint, countersign_kernel::ai::extract::CAPABILITY).await?;
+                    let cancel = countersign_kernel::ai::provider::Cancel::default();
+                    countersign_kernel::ai::extract::extract(&session, &doc, object, None, model, &cancel)
+                        .await
                 })
             });
         let ms = started.elapsed().as_secs_f64() * 1000.0;

@@ -4,7 +4,8 @@
 //! Trials: `COUNTERSIGN_CRASH_TRIALS` (default 40; the benchmark run uses 1,000).
 
 use countersign_kernel::proposals::{ProposalDraft, ProposalState, ProposedField};
-use countersign_kernel::{demo, Workspace, WorkspaceOptions};
+use countersign_kernel::records::demo;
+use countersign_kernel::{Workspace, WorkspaceOptions};
 use serde_json::{json, Map, Value};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

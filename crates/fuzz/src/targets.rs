@@ -3,16 +3,15 @@
 
 use crate::gen::{self, Rng};
 use crate::{clip, typed, Outcome, Target};
-use countersign_kernel::csvio::{import_csv, ImportMode, ImportOptions};
-use countersign_kernel::definition::{FieldLevel, FieldType, WorkspaceDefinition};
-use countersign_kernel::demo::{demo_definition, init_demo, DEMO_DATA};
+use countersign_kernel::ai::pipeline::ModelChoice;
+use countersign_kernel::ai::provider::{ChatResponse, Part};
 use countersign_kernel::ingest::{ingest, Document, Limits};
-use countersign_kernel::pipeline::ModelChoice;
-use countersign_kernel::provider::{ChatResponse, Part};
+use countersign_kernel::metadata::definition::{FieldLevel, FieldType, WorkspaceDefinition};
+use countersign_kernel::metadata::value;
+use countersign_kernel::records::csvio::{import_csv, ImportMode, ImportOptions};
+use countersign_kernel::records::demo::{demo_definition, DEMO_DATA};
 use countersign_kernel::FixedClock;
-use countersign_kernel::{
-    value, Code, DeployOptions, Error, QuerySpec, Session, Workspace, WorkspaceOptions,
-};
+use countersign_kernel::{Code, DeployOptions, Error, QuerySpec, Session, Workspace, WorkspaceOptions};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -70,9 +69,7 @@ fn fresh_demo_with(dir: &std::path::Path, name: &str, opts: WorkspaceOptions) ->
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
-    let mut ws = Workspace::create(&path, opts)?;
-    init_demo(&mut ws)?;
-    Ok(ws)
+    Ok(countersign_kernel::open::create(&path, countersign_kernel::open::Start::Demo, opts)?.0)
 }
 
 fn scalar(conn: &rusqlite::Connection, sql: &str) -> i64 {
@@ -794,7 +791,7 @@ impl crate::Target for Definitions {
                         let _ = s.describe_workspace();
                     }
                 }
-                let reopened = Workspace::open(self.ws.path(), WorkspaceOptions::default());
+                let reopened = countersign_kernel::open::open(self.ws.path(), WorkspaceOptions::default());
                 if let Err(e) = reopened {
                     return Outcome::Finding(
                         "unopenable",
@@ -1002,7 +999,7 @@ impl Capability {
             .collect();
         let mut ids = HashMap::new();
         for o in OBJECTS {
-            let table = countersign_kernel::records::table_of(o);
+            let table = countersign_kernel::records::save::table_of(o);
             let mut stmt = ws
                 .raw_connection()
                 .prepare(&format!("SELECT id FROM {table} LIMIT 200"))
@@ -1070,7 +1067,7 @@ impl Capability {
         })
     }
 
-    fn vocab(prompt: &countersign_kernel::provider::Prompt, words: &[String]) -> Vec<String> {
+    fn vocab(prompt: &countersign_kernel::ai::provider::Prompt, words: &[String]) -> Vec<String> {
         let texts: Vec<&str> = prompt
             .parts
             .iter()
@@ -1085,7 +1082,7 @@ impl Capability {
     }
 
     fn ask(&self, rng: &mut Rng, s: &Session<'_>) -> Result<(), Outcome> {
-        use countersign_kernel::ask::AskStep;
+        use countersign_kernel::ai::ask::AskStep;
         let question = gen::phrase(rng, &self.words);
         let mut run = s.ask_begin(&question, self.model.clone()).map_err(Self::typed_model)?;
         for _ in 0..3 {
@@ -1114,7 +1111,7 @@ impl Capability {
     }
 
     fn extract(&self, rng: &mut Rng, s: &Session<'_>) -> Result<(), Outcome> {
-        use countersign_kernel::extract::ExtractStep;
+        use countersign_kernel::ai::extract::ExtractStep;
         let doc = if rng.chance(0.8) && !self.documents.is_empty() {
             rng.pick(&self.documents).clone()
         } else {
@@ -1174,7 +1171,7 @@ impl Capability {
     }
 
     fn summarize(&self, rng: &mut Rng, s: &Session<'_>) -> Result<(), Outcome> {
-        use countersign_kernel::summarize::{recheck, SummarizeStep};
+        use countersign_kernel::ai::summarize::{recheck, SummarizeStep};
         let object = *rng.pick(OBJECTS);
         let id = self
             .ids

@@ -11,11 +11,10 @@
 //!   `UPDATE` plus a raw history `INSERT`.
 
 use crate::clock::timestamp;
-use crate::demo;
 use crate::error::{Error, Result};
-use crate::query::QuerySpec;
-use crate::records::table_of;
-use crate::workspace::{Workspace, WorkspaceOptions};
+use crate::records::query::QuerySpec;
+use crate::records::save::table_of;
+use crate::records::workspace::{Workspace, WorkspaceOptions};
 use rusqlite::params;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -120,8 +119,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport> {
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(format!("countersign-bench-{}.countersign", std::process::id()));
     let _cleanup = Cleanup(path.clone());
-    let mut ws = Workspace::create(&path, WorkspaceOptions::default())?;
-    demo::init_demo(&mut ws)?;
+    let (ws, _) = crate::open::create(&path, crate::open::Start::Demo, WorkspaceOptions::default())?;
     let say = |s: String| eprintln!("{s}");
     say(format!("bench: generating {ACCOUNTS} accounts and {rows} invoices in {}", path.display()));
     let t = Instant::now();
@@ -382,10 +380,10 @@ fn bench_save(ws: &Workspace, rows: usize, updates: usize) -> Result<SaveBench> 
 }
 
 fn bench_ask(ws: &Workspace, runs: usize) -> Result<AskBench> {
-    use crate::ask::AskStep;
-    use crate::provider::{ChatResponse, Usage};
+    use crate::ai::ask::AskStep;
+    use crate::ai::provider::{ChatResponse, Usage};
     let admin = ws.session("ava")?;
-    let mut binding = admin.capability(crate::ask::CAPABILITY)?;
+    let mut binding = admin.capability(crate::ai::ask::CAPABILITY)?;
     binding.settings.rate.per_minute = u32::MAX;
     admin.bind_capability(&binding)?;
     let session = ws.session("cara")?;
@@ -394,7 +392,7 @@ fn bench_ask(ws: &Workspace, runs: usize) -> Result<AskBench> {
         {"field": "status", "op": "eq", "value": "paid"},
         {"field": "account", "op": "eq", "value": "Monarch Holdings"}], "sort": [], "limit": null})
     .to_string();
-    let model = crate::pipeline::ModelChoice::unstored(
+    let model = crate::ai::pipeline::ModelChoice::unstored(
         "http://127.0.0.1:9/v1",
         "fixed-answer",
         "none".into(),

@@ -3,7 +3,7 @@
 //! Execution match: the records the kernel returns for the model's spec are exactly the
 //! expected ones.
 
-use crate::ask::{self, AskAnswer};
+use crate::ai::ask::{self, AskAnswer};
 use crate::error::{Code, Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -23,6 +23,16 @@ use std::sync::Arc;
 use std::time::Duration;
 use ts_rs::TS;
 
+/// A sentence in the document addressed to an AI (a prompt injection), shown to the reviewer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Injection {
+    pub text: String,
+    #[ts(type = "number")]
+    pub start: usize,
+    #[ts(type = "number")]
+    pub end: usize,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum DocumentKind {

@@ -1,46 +1,47 @@
-//! Countersign kernel: the workspace store, typed metadata, records, access and query specs.
+//! Countersign kernel: the workspace store, typed metadata, records, proposals and the AI
+//! pipeline with its capabilities.
+//!
+//! The modules are layers, each importing only the layers below it (a test holds this; see
+//! `ARCHITECTURE.md` at the repository root for the map and the invariants):
+//!
+//! 1. foundation — [`error`], [`clock`], [`store`] (the SQLite file and its migrations),
+//!    [`ingest`] (documents to text and a source map);
+//! 2. [`metadata`] — the workspace definition, its types, conditions and limits, the compiled
+//!    catalog;
+//! 3. [`records`] — the workspace, sessions and the one enforcement path for reads, the one save
+//!    path, queries, CSV, the corpus index, deploying a definition;
+//! 4. [`proposals`] — proposals, review, accept, undo, retention, the auto-apply allowlist;
+//! 5. [`ai`] — providers, model pins, secrets, the projection, kernel tools and the pipeline
+//!    (generic), then the capabilities, which register themselves with the pipeline;
+//! 6. [`open`] — opening and creating a workspace for use, the same for every caller; [`eval`]
+//!    and [`bench`] — measurements over everything below.
 //!
 //! Everything a user does to records goes through a [`Session`]: reads through one
 //! enforcement path (row filter + field levels), writes through one save path
-//! ([`Session::save`]). See `ARCHITECTURE.md` at the repository root for the map and the
-//! invariants.
+//! ([`Session::save`]).
 
-pub mod access;
-pub mod ask;
-pub mod bench;
-pub mod catalog;
 pub mod clock;
-pub mod condition;
-pub mod corpus;
-pub mod csvio;
-pub mod definition;
-pub mod demo;
-pub mod deploy;
-pub mod describe;
 pub mod error;
-pub mod eval;
-pub mod extract;
 pub mod ingest;
-pub mod limits;
-pub mod pins;
-pub mod pipeline;
-pub mod projection;
-pub mod proposals;
-pub mod provider;
-pub mod query;
-pub mod records;
-pub mod secrets;
 pub mod store;
-pub mod summarize;
-pub mod tools;
-pub mod value;
-pub mod workspace;
 
-pub use access::Session;
+pub mod metadata;
+
+pub mod records;
+
+pub mod proposals;
+
+pub mod ai;
+
+pub mod bench;
+pub mod eval;
+pub mod open;
+
 pub use clock::{Clock, FixedClock, IdSource, SequentialIds, SystemClock, UlidIds};
-pub use definition::WorkspaceDefinition;
-pub use deploy::{DeployOptions, DeployReport, DEPLOY_PERMISSION};
 pub use error::{Code, Error, Fault, Result};
-pub use query::{QueryResult, QuerySpec};
-pub use records::{HistoryEntry, Record, SaveContext, SaveOutcome, SaveRequest};
-pub use workspace::{Workspace, WorkspaceOptions};
+pub use metadata::definition::WorkspaceDefinition;
+pub use records::access::Session;
+pub use records::deploy::{DeployOptions, DeployReport, DEPLOY_PERMISSION};
+pub use records::query::{QueryResult, QuerySpec};
+pub use records::save::{HistoryEntry, Record, SaveContext, SaveOutcome, SaveRequest};
+pub use records::workspace::{Workspace, WorkspaceOptions};

@@ -239,6 +239,8 @@ fn describe_shows_only_what_the_user_may_read() {
     assert!(
         !d.rights.create
             && !d.rights.edit
-            && d.fields.iter().all(|f| f.access == countersign_kernel::definition::FieldLevel::Read)
+            && d.fields
+                .iter()
+                .all(|f| f.access == countersign_kernel::metadata::definition::FieldLevel::Read)
     );
 }

@@ -5,9 +5,10 @@
 mod common;
 
 use common::fake_model::{fake, model, Answer};
-use countersign_kernel::ask::{self, ResolutionStatus};
-use countersign_kernel::pipeline::ModelChoice;
-use countersign_kernel::provider::Cancel;
+use countersign_kernel::ai::ask;
+use countersign_kernel::ai::pipeline::ModelChoice;
+use countersign_kernel::ai::provider::Cancel;
+use countersign_kernel::records::names::ResolutionStatus;
 use countersign_kernel::{Code, Session};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -191,7 +192,10 @@ fn a_user_without_ai_use_is_refused_and_traced() {
     assert_eq!((t[0].outcome.as_str(), t[0].code.as_deref()), ("refused", Some("permission")));
 }
 
-fn set_settings(s: &Session<'_>, edit: impl FnOnce(&mut countersign_kernel::pipeline::CapabilitySettings)) {
+fn set_settings(
+    s: &Session<'_>,
+    edit: impl FnOnce(&mut countersign_kernel::ai::pipeline::CapabilitySettings),
+) {
     let mut b = s.capability("ask").unwrap();
     edit(&mut b.settings);
     s.bind_capability(&b).unwrap();

@@ -2,8 +2,8 @@
 //! committed in `ui/src/bindings`. This test fails when they are stale; regenerate with
 //! `COUNTERSIGN_UPDATE_BINDINGS=1 cargo test -p countersign-kernel --test bindings`.
 
-use countersign_kernel::csvio::{ExportResult, ImportMode, ImportReport};
-use countersign_kernel::describe::{ObjectView, WorkspaceView};
+use countersign_kernel::records::csvio::{ExportResult, ImportMode, ImportReport};
+use countersign_kernel::records::describe::{ObjectView, WorkspaceView};
 use countersign_kernel::{Error, HistoryEntry, QueryResult, QuerySpec, Record, SaveOutcome, SaveRequest};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,19 +22,19 @@ fn export(dir: &Path) {
     ExportResult::export_all_to(dir).unwrap();
     WorkspaceView::export_all_to(dir).unwrap();
     ObjectView::export_all_to(dir).unwrap();
-    countersign_kernel::pins::ProviderSettings::export_all_to(dir).unwrap();
-    countersign_kernel::pins::ConnectionReport::export_all_to(dir).unwrap();
-    countersign_kernel::pins::PinSettings::export_all_to(dir).unwrap();
-    countersign_kernel::ask::AskAnswer::export_all_to(dir).unwrap();
-    countersign_kernel::ask::AskProgress::export_all_to(dir).unwrap();
-    countersign_kernel::query::ListView::export_all_to(dir).unwrap();
-    countersign_kernel::pipeline::TraceEntry::export_all_to(dir).unwrap();
+    countersign_kernel::ai::pins::ProviderSettings::export_all_to(dir).unwrap();
+    countersign_kernel::ai::pins::ConnectionReport::export_all_to(dir).unwrap();
+    countersign_kernel::ai::pins::PinSettings::export_all_to(dir).unwrap();
+    countersign_kernel::ai::ask::AskAnswer::export_all_to(dir).unwrap();
+    countersign_kernel::ai::ask::AskProgress::export_all_to(dir).unwrap();
+    countersign_kernel::records::query::ListView::export_all_to(dir).unwrap();
+    countersign_kernel::ai::pipeline::TraceEntry::export_all_to(dir).unwrap();
     countersign_kernel::proposals::Proposal::export_all_to(dir).unwrap();
     countersign_kernel::ingest::Document::export_all_to(dir).unwrap();
     countersign_kernel::proposals::ProposalReview::export_all_to(dir).unwrap();
-    countersign_kernel::extract::ExtractAnswer::export_all_to(dir).unwrap();
+    countersign_kernel::ai::extract::ExtractAnswer::export_all_to(dir).unwrap();
     countersign_kernel::proposals::AutoApplyList::export_all_to(dir).unwrap();
-    countersign_kernel::summarize::SummaryAnswer::export_all_to(dir).unwrap();
+    countersign_kernel::ai::summarize::SummaryAnswer::export_all_to(dir).unwrap();
 }
 
 fn files(dir: &Path) -> BTreeMap<PathBuf, String> {

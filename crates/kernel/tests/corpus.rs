@@ -10,7 +10,8 @@ use serde_json::json;
 fn saves_keep_the_index_and_hits_a_reader_may_not_read_are_dropped() {
     // The demo, then notes made private: only a note's owner (or viewAll) reads it.
     let mut f = common::demo();
-    let mut def: serde_json::Value = serde_json::from_str(countersign_kernel::demo::DEMO_DEFINITION).unwrap();
+    let mut def: serde_json::Value =
+        serde_json::from_str(countersign_kernel::records::demo::DEMO_DEFINITION).unwrap();
     for o in def["objects"].as_array_mut().unwrap() {
         if o["key"] == "note" {
             o["sharing"] = json!("private");

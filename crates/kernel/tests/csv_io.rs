@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use countersign_kernel::csvio::{export_csv, import_csv, ImportMode, ImportOptions};
+use countersign_kernel::records::csvio::{export_csv, import_csv, ImportMode, ImportOptions};
 use countersign_kernel::{Code, QuerySpec};
 use serde_json::json;
 

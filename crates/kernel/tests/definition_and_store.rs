@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use countersign_kernel::definition::WorkspaceDefinition;
+use countersign_kernel::metadata::definition::WorkspaceDefinition;
 use countersign_kernel::{Code, DeployOptions, Workspace, WorkspaceOptions};
 use serde_json::{json, Value};
 
@@ -12,7 +12,7 @@ fn field<'a>(
     def: &'a mut WorkspaceDefinition,
     object: &str,
     key: &str,
-) -> &'a mut countersign_kernel::definition::FieldDef {
+) -> &'a mut countersign_kernel::metadata::definition::FieldDef {
     def.objects
         .iter_mut()
         .find(|x| x.key == object)
@@ -29,7 +29,7 @@ fn paths(e: &countersign_kernel::Error) -> Vec<String> {
 
 #[test]
 fn demo_definition_is_schema_valid_and_round_trips() {
-    let doc: Value = serde_json::from_str(countersign_kernel::demo::DEMO_DEFINITION).unwrap();
+    let doc: Value = serde_json::from_str(countersign_kernel::records::demo::DEMO_DEFINITION).unwrap();
     let def = WorkspaceDefinition::from_json(&doc).unwrap();
     let again = WorkspaceDefinition::from_json(&serde_json::to_value(&def).unwrap()).unwrap();
     assert_eq!(def, again);
@@ -37,7 +37,7 @@ fn demo_definition_is_schema_valid_and_round_trips() {
 
 #[test]
 fn shape_errors_name_the_json_path() {
-    let mut doc: Value = serde_json::from_str(countersign_kernel::demo::DEMO_DEFINITION).unwrap();
+    let mut doc: Value = serde_json::from_str(countersign_kernel::records::demo::DEMO_DEFINITION).unwrap();
     doc["objects"][0]["fields"][1]["type"] = json!("money");
     doc["objects"][2]["sharing"] = json!("secret");
     doc["users"][0]["extra"] = json!(1);
@@ -51,7 +51,7 @@ fn shape_errors_name_the_json_path() {
 
 #[test]
 fn semantic_errors_name_the_json_path() {
-    let mut doc: Value = serde_json::from_str(countersign_kernel::demo::DEMO_DEFINITION).unwrap();
+    let mut doc: Value = serde_json::from_str(countersign_kernel::records::demo::DEMO_DEFINITION).unwrap();
     doc["objects"][1]["fields"][2]["target"] = json!("company");
     doc["objects"][0]["nameField"] = json!("nickname");
     doc["objects"][0]["validationRules"][0]["assert"]["any"][1]["field"] = json!("revenue");
@@ -80,7 +80,7 @@ fn semantic_errors_name_the_json_path() {
 fn deploys_bump_the_generation_and_survive_reopen() {
     let mut f = demo();
     assert_eq!(f.ws.generation(), 1);
-    let mut def = countersign_kernel::demo::demo_definition();
+    let mut def = countersign_kernel::records::demo::demo_definition();
     def.objects[0].fields.push(
         serde_json::from_value(
             json!({"key": "segment", "label": "Segment", "type": "text", "default": "mid"}),
@@ -106,7 +106,7 @@ fn deploys_bump_the_generation_and_survive_reopen() {
 #[test]
 fn dropping_a_field_with_values_is_refused_unless_forced() {
     let mut f = demo();
-    let mut def = countersign_kernel::demo::demo_definition();
+    let mut def = countersign_kernel::records::demo::demo_definition();
     let acc = def.objects.iter_mut().find(|o| o.key == "account").unwrap();
     acc.fields.retain(|f| f.key != "website");
     acc.layout.as_mut().unwrap().sections[0].fields.retain(|f| f != "website");
@@ -123,7 +123,7 @@ fn dropping_a_field_with_values_is_refused_unless_forced() {
 #[test]
 fn narrowing_is_refused_only_when_values_do_not_fit() {
     let mut f = demo();
-    let mut def = countersign_kernel::demo::demo_definition();
+    let mut def = countersign_kernel::records::demo::demo_definition();
     // po_number values are like "PO-28506": 8 characters fit in 10, not in 5.
     field(&mut def, "invoice", "po_number").max_length = Some(10);
     f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap();
@@ -138,7 +138,8 @@ fn narrowing_is_refused_only_when_values_do_not_fit() {
     assert_eq!(e.is_err(), has_fractions);
     field(&mut def, "invoice_line", "quantity").scale = Some(2);
     // Type change text → number: refused (names are not numbers).
-    field(&mut def, "account", "billing_city").field_type = countersign_kernel::definition::FieldType::Number;
+    field(&mut def, "account", "billing_city").field_type =
+        countersign_kernel::metadata::definition::FieldType::Number;
     field(&mut def, "account", "billing_city").max_length = None;
     field(&mut def, "account", "billing_city").precision = Some(10);
     field(&mut def, "account", "billing_city").scale = Some(0);
@@ -148,12 +149,12 @@ fn narrowing_is_refused_only_when_values_do_not_fit() {
 #[test]
 fn removing_a_picklist_value_in_use_is_refused_retiring_is_not() {
     let mut f = demo();
-    let mut def = countersign_kernel::demo::demo_definition();
+    let mut def = countersign_kernel::records::demo::demo_definition();
     let status = field(&mut def, "invoice", "status");
     status.values.as_mut().unwrap().retain(|v| v.value != "void");
     let e = f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap_err();
     assert_eq!(e.code, Code::DestructiveChange);
-    let mut def = countersign_kernel::demo::demo_definition();
+    let mut def = countersign_kernel::records::demo::demo_definition();
     let status = field(&mut def, "invoice", "status");
     status.values.as_mut().unwrap().iter_mut().find(|v| v.value == "void").unwrap().active = false;
     f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap();
@@ -165,12 +166,12 @@ fn removing_a_picklist_value_in_use_is_refused_retiring_is_not() {
 #[test]
 fn removing_an_owner_or_an_object_with_records_is_refused() {
     let mut f = demo();
-    let mut def = countersign_kernel::demo::demo_definition();
+    let mut def = countersign_kernel::records::demo::demo_definition();
     def.users.retain(|u| u.key != "eve");
     let e = f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap_err();
     assert_eq!(e.code, Code::DestructiveChange);
     assert!(paths(&e).iter().all(|p| p == "/users/eve"));
-    let mut def = countersign_kernel::demo::demo_definition();
+    let mut def = countersign_kernel::records::demo::demo_definition();
     def.objects.retain(|o| o.key != "note");
     for s in &mut def.permission_sets {
         s.objects.remove("note");
@@ -229,14 +230,14 @@ fn store_uses_wal_and_foreign_keys() {
 #[test]
 fn init_twice_is_refused() {
     let mut f = demo();
-    let e = countersign_kernel::demo::init_demo(&mut f.ws).unwrap_err();
+    let e = countersign_kernel::records::demo::init_demo(&mut f.ws).unwrap_err();
     assert_eq!(e.code, Code::AlreadyInitialized);
 }
 
 #[test]
 fn query_spec_schema_shares_the_condition_definitions() {
-    let ws: Value = serde_json::from_str(countersign_kernel::definition::SCHEMA_TEXT).unwrap();
-    let q: Value = serde_json::from_str(countersign_kernel::query::SCHEMA_TEXT).unwrap();
+    let ws: Value = serde_json::from_str(countersign_kernel::metadata::definition::SCHEMA_TEXT).unwrap();
+    let q: Value = serde_json::from_str(countersign_kernel::records::query::SCHEMA_TEXT).unwrap();
     for d in ["condition", "comparison", "path"] {
         assert_eq!(ws["$defs"][d], q["$defs"][d], "$defs/{d} differs between the two schemas");
     }
@@ -264,7 +265,7 @@ fn the_benchmark_runs_and_its_paths_agree() {
 fn a_session_refuses_to_write_under_a_newer_generation_from_another_process() {
     let mut f = demo();
     let other = Workspace::open(f.ws.path(), options(&f.clock)).unwrap();
-    let mut def = countersign_kernel::demo::demo_definition();
+    let mut def = countersign_kernel::records::demo::demo_definition();
     def.objects[0].label = "Customer".into();
     f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap();
     let stale = other.session("ava").unwrap();
@@ -280,7 +281,7 @@ fn a_session_refuses_to_write_under_a_newer_generation_from_another_process() {
 #[test]
 fn definitions_built_in_code_are_validated_too() {
     let mut f = demo();
-    let mut def = countersign_kernel::demo::demo_definition();
+    let mut def = countersign_kernel::records::demo::demo_definition();
     def.objects[1].fields[2].target = Some("company".into());
     let e = f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap_err();
     assert_eq!(e.code, Code::InvalidDefinition);
@@ -291,7 +292,8 @@ fn definitions_built_in_code_are_validated_too() {
 #[test]
 fn a_deploy_that_changes_values_writes_their_history_and_moves_the_records_on() {
     let mut f = common::demo();
-    let mut def: serde_json::Value = serde_json::from_str(countersign_kernel::demo::DEMO_DEFINITION).unwrap();
+    let mut def: serde_json::Value =
+        serde_json::from_str(countersign_kernel::records::demo::DEMO_DEFINITION).unwrap();
     let account = def["objects"].as_array_mut().unwrap().iter_mut().find(|o| o["key"] == "account").unwrap();
     let fields = account["fields"].as_array_mut().unwrap();
     // A new field with a default fills every record; a narrower field clears what no longer fits.

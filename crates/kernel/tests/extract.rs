@@ -6,11 +6,11 @@
 mod common;
 
 use common::fake_model::{fake, model, Answer};
-use countersign_kernel::extract::extract;
+use countersign_kernel::ai::extract::extract;
+use countersign_kernel::ai::pipeline::Autonomy;
+use countersign_kernel::ai::provider::Cancel;
 use countersign_kernel::ingest::{ingest, Document};
-use countersign_kernel::pipeline::Autonomy;
 use countersign_kernel::proposals::ProposalState;
-use countersign_kernel::provider::Cancel;
 use countersign_kernel::{Code, Session};
 use serde_json::{json, Value};
 
@@ -20,7 +20,7 @@ fn doc(text: &str) -> Document {
     ingest("invoice.txt", text.as_bytes().to_vec(), &Default::default()).unwrap()
 }
 
-type Run = (countersign_kernel::Result<countersign_kernel::extract::ExtractAnswer>, Vec<Value>);
+type Run = (countersign_kernel::Result<countersign_kernel::ai::extract::ExtractAnswer>, Vec<Value>);
 
 fn run(s: &Session<'_>, d: &Document, answers: Vec<Value>) -> Run {
     run_on(s, d, None, answers)
@@ -33,7 +33,7 @@ fn run_on(s: &Session<'_>, d: &Document, record: Option<&str>, answers: Vec<Valu
     (out, fake.chat_requests())
 }
 
-fn field<'a>(a: &'a countersign_kernel::extract::ExtractAnswer, k: &str) -> Option<&'a Value> {
+fn field<'a>(a: &'a countersign_kernel::ai::extract::ExtractAnswer, k: &str) -> Option<&'a Value> {
     a.proposal.fields.iter().find(|f| f.field == k).map(|f| &f.value)
 }
 

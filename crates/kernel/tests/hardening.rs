@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use countersign_kernel::csvio::{export_csv, import_csv, ImportMode, ImportOptions};
+use countersign_kernel::records::csvio::{export_csv, import_csv, ImportMode, ImportOptions};
 use countersign_kernel::{Code, DeployOptions, QuerySpec, Workspace, WorkspaceDefinition};
 use serde_json::{json, Value};
 
@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 /// The demo definition, but sales reps see every opportunity.
 fn reps_view_all() -> WorkspaceDefinition {
-    let mut def = countersign_kernel::demo::demo_definition();
+    let mut def = countersign_kernel::records::demo::demo_definition();
     def.permission_sets.iter_mut().find(|s| s.key == "sales_rep").unwrap().view_all = true;
     def
 }
@@ -65,7 +65,7 @@ fn deploying_to_an_initialized_workspace_needs_metadata_deploy() {
 fn the_permission_is_checked_against_the_current_generation_not_the_new_one() {
     let mut f = demo();
     // dan grants himself metadata.deploy in the definition he deploys: refused.
-    let mut def = countersign_kernel::demo::demo_definition();
+    let mut def = countersign_kernel::records::demo::demo_definition();
     def.permission_sets.iter_mut().find(|s| s.key == "viewer").unwrap().system.push("metadata.deploy".into());
     assert_eq!(f.ws.deploy(&def, &DeployOptions::by("dan")).unwrap_err().code, Code::Permission);
     // Granted by ava, it works for dan from then on.
@@ -77,16 +77,16 @@ fn the_permission_is_checked_against_the_current_generation_not_the_new_one() {
 #[test]
 fn the_bootstrap_deploy_into_an_empty_workspace_needs_no_user() {
     let mut f = empty();
-    f.ws.deploy(&countersign_kernel::demo::demo_definition(), &DeployOptions::default()).unwrap();
+    f.ws.deploy(&countersign_kernel::records::demo::demo_definition(), &DeployOptions::default()).unwrap();
     assert_eq!(f.ws.generation(), 1);
 }
 
 #[test]
 fn the_demo_admin_has_metadata_deploy_and_the_schema_knows_it() {
-    let def = countersign_kernel::demo::demo_definition();
+    let def = countersign_kernel::records::demo::demo_definition();
     let admin = def.permission_sets.iter().find(|s| s.key == "admin").unwrap();
     assert!(admin.system.iter().any(|p| p == countersign_kernel::DEPLOY_PERMISSION));
-    let mut doc: Value = serde_json::from_str(countersign_kernel::demo::DEMO_DEFINITION).unwrap();
+    let mut doc: Value = serde_json::from_str(countersign_kernel::records::demo::DEMO_DEFINITION).unwrap();
     doc["permissionSets"][0]["system"] = json!(["metadata.deploy", "metadata.everything"]);
     let e = WorkspaceDefinition::from_json(&doc).unwrap_err();
     assert_eq!(e.code, Code::InvalidDefinition);

@@ -6,9 +6,9 @@
 
 mod common;
 
-use countersign_kernel::ask::{AskRun, AskStep};
-use countersign_kernel::pipeline::{lease_span, CapabilitySettings, ModelChoice, TraceOutcome};
-use countersign_kernel::provider::{ChatResponse, Usage};
+use countersign_kernel::ai::ask::{AskRun, AskStep};
+use countersign_kernel::ai::pipeline::{lease_span, CapabilitySettings, ModelChoice, TraceOutcome};
+use countersign_kernel::ai::provider::{ChatResponse, Usage};
 use countersign_kernel::{Code, Error, IdSource, SequentialIds, Session, Workspace, WorkspaceOptions};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -60,7 +60,7 @@ fn another_process(f: &common::Fixture) -> Workspace {
     static PROCESSES: AtomicU64 = AtomicU64::new(1);
     let ids = ProcessIds(PROCESSES.fetch_add(1, Ordering::Relaxed), SequentialIds::default());
     let opts = WorkspaceOptions { clock: f.clock.clone(), ids: Arc::new(ids) };
-    Workspace::open(&path(f), opts).unwrap()
+    countersign_kernel::open::open(&path(f), opts).unwrap()
 }
 
 fn outcome(ws: &Workspace, id: &str) -> TraceOutcome {
@@ -224,7 +224,7 @@ fn a_workspace_from_before_claims_keeps_its_trace_and_closes_calls_left_running(
         assert!(old_check.is_err(), "version 6 knows no `abandoned`");
     }
     let clock = Arc::new(countersign_kernel::FixedClock::at(common::START));
-    let ws = Workspace::open(&file, common::options(&clock)).unwrap();
+    let ws = countersign_kernel::open::open(&file, common::options(&clock)).unwrap();
     let conn = ws.raw_connection();
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     assert_eq!(version, countersign_kernel::store::schema_version());
@@ -241,7 +241,7 @@ fn a_workspace_from_before_claims_keeps_its_trace_and_closes_calls_left_running(
 
 #[test]
 fn a_call_refused_before_it_begins_is_traced_too() {
-    use countersign_kernel::pipeline::Autonomy;
+    use countersign_kernel::ai::pipeline::Autonomy;
     let f = common::demo();
     let (ava, cara, dan) =
         (f.ws.session("ava").unwrap(), f.ws.session("cara").unwrap(), f.ws.session("dan").unwrap());

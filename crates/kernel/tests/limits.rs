@@ -6,8 +6,8 @@
 mod common;
 
 use common::*;
-use countersign_kernel::condition::{AllOf, AnyOf, Comparison, Condition, NotOf, Op};
-use countersign_kernel::limits;
+use countersign_kernel::metadata::condition::{AllOf, AnyOf, Comparison, Condition, NotOf, Op};
+use countersign_kernel::metadata::limits;
 use countersign_kernel::{Code, Fault, QuerySpec, WorkspaceDefinition};
 use serde_json::{json, Value};
 
@@ -256,8 +256,8 @@ fn a_definition_over_the_limits_is_an_admin_error_not_a_storage_failure() {
 
 #[test]
 fn the_schemas_state_the_kernels_limits() {
-    let q: Value = serde_json::from_str(countersign_kernel::query::SCHEMA_TEXT).unwrap();
-    let w: Value = serde_json::from_str(countersign_kernel::definition::SCHEMA_TEXT).unwrap();
+    let q: Value = serde_json::from_str(countersign_kernel::records::query::SCHEMA_TEXT).unwrap();
+    let w: Value = serde_json::from_str(countersign_kernel::metadata::definition::SCHEMA_TEXT).unwrap();
     let n = |v: &Value| v.as_u64().unwrap() as usize;
     assert_eq!(n(&q["properties"]["fields"]["maxItems"]), limits::MAX_SPEC_FIELDS);
     assert_eq!(n(&q["properties"]["sort"]["maxItems"]), limits::MAX_SORT_KEYS);

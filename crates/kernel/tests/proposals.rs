@@ -330,13 +330,15 @@ fn auto_apply_needs_an_allowlist_set_by_a_reviewer_and_stays_undoable() {
     let (ava, ben, cara) =
         (f.ws.session("ava").unwrap(), f.ws.session("ben").unwrap(), f.ws.session("cara").unwrap());
     let id = sent_invoice(&ava);
+    // The capability's autonomy, from its binding (as Extract passes it).
+    let autonomy = |s: &Session| s.capability("extract").unwrap().autonomy;
     // Nothing is applied without review while the capability's autonomy is `propose`.
     cara.set_auto_apply("extract", "invoice", &["po_number".into()]).unwrap();
     let early = cara.propose(draft(Some(&id), vec![field("po_number", json!("PO-0"))])).unwrap();
-    assert_eq!(cara.auto_apply(&early).unwrap(), None);
+    assert_eq!(cara.auto_apply(&early, autonomy(&cara)).unwrap(), None);
     cara.discard_proposal(&early.id, None).unwrap();
     let mut binding = ava.capability("extract").unwrap();
-    binding.autonomy = countersign_kernel::pipeline::Autonomy::AutoApply;
+    binding.autonomy = countersign_kernel::ai::pipeline::Autonomy::AutoApply;
     ava.bind_capability(&binding).unwrap();
     // Only a user with ai.approve sets the allowlist, and only for fields they can edit.
     assert_eq!(
@@ -353,18 +355,18 @@ fn auto_apply_needs_an_allowlist_set_by_a_reviewer_and_stays_undoable() {
     let mixed = cara
         .propose(draft(Some(&id), vec![field("po_number", json!("PO-1")), field("total", json!(99.0))]))
         .unwrap();
-    assert_eq!(cara.auto_apply(&mixed).unwrap(), None);
+    assert_eq!(cara.auto_apply(&mixed, autonomy(&cara)).unwrap(), None);
     assert_eq!(cara.proposal(&mixed.id).unwrap().state, ProposalState::Open);
     cara.discard_proposal(&mixed.id, None).unwrap();
     // A create is never applied without review.
     let create = cara.propose(draft(None, vec![field("po_number", json!("PO-2"))])).unwrap();
-    assert_eq!(cara.auto_apply(&create).unwrap(), None);
+    assert_eq!(cara.auto_apply(&create, autonomy(&cara)).unwrap(), None);
 
     // Every field on the list: applied as the user's save, audited with the proposal.
     let p = cara.propose(draft(Some(&id), vec![field("po_number", json!("PO-3"))])).unwrap();
-    let applied = cara.auto_apply(&p).unwrap().expect("applied");
+    let applied = cara.auto_apply(&p, autonomy(&cara)).unwrap().expect("applied");
     // Applied once only: a second attempt finds it decided.
-    assert_eq!(cara.auto_apply(&p).unwrap(), None);
+    assert_eq!(cara.auto_apply(&p, autonomy(&cara)).unwrap(), None);
     assert_eq!((applied.state, applied.auto_applied), (ProposalState::Accepted, true));
     assert_eq!(value(&f.ws, &id, "po_number"), json!("PO-3"));
     let h = cara.history_of("invoice", &id).unwrap();
@@ -387,7 +389,7 @@ fn auto_apply_needs_an_allowlist_set_by_a_reviewer_and_stays_undoable() {
         &SaveContext::default(),
     )
     .unwrap();
-    assert_eq!(cara.auto_apply(&late).unwrap(), None);
+    assert_eq!(cara.auto_apply(&late, autonomy(&cara)).unwrap(), None);
     assert_eq!(cara.proposal(&late.id).unwrap().state, ProposalState::Open);
     // Clearing the list stops it.
     assert!(cara.set_auto_apply("extract", "invoice", &[]).unwrap().is_empty());

@@ -2,7 +2,7 @@
 //! replay success, streaming, every error shape, a stalled server, and cancellation.
 //! (The real-model test is `real_model.rs`.)
 
-use countersign_kernel::provider::{
+use countersign_kernel::ai::provider::{
     chat_with_retry, provider, Cancel, ChatRequest, Endpoint, Part, Prompt, ProviderKind, RetryPolicy, Secret,
 };
 use countersign_kernel::Code;
@@ -172,7 +172,7 @@ fn delta(text: &str) -> Value {
 async fn chat(
     ep: Endpoint,
     req: &ChatRequest,
-) -> (countersign_kernel::Result<countersign_kernel::provider::ChatResponse>, Vec<String>) {
+) -> (countersign_kernel::Result<countersign_kernel::ai::provider::ChatResponse>, Vec<String>) {
     let p = provider(ep).unwrap();
     let mut deltas = Vec::new();
     let r = p.chat(req, &Cancel::default(), &mut |d: &str| deltas.push(d.to_string())).await;
@@ -461,8 +461,8 @@ async fn openai_models_list_keeps_the_server_metadata() {
 
 mod common;
 
-use countersign_kernel::pins::{self, PinSettings, ProviderConfig};
-use countersign_kernel::provider::StructuredForm;
+use countersign_kernel::ai::pins::{self, PinSettings, ProviderConfig};
+use countersign_kernel::ai::provider::StructuredForm;
 
 fn llama_models(meta: &Value) -> Reply {
     Reply::Full {
@@ -585,10 +585,10 @@ async fn ollama_pins_use_the_content_digest_and_refuse_untagged_names() {
 #[tokio::test]
 #[ignore = "needs the OS keyring: scripts/keyring-test.sh"]
 async fn a_canary_key_never_leaves_the_keyring_except_to_its_endpoint() {
-    use countersign_kernel::secrets::{self, SecretRef};
+    use countersign_kernel::ai::secrets::{self, SecretRef};
     let canary = format!("sk-canary-{}", std::process::id());
     let r = SecretRef::parse("secret://countersign/canary-test").unwrap();
-    secrets::set(&r, &countersign_kernel::provider::Secret::new(canary.clone())).unwrap();
+    secrets::set(&r, &countersign_kernel::ai::provider::Secret::new(canary.clone())).unwrap();
 
     let ok =
         json!({"choices": [{"index": 0, "message": {"content": "{}"}, "finish_reason": "stop"}]}).to_string();

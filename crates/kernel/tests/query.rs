@@ -5,8 +5,8 @@
 mod common;
 
 use common::*;
-use countersign_kernel::condition::{Condition, Op, Operand};
-use countersign_kernel::value::{coerce, Scalar};
+use countersign_kernel::metadata::condition::{Condition, Op, Operand};
+use countersign_kernel::metadata::value::{coerce, Scalar};
 use countersign_kernel::{Code, QuerySpec, Session};
 use serde_json::{json, Value};
 

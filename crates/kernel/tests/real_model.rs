@@ -2,7 +2,7 @@
 //! from `scripts/local-model`). Ignored by default; `scripts/model-test.sh` starts the server,
 //! runs this with `--run-ignored`, and stops it.
 
-use countersign_kernel::provider::{provider, Cancel, ChatRequest, Endpoint, Part, Prompt, ProviderKind};
+use countersign_kernel::ai::provider::{provider, Cancel, ChatRequest, Endpoint, Part, Prompt, ProviderKind};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -22,10 +22,13 @@ async fn a_schema_constrained_call_to_a_real_model_parses_and_validates() {
     // holds against the server right now.
     let endpoint = Endpoint::new(ProviderKind::OpenaiCompatible, url());
     let gguf = std::env::var("COUNTERSIGN_MODEL_GGUF").expect("COUNTERSIGN_MODEL_GGUF");
-    let fp =
-        countersign_kernel::pins::fingerprint(&endpoint, "local-model", Some(std::path::Path::new(&gguf)))
-            .await
-            .unwrap();
+    let fp = countersign_kernel::ai::pins::fingerprint(
+        &endpoint,
+        "local-model",
+        Some(std::path::Path::new(&gguf)),
+    )
+    .await
+    .unwrap();
     assert_eq!(fp.digest, format!("sha256:{}", std::env::var("COUNTERSIGN_MODEL_SHA256").unwrap()));
     assert!(fp.served.starts_with("meta-sha256:"));
 
@@ -87,7 +90,9 @@ async fn a_schema_constrained_call_to_a_real_model_parses_and_validates() {
 #[tokio::test]
 #[ignore = "needs a local model server: scripts/model-test.sh"]
 async fn ask_answers_a_question_end_to_end_on_the_real_model() {
-    use countersign_kernel::{ask, demo, pipeline::ModelChoice, QuerySpec, Workspace, WorkspaceOptions};
+    use countersign_kernel::ai::{ask, pipeline::ModelChoice};
+    use countersign_kernel::records::demo;
+    use countersign_kernel::{QuerySpec, Workspace, WorkspaceOptions};
     let dir = tempfile::tempdir().unwrap();
     let mut ws = Workspace::create(&dir.path().join("ask.countersign"), WorkspaceOptions::default()).unwrap();
     demo::init_demo(&mut ws).unwrap();

@@ -66,7 +66,7 @@ fn retired_picklist_values_are_refused_for_new_values_only() {
     // Retire a value that records hold: they stay valid and stay editable.
     let holder = demo_rows("account").into_iter().find(|r| r["industry"] == "software").unwrap();
     drop(ava);
-    let mut def = countersign_kernel::demo::demo_definition();
+    let mut def = countersign_kernel::records::demo::demo_definition();
     let acc = def.objects.iter_mut().find(|o| o.key == "account").unwrap();
     let industry = acc.fields.iter_mut().find(|f| f.key == "industry").unwrap();
     industry.values.as_mut().unwrap().iter_mut().find(|v| v.value == "software").unwrap().active = false;

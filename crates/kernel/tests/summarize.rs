@@ -5,15 +5,15 @@
 mod common;
 
 use common::fake_model::{fake, model, Answer};
-use countersign_kernel::provider::Cancel;
-use countersign_kernel::summarize::{summarize, Fact};
+use countersign_kernel::ai::provider::Cancel;
+use countersign_kernel::ai::summarize::{summarize, Fact};
 use countersign_kernel::{Code, Session};
 use serde_json::{json, Value};
 
 fn run(
     s: &Session<'_>,
     answers: Vec<Value>,
-) -> (countersign_kernel::Result<countersign_kernel::summarize::SummaryAnswer>, Vec<Value>) {
+) -> (countersign_kernel::Result<countersign_kernel::ai::summarize::SummaryAnswer>, Vec<Value>) {
     let fake = fake(answers.into_iter().map(|a| Answer::Text(a.to_string())).collect());
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let (out, _) =
@@ -221,7 +221,7 @@ fn the_model_may_call_a_tool_a_failure_goes_back_typed_and_the_run_continues() {
 fn a_trace_reader_who_cannot_read_a_fact_sees_it_hidden_whatever_the_outcome() {
     // cara manages AI but may not read credit limits; ava's summaries state them.
     let mut f = common::demo();
-    let mut def: Value = serde_json::from_str(countersign_kernel::demo::DEMO_DEFINITION).unwrap();
+    let mut def: Value = serde_json::from_str(countersign_kernel::records::demo::DEMO_DEFINITION).unwrap();
     def.as_object_mut().unwrap().remove("data");
     let finance = def["permissionSets"]
         .as_array_mut()

@@ -2,7 +2,7 @@
 //! pipeline's deterministic tests (the real model is `real_model.rs` and the evals).
 #![allow(dead_code)]
 
-use countersign_kernel::pipeline::ModelChoice;
+use countersign_kernel::ai::pipeline::ModelChoice;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

@@ -3,7 +3,7 @@
 
 pub mod fake_model;
 
-use countersign_kernel::demo::init_demo;
+use countersign_kernel::open::{self, Start};
 use countersign_kernel::{FixedClock, SequentialIds, Workspace, WorkspaceDefinition, WorkspaceOptions};
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -23,14 +23,17 @@ pub fn options(clock: &Arc<FixedClock>) -> WorkspaceOptions {
 pub fn empty() -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
     let clock = Arc::new(FixedClock::at(START));
-    let ws = Workspace::create(&dir.path().join("ws.countersign"), options(&clock)).expect("create");
+    let (ws, _) =
+        open::create(&dir.path().join("ws.countersign"), Start::Empty, options(&clock)).expect("create");
     Fixture { dir, ws, clock }
 }
 
 pub fn demo() -> Fixture {
-    let mut f = empty();
-    init_demo(&mut f.ws).expect("demo loads");
-    f
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = Arc::new(FixedClock::at(START));
+    let (ws, _) =
+        open::create(&dir.path().join("ws.countersign"), Start::Demo, options(&clock)).expect("demo loads");
+    Fixture { dir, ws, clock }
 }
 
 pub fn with_definition(def: Value) -> Fixture {

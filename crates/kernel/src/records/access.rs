@@ -12,11 +12,11 @@
 //! and edit, `private` lets only the owner read and edit, and `inherit` (master-detail) gives
 //! on a detail row the access the user has on its master row.
 
-use crate::catalog::{column, Catalog, ObjectAccess, ObjectMeta, UserAccess};
-use crate::definition::{FieldDef, FieldLevel, Sharing};
 use crate::error::{Code, Error, Result};
-use crate::value::Scalar;
-use crate::workspace::Workspace;
+use crate::metadata::catalog::{column, Catalog, ObjectAccess, ObjectMeta, UserAccess};
+use crate::metadata::definition::{FieldDef, FieldLevel, Sharing};
+use crate::metadata::value::Scalar;
+use crate::records::workspace::Workspace;
 use std::sync::Arc;
 
 pub struct Session<'w> {

@@ -7,12 +7,12 @@
 //! not survive, removing a user who owns records. Such a deploy is refused with every loss
 //! listed, unless forced; forced, the values that do not survive are cleared (and listed).
 
-use crate::catalog::{column, table, Catalog};
 use crate::clock::timestamp;
-use crate::definition::{FieldDef, FieldType, ObjectDef, WorkspaceDefinition};
 use crate::error::{Code, Detail, Error, Result};
+use crate::metadata::catalog::{column, table, Catalog};
+use crate::metadata::definition::{FieldDef, FieldType, ObjectDef, WorkspaceDefinition};
+use crate::metadata::value::{coerce, Scalar};
 use crate::store;
-use crate::value::{coerce, Scalar};
 use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection};
 use serde::Serialize;
@@ -191,7 +191,7 @@ impl Plan {
                 Scalar::Text(t) => Some(t.as_str()),
                 _ => None,
             };
-            crate::corpus::index_field(conn, object, id, &f.key, text)?;
+            crate::records::corpus::index_field(conn, object, id, &f.key, text)?;
         }
         Ok(())
     }

@@ -3,11 +3,11 @@
 //! (and on open) and shared read-only by every session; nothing on the save or query path
 //! re-reads or re-parses the definition.
 
-use crate::condition::{Operand, Predicate};
-use crate::definition::{
+use crate::error::{Code, Error, Result};
+use crate::metadata::condition::{Operand, Predicate};
+use crate::metadata::definition::{
     FieldDef, FieldLevel, FieldType, ObjectDef, ObjectRight, WorkspaceDefinition, SYSTEM_USER,
 };
-use crate::error::{Code, Error, Result};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -224,7 +224,7 @@ impl Catalog {
     }
 }
 
-fn effective_access(def: &WorkspaceDefinition, user: &crate::definition::UserDef) -> UserAccess {
+fn effective_access(def: &WorkspaceDefinition, user: &crate::metadata::definition::UserDef) -> UserAccess {
     let sets: Vec<_> = def.permission_sets.iter().filter(|s| user.permission_sets.contains(&s.key)).collect();
     let mut objects = HashMap::new();
     for o in &def.objects {

@@ -8,9 +8,9 @@
 //! a comparison with a blank side is false (`eq`, `lt`, …, `in`, `contains`), `ne` is
 //! `not eq`, `is_blank`/`is_set` test for blank. `contains` is case-insensitive for ASCII.
 
-use crate::definition::{FieldDef, FieldType};
 use crate::error::{Code, Error, Result};
-use crate::value::{coerce, Scalar};
+use crate::metadata::definition::{FieldDef, FieldType};
+use crate::metadata::value::{coerce, Scalar};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::cmp::Ordering;

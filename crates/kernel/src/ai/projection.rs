@@ -14,8 +14,8 @@
 //! The canonical JSON of the projection is hashed (sha256) into the **grounding hash**.
 //! Projections are cached per (user, generation, scope).
 
-use crate::access::Session;
-use crate::definition::{AiVisibility, FieldLevel, FieldType};
+use crate::metadata::definition::{AiVisibility, FieldLevel, FieldType};
+use crate::records::access::Session;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashMap};
@@ -28,7 +28,7 @@ pub fn estimate_tokens(text: &str) -> u64 {
 }
 
 /// The estimate for a whole prompt: every message, plus a few tokens of chat framing each.
-pub fn estimate_prompt_tokens(prompt: &crate::provider::Prompt) -> u64 {
+pub fn estimate_prompt_tokens(prompt: &crate::ai::provider::Prompt) -> u64 {
     prompt.messages().iter().map(|m| estimate_tokens(m["content"].as_str().unwrap_or_default()) + 4).sum()
 }
 
@@ -233,7 +233,7 @@ fn type_text(f: &ProjectedField) -> String {
 /// (user, generation, scope).
 type ProjectionKey = (String, i64, Vec<String>);
 
-/// Cache of projections per (user, generation, scope). Held by the workspace.
+/// Cache of projections per (user, generation, scope), kept on the workspace.
 #[derive(Debug, Default)]
 pub struct ProjectionCache(Mutex<HashMap<ProjectionKey, Arc<Grounding>>>);
 
@@ -456,7 +456,7 @@ impl Session<'_> {
 
     fn cached_grounding(&self, scope: Vec<String>, build: impl FnOnce() -> Grounding) -> Arc<Grounding> {
         let key = (self.user().key.clone(), self.catalog().generation, scope);
-        let cache = &self.workspace().projections;
+        let cache = self.workspace().extension::<ProjectionCache>();
         if let Some(g) = cache.0.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return g;
         }

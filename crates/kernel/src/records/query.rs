@@ -7,13 +7,13 @@
 //! unreadable fields are the same typed error. `filters` is the condition tree of validation
 //! rules (see `condition`), with the same semantics.
 
-use crate::access::{RowAccess, Session};
-use crate::catalog::{column, ObjectMeta};
-use crate::condition::{Condition, Operand};
-use crate::definition::{FieldDef, FieldType};
 use crate::error::{Code, Detail, Error, Result};
-use crate::limits;
-use crate::value::Scalar;
+use crate::metadata::catalog::{column, ObjectMeta};
+use crate::metadata::condition::{Condition, Operand};
+use crate::metadata::definition::{FieldDef, FieldType};
+use crate::metadata::limits;
+use crate::metadata::value::Scalar;
+use crate::records::access::{RowAccess, Session};
 use rusqlite::params_from_iter;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -22,7 +22,7 @@ use ts_rs::TS;
 
 pub const DEFAULT_LIMIT: u32 = 100;
 pub const MAX_LIMIT: u32 = 10_000;
-pub const SCHEMA_TEXT: &str = include_str!("../../../schemas/query-spec.schema.json");
+pub const SCHEMA_TEXT: &str = include_str!("../../../../schemas/query-spec.schema.json");
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(deny_unknown_fields)]
@@ -91,8 +91,8 @@ impl QuerySpec {
     pub fn from_json(doc: &Value) -> Result<QuerySpec> {
         let details: Vec<Detail> = spec_validator()
             .iter_errors(doc)
-            .take(crate::limits::MAX_REPORTED_PROBLEMS)
-            .map(|e| crate::definition::schema_problem(&e))
+            .take(crate::metadata::limits::MAX_REPORTED_PROBLEMS)
+            .map(|e| crate::metadata::definition::schema_problem(&e))
             .collect();
         let parsed = serde_json::from_value::<QuerySpec>(doc.clone());
         if let Ok(spec) = &parsed {

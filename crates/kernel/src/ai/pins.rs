@@ -9,11 +9,11 @@
 //! a mismatch is `model.drift` (fault: admin) and calls stay refused until someone repins.
 //! Managing providers and pins needs `ai.manage`. Endpoints must be on this machine (loopback).
 
-use crate::access::Session;
+use crate::ai::provider::{provider, Endpoint, ModelInfo, ProviderKind, StructuredForm};
+use crate::ai::secrets::{self, SecretRef};
 use crate::clock::timestamp;
 use crate::error::{Code, Error, Result};
-use crate::provider::{provider, Endpoint, ModelInfo, ProviderKind, StructuredForm};
-use crate::secrets::{self, SecretRef};
+use crate::records::access::Session;
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -74,13 +74,13 @@ impl ModelPin {
     /// capability's prompt, output contract and timeouts.
     pub fn chat_request(
         &self,
-        prompt: crate::provider::Prompt,
+        prompt: crate::ai::provider::Prompt,
         schema: Option<(String, Value)>,
         connect_timeout: Duration,
         total_timeout: Duration,
         stream: bool,
-    ) -> crate::provider::ChatRequest {
-        crate::provider::ChatRequest {
+    ) -> crate::ai::provider::ChatRequest {
+        crate::ai::provider::ChatRequest {
             model: self.model_id.clone(),
             prompt,
             schema,
@@ -143,7 +143,7 @@ pub struct ConnectionReport {
 
 impl Session<'_> {
     /// Store a provider's API key in the OS keyring (never in the workspace).
-    pub fn store_provider_secret(&self, reference: &str, secret: &crate::provider::Secret) -> Result<()> {
+    pub fn store_provider_secret(&self, reference: &str, secret: &crate::ai::provider::Secret) -> Result<()> {
         require_manage(self)?;
         secrets::set(&SecretRef::parse(reference)?, secret)
     }

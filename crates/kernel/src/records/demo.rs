@@ -1,24 +1,24 @@
 //! The demo workspace (F-DEMO), embedded in the binary so a fresh install needs no files,
 //! and seeding a workspace from a definition's `data` section.
 
-use crate::csvio::{import_csv, ImportMode, ImportOptions, ImportReport};
-use crate::definition::WorkspaceDefinition;
-use crate::deploy::{DeployOptions, DeployReport};
 use crate::error::{Code, Error, Result};
-use crate::workspace::Workspace;
+use crate::metadata::definition::WorkspaceDefinition;
+use crate::records::csvio::{import_csv, ImportMode, ImportOptions, ImportReport};
+use crate::records::deploy::{DeployOptions, DeployReport};
+use crate::records::workspace::Workspace;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 
-pub const DEMO_DEFINITION: &str = include_str!("../../../fixtures/demo/workspace.json");
+pub const DEMO_DEFINITION: &str = include_str!("../../../../fixtures/demo/workspace.json");
 
 /// The demo's CSVs, by their path in the definition's `data`.
 pub const DEMO_DATA: &[(&str, &str)] = &[
-    ("data/account.csv", include_str!("../../../fixtures/demo/data/account.csv")),
-    ("data/contact.csv", include_str!("../../../fixtures/demo/data/contact.csv")),
-    ("data/opportunity.csv", include_str!("../../../fixtures/demo/data/opportunity.csv")),
-    ("data/invoice.csv", include_str!("../../../fixtures/demo/data/invoice.csv")),
-    ("data/invoice_line.csv", include_str!("../../../fixtures/demo/data/invoice_line.csv")),
-    ("data/note.csv", include_str!("../../../fixtures/demo/data/note.csv")),
+    ("data/account.csv", include_str!("../../../../fixtures/demo/data/account.csv")),
+    ("data/contact.csv", include_str!("../../../../fixtures/demo/data/contact.csv")),
+    ("data/opportunity.csv", include_str!("../../../../fixtures/demo/data/opportunity.csv")),
+    ("data/invoice.csv", include_str!("../../../../fixtures/demo/data/invoice.csv")),
+    ("data/invoice_line.csv", include_str!("../../../../fixtures/demo/data/invoice_line.csv")),
+    ("data/note.csv", include_str!("../../../../fixtures/demo/data/note.csv")),
 ];
 
 pub fn demo_definition() -> WorkspaceDefinition {

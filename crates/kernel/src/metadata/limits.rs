@@ -17,8 +17,8 @@
 //! SQLite's 1,000 (a test runs a tree at every limit at once); the result has at most
 //! [`MAX_SPEC_FIELDS`] columns (or the object's fields, at most [`MAX_FIELDS`]).
 
-use crate::condition::Condition;
 use crate::error::Detail;
+use crate::metadata::condition::Condition;
 use serde_json::Value;
 
 /// Values in one `in` list.

@@ -4,8 +4,8 @@
 //! so no platform silently falls back to an in-memory store; when no store is reachable the error
 //! says so (`secret.store_unavailable`).
 
+use crate::ai::provider::Secret;
 use crate::error::{Code, Error, Result};
-use crate::provider::Secret;
 
 const SERVICE: &str = "countersign";
 const PREFIX: &str = "secret://countersign/";

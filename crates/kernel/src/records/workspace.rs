@@ -1,16 +1,19 @@
-//! A workspace: one SQLite file, its current metadata generation, and the injected clock and
-//! id source. Reads and writes of records happen only through a [`Session`].
+//! A workspace: one SQLite file, its current metadata generation, the injected clock and id
+//! source, and the extensions higher layers keep on it. Reads and writes of records happen
+//! only through a [`Session`].
 
-use crate::access::Session;
-use crate::catalog::Catalog;
 use crate::clock::{Clock, IdSource, SystemClock, UlidIds};
-use crate::definition::{WorkspaceDefinition, SYSTEM_USER};
-use crate::deploy::{self, DeployOptions, DeployReport, DEPLOY_PERMISSION};
 use crate::error::{Code, Error, Result};
+use crate::metadata::catalog::Catalog;
+use crate::metadata::definition::{WorkspaceDefinition, SYSTEM_USER};
+use crate::records::access::Session;
+use crate::records::deploy::{self, DeployOptions, DeployReport, DEPLOY_PERMISSION};
 use crate::store;
 use rusqlite::Connection;
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 #[derive(Clone)]
 pub struct WorkspaceOptions {
@@ -30,8 +33,13 @@ pub struct Workspace {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) ids: Arc<dyn IdSource>,
     path: PathBuf,
-    pub(crate) projections: crate::projection::ProjectionCache,
+    extensions: Extensions,
 }
+
+/// What higher layers keep on an open workspace (the AI layer's projection cache and its
+/// capability registry), one value per type, so that this layer need not name them.
+#[derive(Default)]
+struct Extensions(Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
 
 impl std::fmt::Debug for Workspace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -54,12 +62,9 @@ impl Workspace {
     }
 
     fn with_connection(conn: Connection, path: &Path, opts: WorkspaceOptions) -> Result<Workspace> {
-        // Calls whose process stopped before completing them (their claim ran out).
-        // Best effort: a file busy in another process keeps them until a later open.
-        let _ = crate::pipeline::close_abandoned(&conn, opts.clock.now());
         let catalog = deploy::load_latest(&conn)?.map(Arc::new);
         if let Some(c) = &catalog {
-            crate::corpus::build_if_new(&conn, c)?;
+            crate::records::corpus::build_if_new(&conn, c)?;
         }
         Ok(Workspace {
             conn,
@@ -67,7 +72,7 @@ impl Workspace {
             clock: opts.clock,
             ids: opts.ids,
             path: path.to_path_buf(),
-            projections: Default::default(),
+            extensions: Extensions::default(),
         })
     }
 
@@ -137,6 +142,19 @@ impl Workspace {
     /// The kernel's own session (loading demo data). Not for anything a person does.
     pub fn system_session(&self) -> Result<Session<'_>> {
         Ok(Session::new(self, self.catalog()?.system_user()))
+    }
+
+    /// The workspace's value of type `T`, made with `T::default()` the first time it is asked for.
+    pub fn extension<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
+        let mut map = self.extensions.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let value = map.entry(TypeId::of::<T>()).or_insert_with(|| Arc::new(T::default())).clone();
+        value.downcast::<T>().expect("an extension is stored under its own type")
+    }
+
+    /// Replace the workspace's value of type `T`.
+    pub fn set_extension<T: Send + Sync + 'static>(&self, value: T) {
+        let mut map = self.extensions.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        map.insert(TypeId::of::<T>(), Arc::new(value));
     }
 
     pub(crate) fn conn(&self) -> &Connection {

@@ -17,11 +17,11 @@
 //! dropped (the row is closed as `abandoned`) or the lease runs out (a killed process; the next
 //! open closes the row as `abandoned`).
 
-use crate::access::Session;
+use crate::ai::pins::ModelPin;
+use crate::ai::provider::{Endpoint, Usage};
 use crate::clock::{timestamp, Clock};
 use crate::error::{Code, Error, Fault, Result};
-use crate::pins::ModelPin;
-use crate::provider::{Endpoint, Usage};
+use crate::records::access::Session;
 use chrono::{DateTime, Datelike, Duration as Span, TimeZone, Utc};
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -77,13 +77,7 @@ pub struct CapabilitySettings {
     pub objects: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum Autonomy {
-    ReadOnly,
-    Propose,
-    AutoApply,
-}
+pub use crate::proposals::Autonomy;
 
 /// F-CAPABILITY: prompt + model + permission + autonomy + budgets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -119,52 +113,76 @@ pub struct PromptVersion {
 }
 
 /// One shipped prompt version: instructions and worked examples.
-type BuiltinVersion = (&'static str, fn() -> Value);
+pub type ShippedVersion = (&'static str, fn() -> Value);
 
-/// A built-in capability shipped with the kernel: its prompt versions (1, 2, …) and its
-/// default binding.
-struct Builtin {
-    capability: &'static str,
-    prompt: &'static str,
-    versions: &'static [BuiltinVersion],
-    inputs: &'static str,
-    contract: &'static str,
-    settings: fn() -> CapabilitySettings,
-    autonomy: Autonomy,
+/// What a capability ships with: its prompt's versions (1, 2, …) and its default binding.
+/// Each capability declares one; the capability layer registers them on a workspace
+/// ([`register_capabilities`]), and this module seeds what is missing from the store.
+pub struct CapabilitySpec {
+    pub capability: &'static str,
+    pub prompt: &'static str,
+    pub versions: &'static [ShippedVersion],
+    pub inputs: &'static str,
+    pub contract: &'static str,
+    pub settings: fn() -> CapabilitySettings,
+    pub autonomy: Autonomy,
 }
 
-const BUILTINS: &[Builtin] = &[
-    Builtin {
-        capability: "ask",
-        prompt: "ask",
-        versions: &[(crate::ask::INSTRUCTIONS_V1, crate::ask::examples_v1)],
-        inputs: r#"{"question": "string", "schema": "projection", "today": "date"}"#,
-        contract: "schemas/ask-output.schema.json",
-        settings: crate::ask::default_settings,
-        autonomy: Autonomy::ReadOnly,
-    },
-    Builtin {
-        capability: "extract",
-        prompt: "extract",
-        versions: &[(crate::extract::INSTRUCTIONS_V1, || Value::Array(vec![]))],
-        inputs: r#"{"document": "document text", "fields": "editable fields of the object"}"#,
-        contract: "per-request: one optional property per editable field",
-        settings: crate::extract::default_settings,
-        autonomy: Autonomy::Propose,
-    },
-    Builtin {
-        capability: "summarize",
-        prompt: "summarize",
-        versions: &[
-            (crate::summarize::INSTRUCTIONS_V1, crate::summarize::examples_v1),
-            (crate::summarize::INSTRUCTIONS_V2, crate::summarize::examples_v1),
-        ],
-        inputs: r#"{"record": "object and id", "facts": "read_record, list_related and search_corpus on the user's session"}"#,
-        contract: "per-request: sentences with [Fn] markers citing the facts, settled and checked by the kernel, or insufficient",
-        settings: crate::summarize::default_settings,
-        autonomy: Autonomy::ReadOnly,
-    },
-];
+/// The capabilities registered on a workspace.
+#[derive(Default)]
+struct CapabilityRegistry(Vec<&'static CapabilitySpec>);
+
+/// Register the capabilities a workspace offers: their prompts and bindings are seeded into
+/// the store the first time a binding or prompt is read.
+pub fn register_capabilities(ws: &crate::records::workspace::Workspace, specs: &[&'static CapabilitySpec]) {
+    ws.set_extension(CapabilityRegistry(specs.to_vec()));
+}
+
+impl Default for CapabilitySettings {
+    /// A capability's settings unless it declares others: two minutes, 200 output tokens, a
+    /// 2,000-token projection, no budget ceiling, two calls at a time and 30 a minute per user.
+    fn default() -> Self {
+        CapabilitySettings {
+            timeout_ms: 120_000,
+            connect_timeout_ms: 3_000,
+            max_output_tokens: 200,
+            projection_tokens: 2_000,
+            budget: Budget {
+                per_invocation: None,
+                per_user_per_day: None,
+                workspace_per_month: None,
+                warn_at: 0.8,
+            },
+            rate: RateLimits { concurrency: 2, per_minute: 30 },
+            objects: None,
+        }
+    }
+}
+
+/// The stored examples of a prompt version as chat turns.
+pub fn example_turns(examples: &Value) -> Vec<(Vec<crate::ai::provider::Part>, String)> {
+    use crate::ai::provider::Part;
+    examples
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let parts = e["user"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| {
+                    let text = p[1].as_str().unwrap_or_default().to_string();
+                    match p[0].as_str() {
+                        Some(label) => Part::Untrusted { label: label.to_string(), content: text },
+                        None => Part::Request(text),
+                    }
+                })
+                .collect();
+            (parts, e["answer"].as_str().unwrap_or_default().to_string())
+        })
+        .collect()
+}
 
 /// How long a claim on an in-flight slot lasts unless renewed: the longest one model call
 /// may take under the capability's settings (every try of `chat_with_retry` at its full
@@ -173,7 +191,7 @@ const BUILTINS: &[Builtin] = &[
 /// several model requests (a repair, tool calls) keeps its slot; a process killed outright
 /// frees it when the lease runs out.
 pub fn lease_span(settings: &CapabilitySettings) -> Span {
-    let policy = crate::provider::RetryPolicy::default();
+    let policy = crate::ai::provider::RetryPolicy::default();
     let per_try = settings.timeout_ms.saturating_add(settings.connect_timeout_ms as u64);
     let tries = policy.attempts.max(1) as u64;
     let backoffs = (policy.first_backoff.as_millis() as u64).saturating_mul(1 << tries.min(16));
@@ -382,15 +400,15 @@ impl ModelChoice {
     /// An OpenAI-compatible server on this machine, used as-is for one run: its first served
     /// model, fingerprinted now, temperature 0, price 0.
     pub async fn ad_hoc(base_url: &str) -> Result<ModelChoice> {
-        crate::pins::check_local(base_url)?;
-        let endpoint = Endpoint::new(crate::provider::ProviderKind::OpenaiCompatible, base_url);
-        let models = crate::provider::provider(endpoint.clone())?
+        crate::ai::pins::check_local(base_url)?;
+        let endpoint = Endpoint::new(crate::ai::provider::ProviderKind::OpenaiCompatible, base_url);
+        let models = crate::ai::provider::provider(endpoint.clone())?
             .list_models(std::time::Duration::from_secs(10))
             .await?;
         let model = models
             .first()
             .ok_or_else(|| Error::new(Code::IntegrationRejected, format!("{base_url} serves no model")))?;
-        let fp = crate::pins::fingerprint(&endpoint, &model.id, None).await?;
+        let fp = crate::ai::pins::fingerprint(&endpoint, &model.id, None).await?;
         Ok(ModelChoice::unstored(base_url, &model.id, fp.digest, fp.served, fp.metadata))
     }
 
@@ -403,7 +421,7 @@ impl ModelChoice {
         served: String,
         metadata: Value,
     ) -> ModelChoice {
-        let defaults = crate::pins::PinSettings::default();
+        let defaults = crate::ai::pins::PinSettings::default();
         ModelChoice {
             pin: ModelPin {
                 key: format!("endpoint:{base_url}"),
@@ -421,7 +439,7 @@ impl ModelChoice {
                 pinned_by: String::new(),
                 drift: None,
             },
-            endpoint: Endpoint::new(crate::provider::ProviderKind::OpenaiCompatible, base_url),
+            endpoint: Endpoint::new(crate::ai::provider::ProviderKind::OpenaiCompatible, base_url),
             stored: false,
         }
     }
@@ -429,7 +447,7 @@ impl ModelChoice {
     /// Refuse a stored pin whose served model changed (`model.drift`).
     pub async fn check(&self) -> Result<()> {
         if self.stored {
-            crate::pins::check_drift(&self.endpoint, &self.pin).await
+            crate::ai::pins::check_drift(&self.endpoint, &self.pin).await
         } else {
             Ok(())
         }
@@ -507,10 +525,10 @@ impl Invocation {
     /// output cap), streamed, with the per-request output schema.
     pub fn chat_request(
         &self,
-        prompt: crate::provider::Prompt,
+        prompt: crate::ai::provider::Prompt,
         schema_name: String,
         schema: Value,
-    ) -> crate::provider::ChatRequest {
+    ) -> crate::ai::provider::ChatRequest {
         let s = &self.capability.settings;
         let mut request = self.model.pin.chat_request(
             prompt,
@@ -524,7 +542,7 @@ impl Invocation {
     }
 
     /// Account for one model call.
-    pub fn record_call(&mut self, messages: &[Value], resp: &crate::provider::ChatResponse) {
+    pub fn record_call(&mut self, messages: &[Value], resp: &crate::ai::provider::ChatResponse) {
         self.attempts += 1;
         self.usage.prompt_tokens += resp.usage.prompt_tokens;
         self.usage.completion_tokens += resp.usage.completion_tokens;
@@ -682,9 +700,10 @@ impl Session<'_> {
     /// workspace starts on each prompt's latest built-in version; in an existing one, a version
     /// shipped later is added but the active pointer stays where it is (moving it is the only
     /// way to change behaviour: `prompt activate`).
-    fn seed_builtins(&self) -> Result<()> {
+    fn seed_capabilities(&self) -> Result<()> {
         let conn = self.ws.conn();
-        let missing = BUILTINS.iter().any(|b| {
+        let registry = self.ws.extension::<CapabilityRegistry>();
+        let missing = registry.0.iter().any(|b| {
             let has: Option<i64> = conn
                 .query_row("SELECT max(version) FROM ai_prompt_version WHERE prompt = ?1", [b.prompt], |r| {
                     r.get(0)
@@ -704,7 +723,7 @@ impl Session<'_> {
         }
         let tx = crate::store::immediate(conn)?;
         let now = timestamp(self.ws.clock.now());
-        for b in BUILTINS {
+        for b in &registry.0 {
             for (i, (instructions, examples)) in b.versions.iter().enumerate() {
                 tx.execute(
                     "INSERT OR IGNORE INTO ai_prompt_version (prompt, version, instructions, examples, inputs, output_contract, published_at, published_by)
@@ -729,7 +748,7 @@ impl Session<'_> {
     }
 
     pub fn capability(&self, key: &str) -> Result<CapabilityBinding> {
-        self.seed_builtins()?;
+        self.seed_capabilities()?;
         self.ws
             .conn()
             .query_row(
@@ -762,6 +781,27 @@ impl Session<'_> {
             .ok_or_else(|| Error::new(Code::NotFound, format!("no capability `{key}`")))
     }
 
+    /// The auto-apply allowlist of (capability, object) with the capability's autonomy (the
+    /// list has an effect only under `auto_apply`).
+    pub fn auto_apply_list(&self, capability: &str, object: &str) -> Result<crate::proposals::AutoApplyList> {
+        self.readable_object(object)?;
+        Ok(crate::proposals::AutoApplyList {
+            capability: capability.into(),
+            object: object.into(),
+            autonomy: self.capability(capability)?.autonomy,
+            fields: self.auto_apply_fields(capability, object)?,
+            can_set: self.user().has_system_permission("ai.approve"),
+        })
+    }
+
+    /// Set the auto-apply allowlist of an existing capability for an object (`ai.approve`; the
+    /// fields must be ones the setter can edit).
+    pub fn set_auto_apply(&self, capability: &str, object: &str, fields: &[String]) -> Result<Vec<String>> {
+        self.require("ai.approve")?;
+        self.capability(capability)?;
+        self.set_auto_apply_fields(capability, object, fields)
+    }
+
     /// Change a capability's binding (model, budgets, limits, scope). Needs `ai.manage`.
     pub fn bind_capability(&self, binding: &CapabilityBinding) -> Result<()> {
         self.require("ai.manage")?;
@@ -787,7 +827,7 @@ impl Session<'_> {
     }
 
     pub fn prompt_versions(&self, prompt: &str) -> Result<Vec<PromptVersion>> {
-        self.seed_builtins()?;
+        self.seed_capabilities()?;
         let mut stmt = self.ws.conn().prepare(
             "SELECT v.prompt, v.version, v.instructions, v.inputs, v.output_contract, v.published_at, v.published_by,
                     v.version = p.active_version, v.examples
@@ -1284,7 +1324,9 @@ impl Session<'_> {
                 let readable = self
                     .readable_object(&v.object)
                     .and_then(|(o, _)| self.readable_field(o, &v.field))
-                    .is_ok_and(|(_, f)| f.ai_visibility == crate::definition::AiVisibility::Allowed);
+                    .is_ok_and(|(_, f)| {
+                        f.ai_visibility == crate::metadata::definition::AiVisibility::Allowed
+                    });
                 if readable || v.value.is_empty() {
                     continue;
                 }

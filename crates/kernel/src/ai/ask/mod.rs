@@ -13,20 +13,34 @@
 //! read (case, punctuation, legal suffixes, abbreviations, partial names); the answer shows what
 //! each value resolved to, and an ambiguous value becomes a choice for the user, never a guess.
 
-use crate::access::Session;
-use crate::condition::{Comparison, Condition, NotOf, Op};
-use crate::definition::FieldType;
+use crate::ai::pipeline::{
+    Autonomy, CapabilitySettings, CapabilitySpec, FieldValue, Invocation, ModelChoice, Outcome,
+};
+use crate::ai::projection::{Grounding, ProjectedField, Projection};
+use crate::ai::provider::{chat_with_retry, ChatRequest, ChatResponse, Part, Prompt, RetryPolicy};
 use crate::error::{Code, Error, Result};
-use crate::pipeline::{Budget, CapabilitySettings, FieldValue, Invocation, ModelChoice, Outcome, RateLimits};
-use crate::projection::{Grounding, ProjectedField, Projection};
-use crate::provider::{chat_with_retry, ChatRequest, ChatResponse, Part, Prompt, RetryPolicy};
-use crate::query::{Direction, QueryResult, QuerySpec, SortKey};
+use crate::metadata::condition::{Comparison, Condition, NotOf, Op};
+use crate::metadata::definition::FieldType;
+use crate::records::access::Session;
+use crate::records::names::{normal_text, Resolution, ResolutionStatus};
+use crate::records::query::{Direction, QueryResult, QuerySpec, SortKey};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use ts_rs::TS;
 
 pub const CAPABILITY: &str = "ask";
+
+/// What Ask ships with: its prompt versions and its default binding.
+pub const SPEC: CapabilitySpec = CapabilitySpec {
+    capability: CAPABILITY,
+    prompt: "ask",
+    versions: &[(INSTRUCTIONS_V1, examples_v1)],
+    inputs: r#"{"question": "string", "schema": "projection", "today": "date"}"#,
+    contract: "schemas/ask-output.schema.json",
+    settings: CapabilitySettings::default,
+    autonomy: Autonomy::ReadOnly,
+};
 /// Rows an answer shows when the question gives no limit (`has_more` says if there are more).
 pub const DEFAULT_LIMIT: u32 = 200;
 
@@ -102,79 +116,6 @@ pub fn examples_v1() -> Value {
             })
             .collect(),
     )
-}
-
-/// The stored examples of a prompt version as chat turns.
-pub(crate) fn example_turns(examples: &Value) -> Vec<(Vec<Part>, String)> {
-    examples
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|e| {
-            let parts = e["user"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|p| {
-                    let text = p[1].as_str().unwrap_or_default().to_string();
-                    match p[0].as_str() {
-                        Some(label) => Part::Untrusted { label: label.to_string(), content: text },
-                        None => Part::Request(text),
-                    }
-                })
-                .collect();
-            (parts, e["answer"].as_str().unwrap_or_default().to_string())
-        })
-        .collect()
-}
-
-pub fn default_settings() -> CapabilitySettings {
-    CapabilitySettings {
-        timeout_ms: 120_000,
-        connect_timeout_ms: 3_000,
-        max_output_tokens: 200,
-        projection_tokens: 2_000,
-        budget: Budget {
-            per_invocation: None,
-            per_user_per_day: None,
-            workspace_per_month: None,
-            warn_at: 0.8,
-        },
-        rate: RateLimits { concurrency: 2, per_minute: 30 },
-        objects: None,
-    }
-}
-
-/// What a value the model wrote resolved to.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct Resolution {
-    /// The filter's field path.
-    pub field: String,
-    /// The object whose records were searched.
-    pub object: String,
-    /// What the model wrote.
-    pub written: String,
-    pub status: ResolutionStatus,
-    /// The matching records (`id`, `name`); several when ambiguous.
-    pub matches: Vec<Candidate>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum ResolutionStatus {
-    /// Exactly one record matches (possibly after normalising case, punctuation, suffixes).
-    Resolved,
-    /// Several records match: the user must choose; the query was not run.
-    Ambiguous,
-    /// No record the user can read matches: the filter matches nothing.
-    Unmatched,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-pub struct Candidate {
-    pub id: String,
-    pub name: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, TS)]
@@ -409,10 +350,10 @@ impl Session<'_> {
         let parts = ask_parts(&grounding, &today, question);
         let chat_prompt = Prompt {
             instructions: prompt.instructions.clone(),
-            examples: example_turns(&prompt.examples),
+            examples: crate::ai::pipeline::example_turns(&prompt.examples),
             parts,
         };
-        let estimate = crate::projection::estimate_prompt_tokens(&chat_prompt);
+        let estimate = crate::ai::projection::estimate_prompt_tokens(&chat_prompt);
         let mut inv = self.begin_invocation(&binding, model, question, estimate)?;
         inv.grounding_hash = grounding.hash.clone();
         let fail = |inv: &Invocation, e: Error| -> Result<AskRun> {
@@ -535,7 +476,7 @@ impl Session<'_> {
                     run.request.schema = Some(("ask_plan".into(), schema.clone()));
                     run.schema = schema;
                 }
-                let estimate = crate::projection::estimate_prompt_tokens(&Prompt {
+                let estimate = crate::ai::projection::estimate_prompt_tokens(&Prompt {
                     parts: parts.clone(),
                     ..run.request.prompt.clone()
                 });
@@ -810,121 +751,13 @@ impl Session<'_> {
             filters: match conditions.len() {
                 0 => None,
                 1 => conditions.pop(),
-                _ => Some(Condition::All(crate::condition::AllOf { all: conditions })),
+                _ => Some(Condition::All(crate::metadata::condition::AllOf { all: conditions })),
             },
             sort,
             limit: Some(plan.limit.unwrap_or(DEFAULT_LIMIT).min(1000)),
             offset: None,
         };
         Ok((spec, resolutions, values))
-    }
-
-    /// Match a written name against the names of `object`'s records this user can read.
-    pub fn resolve_name(&self, object: &str, path: &str, written: &str) -> Result<Resolution> {
-        let (meta, _) = self.readable_object(object)?;
-        let name_field = meta.def.name_field.clone();
-        let wanted = name_tokens(written);
-        let mut resolution = Resolution {
-            field: path.to_string(),
-            object: object.to_string(),
-            written: written.to_string(),
-            status: ResolutionStatus::Unmatched,
-            matches: vec![],
-        };
-        if wanted.is_empty() {
-            return Ok(resolution);
-        }
-        // The candidates' prefilter: any of the first words (a name is never longer; the
-        // model may write anything, and one `any` holds at most `MAX_CHILDREN` conditions).
-        let any: Vec<Condition> = wanted
-            .iter()
-            .take(crate::limits::MAX_CHILDREN)
-            .map(|t| {
-                Condition::Compare(Comparison {
-                    field: name_field.clone(),
-                    op: Op::Contains,
-                    value: Some(Value::String(t.chars().take(4).collect())),
-                    other_field: None,
-                })
-            })
-            .collect();
-        let found = self.query(&QuerySpec {
-            object: object.to_string(),
-            fields: vec![name_field.clone()],
-            filters: Some(Condition::Any(crate::condition::AnyOf { any })),
-            sort: vec![],
-            limit: Some(5_000),
-            offset: None,
-        })?;
-        // Tiers: the same words (only case and punctuation differ) wins outright; the same words
-        // once legal suffixes are dropped ("Acme Inc" = "ACME") wins only if nothing else
-        // matches partially; otherwise every candidate is offered ("acme": Acme Labs, Acme
-        // Industries, Acme GmbH).
-        let literal = normal_text(written);
-        let (mut same, mut core, mut partial) = (vec![], vec![], vec![]);
-        for r in &found.records {
-            let name = r.get(&name_field).and_then(Value::as_str).unwrap_or_default();
-            let have = name_tokens(name);
-            let c =
-                Candidate { id: r["id"].as_str().unwrap_or_default().to_string(), name: name.to_string() };
-            if normal_text(name) == literal {
-                same.push(c);
-            } else if have == wanted {
-                core.push(c);
-            } else if wanted.iter().all(|w| have.iter().any(|h| token_matches(w, h))) {
-                partial.push(c);
-            }
-        }
-        let matches = if !same.is_empty() {
-            same
-        } else if partial.is_empty() {
-            core
-        } else {
-            core.into_iter().chain(partial).collect()
-        };
-        resolution.status = match matches.len() {
-            0 => ResolutionStatus::Unmatched,
-            1 => ResolutionStatus::Resolved,
-            _ => ResolutionStatus::Ambiguous,
-        };
-        resolution.matches = matches.into_iter().take(20).collect();
-        Ok(resolution)
-    }
-
-    /// Match a written text value against the stored values of a text field (case and
-    /// punctuation insensitive). Several spellings of the same value all match.
-    fn resolve_text(&self, object: &str, path: &str, written: &str) -> Result<Resolution> {
-        let found = self.query(&QuerySpec {
-            object: object.to_string(),
-            fields: vec![path.to_string()],
-            filters: Some(Condition::Compare(Comparison {
-                field: path.to_string(),
-                op: Op::Contains,
-                value: Some(Value::String(written.trim().to_string())),
-                other_field: None,
-            })),
-            sort: vec![],
-            limit: Some(5_000),
-            offset: None,
-        })?;
-        let wanted = normal_text(written);
-        let mut spellings: Vec<String> = vec![];
-        for r in &found.records {
-            if let Some(v) = r.get(path).and_then(Value::as_str) {
-                if normal_text(v) == wanted && !spellings.iter().any(|s| s == v) {
-                    spellings.push(v.to_string());
-                }
-            }
-        }
-        let status =
-            if spellings.is_empty() { ResolutionStatus::Unmatched } else { ResolutionStatus::Resolved };
-        Ok(Resolution {
-            field: path.to_string(),
-            object: object.to_string(),
-            written: written.to_string(),
-            status,
-            matches: spellings.into_iter().map(|s| Candidate { id: String::new(), name: s }).collect(),
-        })
     }
 }
 
@@ -999,26 +832,28 @@ fn refusal_contradiction(p: &Projection, reason: &str) -> Option<String> {
     if reason.chars().any(|c| c.is_ascii_digit()) {
         return Some("it names a date or a number".into());
     }
-    for w in crate::projection::words(reason) {
+    for w in crate::ai::projection::words(reason) {
         if w.len() < 3 || REFUSAL_FILLER.contains(&w.as_str()) {
             continue;
         }
         for o in &p.objects {
             let object_words: Vec<String> = [&o.key, &o.label, &o.plural_label]
                 .iter()
-                .flat_map(|t| crate::projection::words(t))
+                .flat_map(|t| crate::ai::projection::words(t))
                 .collect();
             if object_words.contains(&w) {
                 return Some(format!("`{}` is an object of the schema", o.key));
             }
             for f in &o.fields {
-                let mut fw = crate::projection::words(&f.key);
-                fw.extend(crate::projection::words(&f.label));
+                let mut fw = crate::ai::projection::words(&f.key);
+                fw.extend(crate::ai::projection::words(&f.label));
                 if fw.contains(&w) {
                     return Some(format!("`{}.{}` ({}) is in the schema", o.key, f.key, f.label));
                 }
                 for (v, l) in &f.values {
-                    if crate::projection::words(v).contains(&w) || crate::projection::words(l).contains(&w) {
+                    if crate::ai::projection::words(v).contains(&w)
+                        || crate::ai::projection::words(l).contains(&w)
+                    {
                         return Some(format!("\"{v}\" is a value of `{}.{}`", o.key, f.key));
                     }
                 }
@@ -1038,7 +873,7 @@ const NUMBER_WORDS: &[&str] = &[
 /// question that counts ("the three largest") has that limit.
 fn check_evidence(question: &str, p: &Projection, plan: &PlanOut) -> std::result::Result<(), String> {
     let q = question.to_lowercase();
-    let q_words: Vec<String> = crate::projection::words(&q);
+    let q_words: Vec<String> = crate::ai::projection::words(&q);
     let q_numbers: Vec<f64> = q
         .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
         .filter_map(|t| t.replace(',', "").trim_matches('.').parse::<f64>().ok())
@@ -1068,11 +903,11 @@ fn check_evidence(question: &str, p: &Projection, plan: &PlanOut) -> std::result
         {
             // A picklist filter is evidenced when the question talks about its field: the
             // field's label or any of its values ("unpaid" → status in [sent, overdue]).
-            let mut words = crate::projection::words(&field.label);
-            words.extend(crate::projection::words(&field.key));
+            let mut words = crate::ai::projection::words(&field.label);
+            words.extend(crate::ai::projection::words(&field.key));
             for (v, l) in &field.values {
-                words.extend(crate::projection::words(v));
-                words.extend(crate::projection::words(l));
+                words.extend(crate::ai::projection::words(v));
+                words.extend(crate::ai::projection::words(l));
             }
             if words.iter().any(|w| w.len() > 2 && (q_words.contains(w) || q.contains(w.as_str()))) {
                 continue;
@@ -1101,7 +936,7 @@ fn check_evidence(question: &str, p: &Projection, plan: &PlanOut) -> std::result
                 }
                 Value::String(s) if s.len() == 10 && s.as_bytes()[4] == b'-' => true, // dates: checked by type
                 Value::String(s) => {
-                    let w = crate::projection::words(s);
+                    let w = crate::ai::projection::words(s);
                     w.is_empty()
                         || w.iter().any(|x| q_words.contains(x) || q.contains(x.as_str()))
                         || q.contains(&s.to_lowercase())
@@ -1138,7 +973,7 @@ fn check_evidence(question: &str, p: &Projection, plan: &PlanOut) -> std::result
 /// using it: the plan probably dropped a condition ("customers" → `type` = customer). Checked on
 /// the first answer only; the repair may keep its plan.
 fn check_unused_values(question: &str, p: &Projection, plan: &PlanOut) -> std::result::Result<(), String> {
-    let q_words = crate::projection::words(question);
+    let q_words = crate::ai::projection::words(question);
     let used: Vec<String> = plan
         .filters
         .iter()
@@ -1147,12 +982,12 @@ fn check_unused_values(question: &str, p: &Projection, plan: &PlanOut) -> std::r
             Some(v) => vec![v.clone()],
             None => vec![],
         })
-        .flat_map(|v| crate::projection::words(v.as_str().unwrap_or_default()))
+        .flat_map(|v| crate::ai::projection::words(v.as_str().unwrap_or_default()))
         .collect();
     let object_words: Vec<String> = p
         .object(&plan.object)
         .map(|o| {
-            [&o.key, &o.label, &o.plural_label].iter().flat_map(|t| crate::projection::words(t)).collect()
+            [&o.key, &o.label, &o.plural_label].iter().flat_map(|t| crate::ai::projection::words(t)).collect()
         })
         .unwrap_or_default();
     for w in q_words.iter().filter(|w| w.len() > 2 && !used.contains(w) && !object_words.contains(w)) {
@@ -1163,7 +998,7 @@ fn check_unused_values(question: &str, p: &Projection, plan: &PlanOut) -> std::r
             .filter_map(|(path, f)| {
                 f.values
                     .iter()
-                    .find(|(v, _)| crate::projection::words(v) == [w.clone()])
+                    .find(|(v, _)| crate::ai::projection::words(v) == [w.clone()])
                     .map(|(v, _)| format!("{{\"field\":\"{path}\",\"op\":\"eq\",\"value\":\"{v}\"}}"))
             })
             .collect();
@@ -1214,76 +1049,6 @@ fn ask_parts(g: &Grounding, today: &str, question: &str) -> Vec<Part> {
     ]
 }
 
-const LEGAL: &[&str] = &[
-    "inc",
-    "incorporated",
-    "llc",
-    "ltd",
-    "limited",
-    "corp",
-    "corporation",
-    "co",
-    "company",
-    "gmbh",
-    "plc",
-    "ag",
-    "sa",
-    "the",
-    "and",
-];
-
-const ABBREVIATIONS: &[(&str, &str)] = &[
-    ("intl", "international"),
-    ("mfg", "manufacturing"),
-    ("grp", "group"),
-    ("svcs", "services"),
-    ("svc", "services"),
-    ("natl", "national"),
-    ("univ", "university"),
-    ("assoc", "associates"),
-    ("bros", "brothers"),
-    ("mgmt", "management"),
-    ("sys", "systems"),
-    ("tech", "technologies"),
-    ("hldgs", "holdings"),
-];
-
-/// Lower-cased words of a name without punctuation, legal suffixes or "and"; abbreviations
-/// expanded.
-pub fn name_tokens(name: &str) -> Vec<String> {
-    let words: Vec<String> = name
-        .to_lowercase()
-        .replace('&', " and ")
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| {
-            ABBREVIATIONS.iter().find(|(a, _)| *a == w).map_or(w.to_string(), |(_, full)| full.to_string())
-        })
-        .collect();
-    let significant: Vec<String> = words.iter().filter(|w| !LEGAL.contains(&w.as_str())).cloned().collect();
-    if significant.is_empty() {
-        words
-    } else {
-        significant
-    }
-}
-
-/// A written word matches a name word when equal, a prefix of at least 3 letters, or a plural.
-fn token_matches(written: &str, have: &str) -> bool {
-    written == have
-        || (written.len() >= 3 && have.starts_with(written))
-        || written.strip_suffix('s') == Some(have)
-        || have.strip_suffix('s') == Some(written)
-}
-
-fn normal_text(s: &str) -> String {
-    s.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Ask a question end to end on one session (CLI, tests): the model is awaited with the
 /// session held, which is fine off the UI thread. The app drives `ask_begin`/`ask_advance`
 /// itself so that no workspace lock is held while the model thinks.
@@ -1291,11 +1056,11 @@ pub async fn ask(
     session: &Session<'_>,
     question: &str,
     model: ModelChoice,
-    cancel: &crate::provider::Cancel,
-    on_delta: crate::provider::DeltaSink<'_>,
+    cancel: &crate::ai::provider::Cancel,
+    on_delta: crate::ai::provider::DeltaSink<'_>,
 ) -> Result<AskAnswer> {
     session.ask_authorize(question)?;
-    let provider = crate::provider::provider(model.endpoint.clone())?;
+    let provider = crate::ai::provider::provider(model.endpoint.clone())?;
     let drift = model.check().await;
     let mut run = session.ask_begin(question, model)?;
     let mut first = Some(drift);

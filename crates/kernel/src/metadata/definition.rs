@@ -4,8 +4,8 @@
 //! against the semantic rules no JSON Schema can say (references between objects, fields,
 //! permission sets and users; values that fit their field's type).
 
-use crate::condition::{Comparison, Condition};
 use crate::error::{Code, Detail, Error, Result};
+use crate::metadata::condition::{Comparison, Condition};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use ts_rs::TS;
 
 pub const FORMAT: &str = "countersign.workspace/v1";
-pub const SCHEMA_TEXT: &str = include_str!("../../../schemas/workspace.schema.json");
+pub const SCHEMA_TEXT: &str = include_str!("../../../../schemas/workspace.schema.json");
 
 /// Keys the kernel keeps for itself.
 pub const SYSTEM_FIELDS: [&str; 5] = ["id", "owner", "version", "created_at", "updated_at"];
@@ -237,7 +237,7 @@ impl WorkspaceDefinition {
     pub fn from_json(doc: &Value) -> Result<Self> {
         let details: Vec<Detail> = schema_validator()
             .iter_errors(doc)
-            .take(crate::limits::MAX_REPORTED_PROBLEMS)
+            .take(crate::metadata::limits::MAX_REPORTED_PROBLEMS)
             .map(|e| schema_problem(&e))
             .collect();
         let parsed = serde_json::from_value::<WorkspaceDefinition>(doc.clone());
@@ -275,7 +275,7 @@ impl WorkspaceDefinition {
 
     /// Every size limit this definition breaks (`limits`), with its JSON pointer.
     pub fn limit_problems(&self) -> Vec<Detail> {
-        use crate::limits::{self as l, check_len};
+        use crate::metadata::limits::{self as l, check_len};
         let mut out = Vec::new();
         check_len(self.objects.len(), l::MAX_OBJECTS, "/objects", "objects", &mut out);
         for (oi, obj) in self.objects.iter().enumerate() {
@@ -443,7 +443,7 @@ fn check_object(obj: &ObjectDef, at: &str, objects: &HashMap<&str, &ObjectDef>, 
                     p.add(format!("{fat}/default"), "a lookup cannot have a default".to_string())
                 }
                 _ => {
-                    if let Err(e) = crate::value::coerce(f, default) {
+                    if let Err(e) = crate::metadata::value::coerce(f, default) {
                         p.add(format!("{fat}/default"), e);
                     } else if f.field_type == FieldType::Picklist {
                         let active = f
@@ -538,10 +538,11 @@ fn check_rule_comparison(obj: &ObjectDef, cmp: &Comparison) -> std::result::Resu
         })
     };
     let field = find(&cmp.field)?;
-    crate::condition::check_op(field.field_type, cmp.op).map_err(|e| e.message)?;
+    crate::metadata::condition::check_op(field.field_type, cmp.op).map_err(|e| e.message)?;
     if let Some(other) = &cmp.other_field {
         let o = find(other)?;
-        crate::condition::check_comparable(field.field_type, o.field_type).map_err(|e| e.message)?;
+        crate::metadata::condition::check_comparable(field.field_type, o.field_type)
+            .map_err(|e| e.message)?;
     }
     if let Some(v) = &cmp.value {
         let items: Vec<&Value> = match v {
@@ -549,7 +550,7 @@ fn check_rule_comparison(obj: &ObjectDef, cmp: &Comparison) -> std::result::Resu
             v => vec![v],
         };
         for item in items {
-            crate::value::coerce(field, item)?;
+            crate::metadata::value::coerce(field, item)?;
         }
     }
     Ok(())

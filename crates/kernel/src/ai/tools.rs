@@ -5,9 +5,9 @@
 //! is a typed `ToolFailure` (`invalid_input`, `configuration_error`, `execution_error`) that
 //! goes back to the model while the run continues.
 
-use crate::access::Session;
-use crate::definition::{AiVisibility, FieldType};
-use crate::query::QuerySpec;
+use crate::metadata::definition::{AiVisibility, FieldType};
+use crate::records::access::Session;
+use crate::records::query::QuerySpec;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -95,7 +95,7 @@ fn read_record(s: &Session<'_>, object: &str, id: &str) -> Result<Value, ToolFai
     let record = s.get(object, id).map_err(|e| failure("invalid_input", e.message))?;
     let mut fields = vec![];
     for (i, f) in meta.fields().iter().enumerate() {
-        if s.field_level(meta, i) == crate::definition::FieldLevel::None
+        if s.field_level(meta, i) == crate::metadata::definition::FieldLevel::None
             || f.ai_visibility != AiVisibility::Allowed
         {
             continue;
@@ -137,7 +137,8 @@ fn list_related(s: &Session<'_>, object: &str, id: &str, limit: usize) -> Result
     let mut records = vec![];
     // Parents: the records this one's lookups point at.
     for (i, f) in meta.fields().iter().enumerate() {
-        if f.field_type != FieldType::Lookup || s.field_level(meta, i) == crate::definition::FieldLevel::None
+        if f.field_type != FieldType::Lookup
+            || s.field_level(meta, i) == crate::metadata::definition::FieldLevel::None
         {
             continue;
         }
@@ -152,12 +153,14 @@ fn list_related(s: &Session<'_>, object: &str, id: &str, limit: usize) -> Result
         let spec = QuerySpec {
             object: reference.object.clone(),
             fields: vec![],
-            filters: Some(crate::condition::Condition::Compare(crate::condition::Comparison {
-                field: reference.field.clone(),
-                op: crate::condition::Op::Eq,
-                value: Some(json!(id)),
-                other_field: None,
-            })),
+            filters: Some(crate::metadata::condition::Condition::Compare(
+                crate::metadata::condition::Comparison {
+                    field: reference.field.clone(),
+                    op: crate::metadata::condition::Op::Eq,
+                    value: Some(json!(id)),
+                    other_field: None,
+                },
+            )),
             sort: vec![],
             limit: Some(limit as u32),
             offset: None,

@@ -4,10 +4,10 @@
 //! session: the index is not access-aware, so every hit is re-checked against the user's row
 //! access and field level after retrieval, and a hit the user may not read is dropped.
 
-use crate::access::Session;
-use crate::catalog::Catalog;
-use crate::definition::{AiVisibility, FieldType};
 use crate::error::Result;
+use crate::metadata::catalog::Catalog;
+use crate::metadata::definition::{AiVisibility, FieldType};
+use crate::records::access::Session;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use ts_rs::TS;
@@ -59,7 +59,7 @@ pub(crate) fn build_if_new(conn: &Connection, catalog: &Catalog) -> Result<()> {
             tx.execute(
                 &format!(
                     "INSERT INTO corpus (object, record_id, field, body) SELECT ?1, id, ?2, {col} FROM {table} WHERE {col} IS NOT NULL AND {col} <> ''",
-                    col = crate::catalog::column(&f.key),
+                    col = crate::metadata::catalog::column(&f.key),
                     table = meta.table
                 ),
                 params![meta.key(), f.key],

@@ -2,10 +2,10 @@
 //! the fields they can read (and whether they may edit them), its layout and its related lists.
 //! The UI lays out record pages and lists from this; fields at level `none` never appear.
 
-use crate::access::Session;
-use crate::catalog::ObjectMeta;
-use crate::definition::{FieldLevel, FieldType, PicklistValue};
 use crate::error::Result;
+use crate::metadata::catalog::ObjectMeta;
+use crate::metadata::definition::{FieldLevel, FieldType, PicklistValue};
+use crate::records::access::Session;
 use serde::Serialize;
 use serde_json::Value;
 use ts_rs::TS;
@@ -119,7 +119,7 @@ pub struct RelatedList {
 impl Session<'_> {
     pub fn describe_workspace(&self) -> WorkspaceView {
         let def = &self.catalog().definition;
-        let user_view = |u: &crate::definition::UserDef| UserView {
+        let user_view = |u: &crate::metadata::definition::UserDef| UserView {
             key: u.key.clone(),
             name: u.name.clone(),
             permission_sets: u.permission_sets.clone(),
@@ -248,7 +248,7 @@ impl Session<'_> {
     }
 
     /// `lookup.name_field` when the user can read the target's name field.
-    fn name_path(&self, lookup: &crate::definition::FieldDef) -> Option<String> {
+    fn name_path(&self, lookup: &crate::metadata::definition::FieldDef) -> Option<String> {
         let (target, _) = self.readable_object(lookup.target.as_deref()?).ok()?;
         self.readable_field(target, &target.def.name_field).ok()?;
         Some(format!("{}.{}", lookup.key, target.def.name_field))

@@ -15,12 +15,12 @@
 //!
 //! Each save is one IMMEDIATE transaction: it is written whole or not at all.
 
-use crate::access::{RowAccess, Session};
-use crate::catalog::{column, table, ObjectMeta};
 use crate::clock::timestamp;
-use crate::definition::{FieldDef, FieldLevel, FieldType, SYSTEM_USER};
 use crate::error::{Code, Detail, Error, Result};
-use crate::value::{coerce, Scalar};
+use crate::metadata::catalog::{column, table, ObjectMeta};
+use crate::metadata::definition::{FieldDef, FieldLevel, FieldType, SYSTEM_USER};
+use crate::metadata::value::{coerce, Scalar};
+use crate::records::access::{RowAccess, Session};
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -743,12 +743,12 @@ impl Session<'_> {
                 w.at,
                 version
             ])?;
-        if def.is_some_and(|f| f.field_type == crate::definition::FieldType::LongText) {
+        if def.is_some_and(|f| f.field_type == crate::metadata::definition::FieldType::LongText) {
             let text = match new {
                 Scalar::Text(t) if op != "delete" => Some(t.as_str()),
                 _ => None,
             };
-            crate::corpus::index_field(w.conn, meta.key(), id, field, text)?;
+            crate::records::corpus::index_field(w.conn, meta.key(), id, field, text)?;
         }
         Ok(())
     }

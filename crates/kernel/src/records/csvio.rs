@@ -12,14 +12,14 @@
 //! Numbers and currency amounts are written as they are (`-12.50` stays a number). Import
 //! removes exactly that one `'` again, so an exported file imports back to the same values.
 
-use crate::access::{RowAccess, Session};
-use crate::catalog::{column, ObjectMeta};
-use crate::definition::{FieldLevel, FieldType};
 use crate::error::{Code, Error, Result};
-use crate::query::QuerySpec;
-use crate::records::{SaveContext, SaveRequest};
+use crate::metadata::catalog::{column, ObjectMeta};
+use crate::metadata::definition::{FieldLevel, FieldType};
+use crate::metadata::value::Scalar;
+use crate::records::access::{RowAccess, Session};
+use crate::records::query::QuerySpec;
+use crate::records::save::{SaveContext, SaveRequest};
 use crate::store;
-use crate::value::Scalar;
 use rusqlite::params_from_iter;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -9,12 +9,11 @@
 //!
 //! State machine: open → accepted | discarded | expired; accepted → undone.
 
-use crate::access::Session;
 use crate::clock::timestamp;
-use crate::definition::{FieldLevel, FieldType};
 use crate::error::{Code, Detail, Error, Result};
-use crate::pipeline::Autonomy;
-use crate::records::{SaveContext, SaveOutcome, SaveRequest};
+use crate::metadata::definition::{FieldLevel, FieldType};
+use crate::records::access::Session;
+use crate::records::save::{SaveContext, SaveOutcome, SaveRequest};
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -72,7 +71,7 @@ pub struct ProposedField {
     pub problem: Option<String>,
     /// For a lookup that matched several records: the records to choose from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub candidates: Vec<crate::ask::Candidate>,
+    pub candidates: Vec<crate::records::names::Candidate>,
 }
 
 /// What a capability proposes.
@@ -107,7 +106,7 @@ pub struct SourceDocument {
     pub sha256: String,
     pub text: String,
     pub segments: Vec<crate::ingest::Segment>,
-    pub injections: Vec<crate::extract::Injection>,
+    pub injections: Vec<crate::ingest::Injection>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
@@ -558,8 +557,9 @@ impl Session<'_> {
     /// capability's allowlist for the object and the dry run found no problem; the change is
     /// this user's save (their edit rights and the rules apply), audited with the proposal as
     /// proposedBy, and undoable like any other. `None` = left open for review.
-    pub fn auto_apply(&self, p: &Proposal) -> Result<Option<Proposal>> {
-        if p.operation != "update" || self.capability(&p.capability)?.autonomy != Autonomy::AutoApply {
+    /// `autonomy` is the capability's, from its binding.
+    pub fn auto_apply(&self, p: &Proposal, autonomy: Autonomy) -> Result<Option<Proposal>> {
+        if p.operation != "update" || autonomy != Autonomy::AutoApply {
             return Ok(None);
         }
         let allowed = self.auto_apply_fields(&p.capability, &p.object)?;
@@ -593,19 +593,6 @@ impl Session<'_> {
             .and_then(|d| serde_json::from_str::<SourceDocument>(&d).ok()))
     }
 
-    /// The allowlist of (capability, object) with the capability's autonomy (the list has an
-    /// effect only under `auto_apply`).
-    pub fn auto_apply_list(&self, capability: &str, object: &str) -> Result<AutoApplyList> {
-        self.readable_object(object)?;
-        Ok(AutoApplyList {
-            capability: capability.into(),
-            object: object.into(),
-            autonomy: self.capability(capability)?.autonomy,
-            fields: self.auto_apply_fields(capability, object)?,
-            can_set: self.user().has_system_permission("ai.approve"),
-        })
-    }
-
     /// The fields of `object` a capability may change without review.
     pub fn auto_apply_fields(&self, capability: &str, object: &str) -> Result<Vec<String>> {
         let mut stmt = self
@@ -617,14 +604,19 @@ impl Session<'_> {
     }
 
     /// Set the auto-apply allowlist of (capability, object) — `ai.approve` only; the fields must
-    /// be fields of the object the setter can edit.
-    pub fn set_auto_apply(&self, capability: &str, object: &str, fields: &[String]) -> Result<Vec<String>> {
+    /// be fields of the object the setter can edit. The caller has checked that the capability
+    /// exists.
+    pub(crate) fn set_auto_apply_fields(
+        &self,
+        capability: &str,
+        object: &str,
+        fields: &[String],
+    ) -> Result<Vec<String>> {
         self.require("ai.approve")?;
-        self.capability(capability)?;
         let (meta, _) = self.readable_object(object)?;
         for f in fields {
             let (i, _) = self.readable_field(meta, f)?;
-            if self.field_level(meta, i) != crate::definition::FieldLevel::Edit {
+            if self.field_level(meta, i) != crate::metadata::definition::FieldLevel::Edit {
                 return Err(Error::on_field(
                     Code::Permission,
                     f.clone(),
@@ -762,13 +754,24 @@ impl Session<'_> {
     }
 }
 
+/// How far a capability's proposals go without a reviewer: `read_only` proposes nothing,
+/// `propose` leaves every proposal for review (the default), `auto_apply` applies the fields on
+/// the (capability, object) allowlist as the user's own save.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Autonomy {
+    ReadOnly,
+    Propose,
+    AutoApply,
+}
+
 /// F-AUTONOMY: which fields of an object a capability may change without review.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AutoApplyList {
     pub capability: String,
     pub object: String,
-    pub autonomy: crate::pipeline::Autonomy,
+    pub autonomy: Autonomy,
     pub fields: Vec<String>,
     /// Whether this user may change the list (`ai.approve`).
     pub can_set: bool,
@@ -820,7 +823,7 @@ pub struct FieldReview {
     pub source: Option<Value>,
     #[ts(optional)]
     pub problem: Option<String>,
-    pub candidates: Vec<crate::ask::Candidate>,
+    pub candidates: Vec<crate::records::names::Candidate>,
     /// Whether this reviewer may write the field.
     pub can_edit: bool,
 }

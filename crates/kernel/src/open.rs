@@ -1,0 +1,90 @@
+//! Opening and creating a workspace for use: what every caller (the app, the CLI, the tests)
+//! does the same way, so that behaviour does not depend on who opened the file.
+//!
+//! Opening registers the shipped capabilities, closes model calls whose process stopped
+//! before completing them, and runs the retention job (open proposals past 30 days expire,
+//! old decided ones are purged). Creating makes a new file — the demo, the demo's objects and
+//! users with no records, or a definition with its data — and leaves nothing behind when it
+//! fails.
+
+use crate::error::{Code, Error, Result};
+use crate::metadata::definition::WorkspaceDefinition;
+use crate::records::demo::{self, InitReport};
+use crate::records::workspace::{Workspace, WorkspaceOptions};
+use std::path::{Path, PathBuf};
+
+/// What a new workspace starts with.
+pub enum Start<'a> {
+    /// The demo: objects, users and records.
+    Demo,
+    /// The demo's objects and users, no records.
+    DemoWithoutRecords,
+    /// A definition, its data files read by `load` (paths relative to the definition).
+    Definition { definition: &'a WorkspaceDefinition, load: &'a dyn Fn(&str) -> Result<String> },
+    /// No definition yet (deploy one later).
+    Empty,
+}
+
+/// Open an existing workspace file for use.
+pub fn open(path: &Path, opts: WorkspaceOptions) -> Result<Workspace> {
+    let ws = Workspace::open(path, opts)?;
+    prepare(&ws)?;
+    Ok(ws)
+}
+
+/// Open the workspace at `path`, creating the demo there first when there is no file yet (the
+/// app's and the CLI's first run: useful the first minute).
+pub fn open_or_create_demo(path: &Path, opts: WorkspaceOptions) -> Result<Workspace> {
+    if path.exists() {
+        open(path, opts)
+    } else {
+        Ok(create(path, Start::Demo, opts)?.0)
+    }
+}
+
+/// Create a new workspace file at `path`. An existing file is refused
+/// (`workspace.already_initialized`); a failure removes the half-made file.
+pub fn create(
+    path: &Path,
+    start: Start<'_>,
+    opts: WorkspaceOptions,
+) -> Result<(Workspace, Option<InitReport>)> {
+    if path.exists() {
+        return Err(Error::new(Code::AlreadyInitialized, format!("{} already exists", path.display())));
+    }
+    let made = (|| {
+        let mut ws = Workspace::create(path, opts)?;
+        let report = match start {
+            Start::Demo => Some(demo::init_demo(&mut ws)?),
+            Start::DemoWithoutRecords => {
+                let mut def = demo::demo_definition();
+                def.data = None;
+                Some(demo::init(&mut ws, &def, &|_| Ok(String::new()))?)
+            }
+            Start::Definition { definition, load } => Some(demo::init(&mut ws, definition, load)?),
+            Start::Empty => None,
+        };
+        prepare(&ws)?;
+        Ok((ws, report))
+    })();
+    if made.is_err() {
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = path.as_os_str().to_owned();
+            p.push(suffix);
+            let _ = std::fs::remove_file(PathBuf::from(p));
+        }
+    }
+    made
+}
+
+/// What every open workspace gets before anyone uses it.
+fn prepare(ws: &Workspace) -> Result<()> {
+    crate::ai::capabilities::register(ws);
+    // Calls whose process stopped before completing them (their claim ran out). Best effort:
+    // a file busy in another process keeps them until a later open.
+    let _ = crate::ai::pipeline::close_abandoned(ws.conn(), ws.clock.now());
+    if ws.is_initialized() {
+        ws.system_session()?.run_retention()?;
+    }
+    Ok(())
+}

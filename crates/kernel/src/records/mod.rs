@@ -1,0 +1,15 @@
+//! Records: the workspace file, sessions (the one enforcement path for every read), the one
+//! save path for every write, query specs, CSV import and export, the corpus index of long
+//! texts, deploying a definition (which changes the record tables and their history too), and
+//! describing what a user may see.
+
+pub mod access;
+pub mod corpus;
+pub mod csvio;
+pub mod demo;
+pub mod deploy;
+pub mod describe;
+pub mod names;
+pub mod query;
+pub mod save;
+pub mod workspace;

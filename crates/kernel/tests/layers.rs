@@ -1,0 +1,193 @@
+//! The kernel's layers, held by reading its sources: a module names only modules of its own
+//! layer or of the layers below it, and a capability names no other capability.
+//!
+//! Layers, lowest first (the list in `src/lib.rs`):
+//! 0 foundation (`error`, `clock`, `store`, `ingest`) · 1 `metadata` · 2 `records` ·
+//! 3 `proposals` · 4 generic `ai` · 5 the capabilities (`ai/ask`, `ai/extract`,
+//! `ai/summarize`, and `ai/capabilities.rs` where they register) · 6 `open`, `eval`, `bench`,
+//! the crate root.
+
+use std::path::{Path, PathBuf};
+
+const CAPABILITIES: &[&str] = &["ask", "extract", "summarize"];
+
+/// The layer of a module path (`["ai", "pipeline", "trace"]`), and the capability it belongs
+/// to, if any. `None` for a path that names no module of the kernel.
+fn layer(path: &[&str]) -> Option<(u8, Option<&'static str>)> {
+    let first = *path.first()?;
+    Some(match first {
+        "error" | "clock" | "store" | "ingest" => (0, None),
+        "metadata" => (1, None),
+        "records" => (2, None),
+        "proposals" => (3, None),
+        "ai" => match path.get(1).copied() {
+            Some("capabilities") => (5, None),
+            Some(c) => match CAPABILITIES.iter().find(|k| **k == c) {
+                Some(k) => (5, Some(*k)),
+                None => (4, None),
+            },
+            None => (4, None),
+        },
+        "open" | "eval" | "bench" | "lib" => (6, None),
+        _ => return None,
+    })
+}
+
+/// A source file's module path: `src/ai/pipeline/mod.rs` → `["ai", "pipeline"]`.
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every path into the crate a file names outside comments (`crate::a::b…`, and `super::…`
+/// resolved against the file's module `module`), with its line number.
+fn crate_paths(text: &str, module: &[String]) -> Vec<(usize, Vec<String>)> {
+    let mut out = vec![];
+    let mut in_tests = false;
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        // An inline module (`mod tests {`): from here on `super` means the file's module.
+        let t = code.trim_start().trim_start_matches("pub ").trim_start_matches("pub(crate) ");
+        in_tests |= t.starts_with("mod ") && t.trim_end().ends_with('{');
+        for (prefix, base) in [
+            ("crate::", vec![]),
+            // In an inline module, `super` is the file's module; elsewhere its parent.
+            (
+                "super::",
+                if in_tests { module.to_vec() } else { module[..module.len().saturating_sub(1)].to_vec() },
+            ),
+        ] {
+            let mut rest = code;
+            while let Some(at) = rest.find(prefix) {
+                let before = rest[..at].chars().last();
+                rest = &rest[at + prefix.len()..];
+                if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                    continue; // `countersign_crate::…` or `super::super::…` (the first one counts)
+                }
+                let mut path = base.clone();
+                let mut named = false;
+                for seg in rest.split("::") {
+                    if prefix == "super::" && seg == "super" && !named {
+                        path.pop();
+                        continue;
+                    }
+                    let name: String = seg.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                    let whole = name.len() == seg.len();
+                    if !name.is_empty() {
+                        path.push(name);
+                        named = true;
+                    }
+                    if !whole || !named {
+                        break; // the path ended inside this segment
+                    }
+                }
+                if named {
+                    out.push((n + 1, path));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The violations in the kernel's sources.
+fn violations(src: &Path) -> Vec<String> {
+    let mut files = vec![];
+    sources(src, &mut files);
+    files.sort();
+    let mut found = vec![];
+    for file in &files {
+        let module = module_of(src, file);
+        let module_refs: Vec<&str> = module.iter().map(String::as_str).collect();
+        let Some((own, own_cap)) = layer(&module_refs) else {
+            found.push(format!("{}: a module outside every layer; add it to the list", file.display()));
+            continue;
+        };
+        let text = std::fs::read_to_string(file).unwrap();
+        for (line, path) in crate_paths(&text, &module) {
+            let refs: Vec<&str> = path.iter().map(String::as_str).collect();
+            let Some((theirs, their_cap)) = layer(&refs) else {
+                if own < 6 {
+                    found.push(format!(
+                        "{}:{line}: names `crate::{}`; below the top, name the module an item lives in",
+                        file.display(),
+                        path.join("::")
+                    ));
+                }
+                continue;
+            };
+            if theirs > own {
+                found.push(format!(
+                    "{}:{line}: layer {own} names `crate::{}` of layer {theirs} above it",
+                    file.display(),
+                    path.join("::")
+                ));
+            } else if their_cap.is_some()
+                && their_cap != own_cap
+                && own < 6
+                && module_refs.get(1) != Some(&"capabilities")
+            {
+                found.push(format!(
+                    "{}:{line}: names the capability `crate::{}`; capabilities share only what lies below them",
+                    file.display(),
+                    path.join("::")
+                ));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_layer_names_a_layer_above_it_and_no_capability_names_another() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = violations(&src);
+    assert!(found.is_empty(), "{} import(s) against the layers:\n{}", found.len(), found.join("\n"));
+}
+
+/// The check itself: it finds an upward import, a capability naming another, a root item
+/// named below the top, and ignores comments.
+#[test]
+fn the_layer_check_finds_what_it_should() {
+    let dir = std::env::temp_dir().join(format!("countersign-layers-{}", std::process::id()));
+    let write = |rel: &str, text: &str| {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("records/save.rs", "use crate::metadata::value::Scalar;\nuse crate::proposals::Proposal;\n");
+    write("ai/pipeline/mod.rs", "// crate::ai::ask is only mentioned\nfn f() { crate::ai::ask::go() }\n");
+    write("ai/extract/mod.rs", "use crate::ai::ask::Candidate;\nuse crate::ai::pipeline::Invocation;\n");
+    write("metadata/value.rs", "fn f() -> crate::Session {}\n");
+    write("ai/capabilities.rs", "pub use crate::ai::ask::SPEC;\n");
+    write(
+        "ai/summarize/mod.rs",
+        "use super::ask::Candidate;\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n",
+    );
+    let found = violations(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(found.len(), 5, "{found:#?}");
+    assert!(found[0].contains("ai/extract/mod.rs:1") && found[0].contains("capability"), "{found:#?}");
+    assert!(found[1].contains("ai/pipeline/mod.rs:2") && found[1].contains("layer 4"), "{found:#?}");
+    assert!(
+        found[2].contains("ai/summarize/mod.rs:1") && found[2].contains("ai::ask::Candidate"),
+        "{found:#?}"
+    );
+    assert!(found[3].contains("metadata/value.rs:1"), "{found:#?}");
+    assert!(found[4].contains("records/save.rs:2") && found[4].contains("layer 3"), "{found:#?}");
+}
