@@ -2,13 +2,12 @@
 //! call on the current user's session, and errors cross as the kernel's one error shape
 //! `{code, fault, message, field?, retriable}` for the UI to branch on.
 
-use countersign_kernel::ai::ask::{self, AskAnswer, AskProgress, AskStep};
-use countersign_kernel::ai::extract::{self, ExtractAnswer, ExtractStep};
+use countersign_kernel::ai::ask::{Ask, AskAnswer, AskProgress};
+use countersign_kernel::ai::extract::{Extract, ExtractAnswer};
 use countersign_kernel::ai::pins::{self, ConnectionReport, PinSettings, ProviderConfig, ProviderSettings};
-use countersign_kernel::ai::pipeline::ModelChoice;
-use countersign_kernel::ai::provider::Secret;
-use countersign_kernel::ai::provider::{chat_with_retry, Cancel, ChatRequest, ChatResponse, RetryPolicy};
-use countersign_kernel::ai::summarize::{self, SummarizeStep, SummaryAnswer};
+use countersign_kernel::ai::pipeline::drive::{drive, Capability, Progress, Sessions};
+use countersign_kernel::ai::provider::{Cancel, Secret};
+use countersign_kernel::ai::summarize::{Summarize, SummaryAnswer};
 use countersign_kernel::ingest;
 use countersign_kernel::open::{self, Start};
 use countersign_kernel::proposals::{AutoApplyList, Proposal, ProposalReview};
@@ -280,92 +279,56 @@ pub async fn ask(
     progress: Channel<AskProgress>,
 ) -> Result<AskAnswer> {
     let cancel = calls.token(&call)?;
-    let answer = run_ask(&desk, &cancel, &question, &progress).await;
+    let answer = run_capability(&desk, &mut Ask { question }, &cancel, &progress, false).await;
     calls.forget(&call);
     answer
 }
 
-async fn run_ask(
-    desk: &Desk,
-    cancel: &Cancel,
-    question: &str,
-    progress: &Channel<AskProgress>,
-) -> Result<AskAnswer> {
-    let user = desk.with(|open| Ok(open.user.clone()))?;
-    desk.session_of(&user, |s| s.ask_authorize(question))?;
-    let calls = ModelLoop { desk, user: &user, cancel, progress, stream_text: false };
-    calls
-        .run(
-            ask::CAPABILITY,
-            |s, model| s.ask_begin(question, model),
-            |run| (&run.request, run.invocation.attempts),
-            |s, run, response| {
-                Ok(match s.ask_advance(run, response)? {
-                    AskStep::Done(answer) => Ok(*answer),
-                    AskStep::Repair(next) => Err(*next),
-                })
-            },
-        )
-        .await
-}
-
-/// One capability run from the app: the model is awaited with no lock on the workspace held;
-/// between calls the kernel checks the answer on the user's session and may ask for a repair.
-struct ModelLoop<'a> {
+/// The user a long call started with, lending the driver a session of that user for each
+/// step (the lock on the workspace is held only while the kernel works, never while the model
+/// thinks; the window may switch user meanwhile).
+struct UserDesk<'a> {
     desk: &'a Desk,
-    user: &'a str,
-    cancel: &'a Cancel,
-    progress: &'a Channel<AskProgress>,
-    /// Whether the model's text streams to the UI as it is written (Summarize).
-    stream_text: bool,
+    user: String,
 }
 
-impl ModelLoop<'_> {
-    async fn run<R, T>(
-        &self,
-        capability: &str,
-        begin: impl FnOnce(&Session<'_>, ModelChoice) -> Result<R>,
-        request: impl Fn(&R) -> (&ChatRequest, u32),
-        advance: impl Fn(&Session<'_>, R, Result<ChatResponse>) -> Result<std::result::Result<T, R>>,
-    ) -> Result<T> {
-        let model = self.desk.session_of(self.user, |s| s.model_for(&s.capability(capability)?))?;
-        let provider = countersign_kernel::ai::provider::provider(model.endpoint.clone())?;
-        let mut drift = Some(model.check().await);
-        let mut run = self.desk.session_of(self.user, |s| begin(s, model))?;
-        loop {
-            let response = match drift.take() {
-                Some(Err(e)) => Err(e),
-                _ => {
-                    let (req, attempts) = request(&run);
-                    self.call(&*provider, req, attempts).await
-                }
-            };
-            match self.desk.session_of(self.user, |s| advance(s, run, response))? {
-                Ok(answer) => return Ok(answer),
-                Err(next) => run = next,
-            }
-        }
+impl<'a> UserDesk<'a> {
+    fn current(desk: &'a Desk) -> Result<UserDesk<'a>> {
+        Ok(UserDesk { desk, user: desk.with(|open| Ok(open.user.clone()))? })
     }
+}
 
-    /// One model call with progress for the UI: which attempt, then characters written (and,
-    /// when streaming text, what was written) as they arrive.
-    async fn call(
-        &self,
-        provider: &dyn countersign_kernel::ai::provider::ModelProvider,
-        request: &ChatRequest,
-        attempts: u32,
-    ) -> Result<ChatResponse> {
-        let _ = self.progress.send(AskProgress::Thinking { attempt: attempts + 1 });
-        let mut chars = 0usize;
-        let mut sink = |d: &str| {
-            chars += d.len();
-            if self.stream_text {
-                let _ = self.progress.send(AskProgress::Text { delta: d.to_string() });
-            }
-            let _ = self.progress.send(AskProgress::Writing { chars: chars as u32 });
-        };
-        chat_with_retry(provider, request, &RetryPolicy::default(), self.cancel, &mut sink).await
+impl Sessions for UserDesk<'_> {
+    fn with<T>(&self, step: impl FnOnce(&Session<'_>) -> Result<T>) -> Result<T> {
+        self.desk.session_of(&self.user, step)
     }
+}
+
+/// Run a capability from the window: its progress goes to the UI over `progress` — which
+/// attempt, then the characters written (and, when `stream_text`, the text itself).
+async fn run_capability<C: Capability + Send>(
+    desk: &Desk,
+    capability: &mut C,
+    cancel: &Cancel,
+    progress: &Channel<AskProgress>,
+    stream_text: bool,
+) -> Result<C::Answer> {
+    let sessions = UserDesk::current(desk)?;
+    let mut chars = 0usize;
+    let mut report = |p: Progress<'_>| match p {
+        Progress::Thinking { attempt } => {
+            chars = 0;
+            let _ = progress.send(AskProgress::Thinking { attempt });
+        }
+        Progress::Text(delta) => {
+            chars += delta.len();
+            if stream_text {
+                let _ = progress.send(AskProgress::Text { delta: delta.to_string() });
+            }
+            let _ = progress.send(AskProgress::Writing { chars: chars as u32 });
+        }
+    };
+    drive(&sessions, capability, None, cancel, &mut report).await
 }
 
 #[tauri::command]
@@ -405,38 +368,16 @@ pub async fn extract(
     progress: Channel<AskProgress>,
 ) -> Result<ExtractAnswer> {
     let cancel = calls.token(&call)?;
-    let answer = run_extract(&desk, &cancel, name, bytes, &object, record.as_deref(), &progress).await;
+    let answer = async {
+        let document =
+            tauri::async_runtime::spawn_blocking(move || ingest::ingest(&name, bytes, &Default::default()))
+                .await
+                .map_err(|e| Error::internal(format!("reading the document stopped: {e}")))??;
+        run_capability(&desk, &mut Extract { document, object, record }, &cancel, &progress, false).await
+    }
+    .await;
     calls.forget(&call);
     answer
-}
-
-async fn run_extract(
-    desk: &Desk,
-    cancel: &Cancel,
-    name: String,
-    bytes: Vec<u8>,
-    object: &str,
-    record: Option<&str>,
-    progress: &Channel<AskProgress>,
-) -> Result<ExtractAnswer> {
-    let user = desk.with(|open| Ok(open.user.clone()))?;
-    let doc = tauri::async_runtime::spawn_blocking(move || ingest::ingest(&name, bytes, &Default::default()))
-        .await
-        .map_err(|e| Error::internal(format!("reading the document stopped: {e}")))??;
-    let calls = ModelLoop { desk, user: &user, cancel, progress, stream_text: false };
-    calls
-        .run(
-            extract::CAPABILITY,
-            |s, model| s.extract_begin(doc, object, record, model),
-            |run| (&run.request, run.invocation.attempts),
-            |s, run, response| {
-                Ok(match s.extract_advance(run, response)? {
-                    ExtractStep::Done(answer) => Ok(*answer),
-                    ExtractStep::Repair(next) => Err(*next),
-                })
-            },
-        )
-        .await
 }
 
 /// Summarize a record: the answer streams to the UI as the model writes it (a draft), and the
@@ -451,25 +392,7 @@ pub async fn summarize(
     progress: Channel<AskProgress>,
 ) -> Result<SummaryAnswer> {
     let cancel = calls.token(&call)?;
-    let user = desk.with(|open| Ok(open.user.clone()));
-    let answer = match user {
-        Ok(user) => {
-            ModelLoop { desk: &desk, user: &user, cancel: &cancel, progress: &progress, stream_text: true }
-                .run(
-                    summarize::CAPABILITY,
-                    |s, model| s.summarize_begin(&object, &id, model),
-                    |run| (&run.request, run.invocation.attempts),
-                    |s, run, response| {
-                        Ok(match s.summarize_advance(run, response)? {
-                            SummarizeStep::Done(answer, _) => Ok(*answer),
-                            SummarizeStep::Call(next) => Err(*next),
-                        })
-                    },
-                )
-                .await
-        }
-        Err(e) => Err(e),
-    };
+    let answer = run_capability(&desk, &mut Summarize::new(&object, &id), &cancel, &progress, true).await;
     calls.forget(&call);
     answer
 }

@@ -3,6 +3,12 @@
 //! a non-zero exit code (1 for a refused operation, 2 for bad command-line usage).
 
 use clap::{Parser, Subcommand};
+use countersign_kernel::ai::ask::Ask;
+use countersign_kernel::ai::extract::Extract;
+use countersign_kernel::ai::pipeline::drive::{drive, Capability};
+use countersign_kernel::ai::pipeline::ModelChoice;
+use countersign_kernel::ai::provider::Cancel;
+use countersign_kernel::ai::summarize::Summarize;
 use countersign_kernel::open::{self, Start};
 use countersign_kernel::records::csvio::{export_csv, import_csv, ImportMode, ImportOptions};
 use countersign_kernel::{
@@ -638,53 +644,19 @@ fn run(cli: Cli) -> Result<Value> {
         Command::Describe { object } => describe(&session, object.as_deref()),
         Command::Provider { command } => provider_command(&session, command),
         Command::Ask { question, endpoint, .. } => {
-            let rt = runtime()?;
-            let model = rt.block_on(model_choice(
-                &session,
-                endpoint.as_deref(),
-                countersign_kernel::ai::ask::CAPABILITY,
-            ))?;
-            let cancel = countersign_kernel::ai::provider::Cancel::default();
-            let answer = rt.block_on(countersign_kernel::ai::ask::ask(
-                &session,
-                &question,
-                model,
-                &cancel,
-                &mut |_| {},
-            ))?;
-            to_json(&answer)
+            to_json(&run_capability(&session, &mut Ask { question }, endpoint.as_deref())?)
         }
         Command::Proposals { command } => proposal_command(&session, command),
         Command::Summarize { object, id, endpoint, .. } => {
-            let rt = runtime()?;
-            let model = rt.block_on(model_choice(
-                &session,
-                endpoint.as_deref(),
-                countersign_kernel::ai::summarize::CAPABILITY,
-            ))?;
-            let cancel = countersign_kernel::ai::provider::Cancel::default();
-            let (answer, _) = rt.block_on(countersign_kernel::ai::summarize::summarize(
-                &session, &object, &id, model, &cancel,
-            ));
-            to_json(&answer?)
+            to_json(&run_capability(&session, &mut Summarize::new(&object, &id), endpoint.as_deref())?)
         }
         Command::Extract { file, object, record, endpoint, .. } => {
-            let doc = countersign_kernel::ingest::read_file(&file, &Default::default())?;
-            let rt = runtime()?;
-            let model = rt.block_on(model_choice(
+            let document = countersign_kernel::ingest::read_file(&file, &Default::default())?;
+            to_json(&run_capability(
                 &session,
+                &mut Extract { document, object, record },
                 endpoint.as_deref(),
-                countersign_kernel::ai::extract::CAPABILITY,
-            ))?;
-            let cancel = countersign_kernel::ai::provider::Cancel::default();
-            to_json(&rt.block_on(countersign_kernel::ai::extract::extract(
-                &session,
-                &doc,
-                &object,
-                record.as_deref(),
-                model,
-                &cancel,
-            ))?)
+            )?)
         }
         Command::Trace { command } => match command {
             TraceCommand::List { limit } => Ok(json!({ "entries": to_json(&session.traces(limit)?)? })),
@@ -899,15 +871,29 @@ fn tempfile_dir() -> Result<PathBuf> {
 }
 
 /// The model for a call of `capability`: `--endpoint` for this run, else the capability's pin.
-async fn model_choice(
+/// Run a capability to its answer on this session: with the model at `endpoint` (a local
+/// OpenAI-compatible server) for this run, or the capability's pinned model.
+fn run_capability<C: Capability>(
     session: &countersign_kernel::Session<'_>,
+    capability: &mut C,
     endpoint: Option<&str>,
-    capability: &str,
-) -> Result<countersign_kernel::ai::pipeline::ModelChoice> {
-    match endpoint {
-        Some(url) => countersign_kernel::ai::pipeline::ModelChoice::ad_hoc(url).await,
-        None => session.model_for(&session.capability(capability)?),
-    }
+) -> Result<C::Answer> {
+    run_capability_on(&runtime()?, session, capability, endpoint)
+}
+
+fn run_capability_on<C: Capability>(
+    rt: &tokio::runtime::Runtime,
+    session: &countersign_kernel::Session<'_>,
+    capability: &mut C,
+    endpoint: Option<&str>,
+) -> Result<C::Answer> {
+    rt.block_on(async {
+        let model = match endpoint {
+            Some(url) => Some(ModelChoice::ad_hoc(url).await?),
+            None => None,
+        };
+        drive(session, capability, model, &Cancel::default(), &mut |_| {}).await
+    })
 }
 
 fn eval_summarize(
@@ -928,15 +914,9 @@ fn eval_summarize(
     let mut rows = vec![];
     for id in ids {
         let started = std::time::Instant::now();
-        let model =
-            rt.block_on(model_choice(&session, endpoint, countersign_kernel::ai::summarize::CAPABILITY))?;
-        let (out, first) = rt.block_on(countersign_kernel::ai::summarize::summarize(
-            &session,
-            object,
-            id,
-            model,
-            &countersign_kernel::ai::provider::Cancel::default(),
-        ));
+        let mut summarize = Summarize::new(object, id);
+        let out = run_capability_on(&rt, &session, &mut summarize, endpoint);
+        let first = summarize.first;
         let wall = started.elapsed().as_secs_f64();
         times.push(wall * 1000.0);
         let first = first.unwrap_or_default();
@@ -1020,12 +1000,8 @@ fn eval_ask(ws: &Workspace, cases: &Path, endpoint: Option<&str>, only: Option<&
     for case in cases.iter().filter(|c| only.is_none_or(|o| o.split(',').any(|o| c.id.ends_with(o)))) {
         let session = ws.session(&case.user)?;
         let started = std::time::Instant::now();
-        let outcome = rt.block_on(async {
-            session.ask_authorize(&case.question)?;
-            let model = model_choice(&session, endpoint, countersign_kernel::ai::ask::CAPABILITY).await?;
-            let cancel = countersign_kernel::ai::provider::Cancel::default();
-            countersign_kernel::ai::ask::ask(&session, &case.question, model, &cancel, &mut |_| {}).await
-        });
+        let outcome =
+            run_capability_on(&rt, &session, &mut Ask { question: case.question.clone() }, endpoint);
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         let verdict = judge(case, &outcome);
         total += 1;
@@ -1140,16 +1116,12 @@ fn eval_extract(ws: &Workspace, dir: &Path, endpoint: Option<&str>) -> Result<Va
         let object = case["object"].as_str().unwrap_or("invoice");
         let session = ws.session(case["user"].as_str().unwrap_or("ava"))?;
         let started = std::time::Instant::now();
-        let outcome =
-            countersign_kernel::ingest::read_file(&dir.join(file), &Default::default()).and_then(|doc| {
-                rt.block_on(async {
-                    let model =
-                        model_choice(&session, endpoint, countersign_kernel::ai::extract::CAPABILITY).await?;
-                    let cancel = countersign_kernel::ai::provider::Cancel::default();
-                    countersign_kernel::ai::extract::extract(&session, &doc, object, None, model, &cancel)
-                        .await
-                })
-            });
+        let outcome = countersign_kernel::ingest::read_file(&dir.join(file), &Default::default()).and_then(
+            |document| {
+                let mut extract = Extract { document, object: object.to_string(), record: None };
+                run_capability_on(&rt, &session, &mut extract, endpoint)
+            },
+        );
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         times.push(ms);
         let mut row = json!({ "file": file, "wall_ms": ms.round() });

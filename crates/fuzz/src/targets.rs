@@ -3,8 +3,12 @@
 
 use crate::gen::{self, Rng};
 use crate::{clip, typed, Outcome, Target};
+use countersign_kernel::ai::ask::Ask;
+use countersign_kernel::ai::extract::Extract;
+use countersign_kernel::ai::pipeline::drive::{self, Step};
 use countersign_kernel::ai::pipeline::ModelChoice;
 use countersign_kernel::ai::provider::{ChatResponse, Part};
+use countersign_kernel::ai::summarize::Summarize;
 use countersign_kernel::ingest::{ingest, Document, Limits};
 use countersign_kernel::metadata::definition::{FieldLevel, FieldType, WorkspaceDefinition};
 use countersign_kernel::metadata::value;
@@ -1082,36 +1086,43 @@ impl Capability {
     }
 
     fn ask(&self, rng: &mut Rng, s: &Session<'_>) -> Result<(), Outcome> {
-        use countersign_kernel::ai::ask::AskStep;
         let question = gen::phrase(rng, &self.words);
-        let mut run = s.ask_begin(&question, self.model.clone()).map_err(Self::typed_model)?;
-        for _ in 0..3 {
-            let vocab = Self::vocab(&run.request.prompt, &self.words);
-            let resp = Self::response(rng, run.request.schema.as_ref().map(|(_, s)| s), &vocab);
-            match s.ask_advance(run, resp).map_err(Self::typed_model)? {
-                AskStep::Repair(next) => run = *next,
-                AskStep::Done(answer) => {
-                    let Some(result) = answer.result else { return Ok(()) };
-                    let readable = readable_fields(&self.ws, &s.user().key);
-                    let fields = readable.get(&result.object);
-                    for path in &result.fields {
-                        let first = path.split('.').next().unwrap_or_default();
-                        if !fields.is_some_and(|f| f.contains(first)) {
-                            return Err(Outcome::Finding(
-                                "leak",
-                                format!("Ask gave `{path}` of {}", result.object),
-                            ));
-                        }
-                    }
-                    return Ok(());
-                }
+        let answer = self.scripted(rng, s, &mut Ask { question }, 3)?;
+        let Some(result) = answer.result else { return Ok(()) };
+        let readable = readable_fields(&self.ws, &s.user().key);
+        let fields = readable.get(&result.object);
+        for path in &result.fields {
+            let first = path.split('.').next().unwrap_or_default();
+            if !fields.is_some_and(|f| f.contains(first)) {
+                return Err(Outcome::Finding("leak", format!("Ask gave `{path}` of {}", result.object)));
             }
         }
-        Err(Outcome::Finding("unbounded", "Ask asked for a third repair".into()))
+        Ok(())
+    }
+
+    /// A capability run with generated answers in place of the model's, through the same
+    /// `begin` and `advance` the driver calls; more than `calls` model calls is a finding.
+    fn scripted<C: drive::Capability>(
+        &self,
+        rng: &mut Rng,
+        s: &Session<'_>,
+        capability: &mut C,
+        calls: usize,
+    ) -> Result<C::Answer, Outcome> {
+        let mut run = capability.begin(s, self.model.clone()).map_err(Self::typed_model)?;
+        for _ in 0..calls {
+            let request = C::request(&run);
+            let vocab = Self::vocab(&request.prompt, &self.words);
+            let resp = Self::response(rng, request.schema.as_ref().map(|(_, s)| s), &vocab);
+            match capability.advance(s, run, resp).map_err(Self::typed_model)? {
+                Step::Call(next) => run = next,
+                Step::Done(answer) => return Ok(answer),
+            }
+        }
+        Err(Outcome::Finding("unbounded", format!("{} made more than {calls} model calls", C::KEY)))
     }
 
     fn extract(&self, rng: &mut Rng, s: &Session<'_>) -> Result<(), Outcome> {
-        use countersign_kernel::ai::extract::ExtractStep;
         let doc = if rng.chance(0.8) && !self.documents.is_empty() {
             rng.pick(&self.documents).clone()
         } else {
@@ -1124,54 +1135,43 @@ impl Capability {
         } else {
             None
         };
-        let mut run =
-            s.extract_begin(doc, object, record.as_deref(), self.model.clone()).map_err(Self::typed_model)?;
-        for _ in 0..3 {
-            let vocab = Self::vocab(&run.request.prompt, &self.words);
-            let resp = Self::response(rng, run.request.schema.as_ref().map(|(_, s)| s), &vocab);
-            match s.extract_advance(run, resp).map_err(Self::typed_model)? {
-                ExtractStep::Repair(next) => run = *next,
-                ExtractStep::Done(answer) => {
-                    let p = &answer.proposal;
-                    let view = s.describe_object(&p.object).map_err(Self::typed_model)?;
-                    let catalog = self.ws.catalog().map_err(Self::typed_model)?;
-                    let meta = catalog.object_meta(&p.object).map_err(Self::typed_model)?;
-                    for f in &p.fields {
-                        let editable =
-                            view.fields.iter().any(|v| v.key == f.field && v.access == FieldLevel::Edit);
-                        if !editable {
-                            return Err(Outcome::Finding(
-                                "invalid_write",
-                                format!("proposal {} sets `{}`, which the user cannot edit", p.id, f.field),
-                            ));
-                        }
-                        let def = meta.fields().iter().find(|d| d.key == f.field);
-                        if let (Some(def), false) = (def, f.value.is_null()) {
-                            if def.field_type != FieldType::Lookup {
-                                if let Err(e) = value::coerce(def, &f.value) {
-                                    return Err(Outcome::Finding(
-                                        "invalid_write",
-                                        format!(
-                                            "proposal {} sets {} = {}: {e}",
-                                            p.id,
-                                            f.field,
-                                            clip(&f.value.to_string())
-                                        ),
-                                    ));
-                                }
-                            }
-                        }
+        let mut extract = Extract { document: doc, object: object.to_string(), record };
+        let answer = self.scripted(rng, s, &mut extract, 3)?;
+        let p = &answer.proposal;
+        let view = s.describe_object(&p.object).map_err(Self::typed_model)?;
+        let catalog = self.ws.catalog().map_err(Self::typed_model)?;
+        let meta = catalog.object_meta(&p.object).map_err(Self::typed_model)?;
+        for f in &p.fields {
+            let editable = view.fields.iter().any(|v| v.key == f.field && v.access == FieldLevel::Edit);
+            if !editable {
+                return Err(Outcome::Finding(
+                    "invalid_write",
+                    format!("proposal {} sets `{}`, which the user cannot edit", p.id, f.field),
+                ));
+            }
+            let def = meta.fields().iter().find(|d| d.key == f.field);
+            if let (Some(def), false) = (def, f.value.is_null()) {
+                if def.field_type != FieldType::Lookup {
+                    if let Err(e) = value::coerce(def, &f.value) {
+                        return Err(Outcome::Finding(
+                            "invalid_write",
+                            format!(
+                                "proposal {} sets {} = {}: {e}",
+                                p.id,
+                                f.field,
+                                clip(&f.value.to_string())
+                            ),
+                        ));
                     }
-                    s.review_proposal(&p.id).map_err(Self::typed_model)?;
-                    return Ok(());
                 }
             }
         }
-        Err(Outcome::Finding("unbounded", "Extract asked for a third repair".into()))
+        s.review_proposal(&p.id).map_err(Self::typed_model)?;
+        Ok(())
     }
 
     fn summarize(&self, rng: &mut Rng, s: &Session<'_>) -> Result<(), Outcome> {
-        use countersign_kernel::ai::summarize::{recheck, SummarizeStep};
+        use countersign_kernel::ai::summarize::recheck;
         let object = *rng.pick(OBJECTS);
         let id = self
             .ids
@@ -1179,32 +1179,22 @@ impl Capability {
             .filter(|i| !i.is_empty())
             .map(|i| rng.pick(i).clone())
             .unwrap_or_else(|| gen::nasty(rng));
-        let mut run = s.summarize_begin(object, &id, self.model.clone()).map_err(Self::typed_model)?;
-        for _ in 0..6 {
-            let vocab = Self::vocab(&run.request.prompt, &self.words);
-            let resp = Self::response(rng, run.request.schema.as_ref().map(|(_, s)| s), &vocab);
-            match s.summarize_advance(run, resp).map_err(Self::typed_model)? {
-                SummarizeStep::Call(next) => run = *next,
-                SummarizeStep::Done(answer, _) => {
-                    for sentence in &answer.sentences {
-                        if let Some(c) = value::unsafe_char(&sentence.text, false) {
-                            return Err(Outcome::Finding(
-                                "unsafe_text",
-                                format!("a verified sentence holds U+{:04X}", c as u32),
-                            ));
-                        }
-                    }
-                    if let Err(e) = recheck(s, &answer) {
-                        return Err(Outcome::Finding(
-                            "unverified",
-                            format!("an accepted summary fails the re-check: {}", clip(&e.message)),
-                        ));
-                    }
-                    return Ok(());
-                }
+        let answer = self.scripted(rng, s, &mut Summarize::new(object, &id), 6)?;
+        for sentence in &answer.sentences {
+            if let Some(c) = value::unsafe_char(&sentence.text, false) {
+                return Err(Outcome::Finding(
+                    "unsafe_text",
+                    format!("a verified sentence holds U+{:04X}", c as u32),
+                ));
             }
         }
-        Err(Outcome::Finding("unbounded", "Summarize made more than six calls".into()))
+        if let Err(e) = recheck(s, &answer) {
+            return Err(Outcome::Finding(
+                "unverified",
+                format!("an accepted summary fails the re-check: {}", clip(&e.message)),
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -414,7 +414,7 @@ fn bench_ask(ws: &Workspace, runs: usize) -> Result<AskBench> {
         let run = session.ask_begin(question, model.clone())?;
         match session.ask_advance(run, Ok(response.clone()))? {
             AskStep::Done(a) => spec = Some(a.spec),
-            AskStep::Repair(_) => return Err(crate::Error::internal("the fixed answer needed a repair")),
+            AskStep::Call(_) => return Err(crate::Error::internal("the fixed answer needed a repair")),
         }
         ask_times.push(t.elapsed());
     }

@@ -6,7 +6,7 @@ mod common;
 
 use common::fake_model::{fake, model, Answer};
 use countersign_kernel::ai::ask;
-use countersign_kernel::ai::pipeline::ModelChoice;
+use countersign_kernel::ai::pipeline::{drive::drive, ModelChoice};
 use countersign_kernel::ai::provider::Cancel;
 use countersign_kernel::records::names::ResolutionStatus;
 use countersign_kernel::{Code, Session};
@@ -18,7 +18,8 @@ fn rt() -> tokio::runtime::Runtime {
 }
 
 fn ask_with(s: &Session<'_>, q: &str, m: ModelChoice) -> countersign_kernel::Result<ask::AskAnswer> {
-    rt().block_on(ask::ask(s, q, m, &Cancel::default(), &mut |_| {}))
+    let mut ask = ask::Ask { question: q.to_string() };
+    rt().block_on(drive(s, &mut ask, Some(m), &Cancel::default(), &mut |_| {}))
 }
 
 /// A model answer; a plan without `sort`/`limit` gets the contract's empty values.

@@ -6,7 +6,8 @@
 mod common;
 
 use common::fake_model::{fake, model, Answer};
-use countersign_kernel::ai::extract::extract;
+use countersign_kernel::ai::extract::Extract;
+use countersign_kernel::ai::pipeline::drive::drive;
 use countersign_kernel::ai::pipeline::Autonomy;
 use countersign_kernel::ai::provider::Cancel;
 use countersign_kernel::ingest::{ingest, Document};
@@ -29,7 +30,10 @@ fn run(s: &Session<'_>, d: &Document, answers: Vec<Value>) -> Run {
 fn run_on(s: &Session<'_>, d: &Document, record: Option<&str>, answers: Vec<Value>) -> Run {
     let fake = fake(answers.into_iter().map(|a| Answer::Text(a.to_string())).collect());
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let out = rt.block_on(extract(s, d, "invoice", record, model(&fake.url, 0.0), &Cancel::default()));
+    let mut extract =
+        Extract { document: d.clone(), object: "invoice".into(), record: record.map(str::to_string) };
+    let out =
+        rt.block_on(drive(s, &mut extract, Some(model(&fake.url, 0.0)), &Cancel::default(), &mut |_| {}));
     (out, fake.chat_requests())
 }
 

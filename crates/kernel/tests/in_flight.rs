@@ -127,7 +127,7 @@ fn a_call_that_comes_back_to_the_kernel_renews_its_claim() {
         total_ms: 1.0,
     };
     let repair = match ava.ask_advance(run, Ok(answer)).unwrap() {
-        AskStep::Repair(r) => r,
+        AskStep::Call(r) => r,
         AskStep::Done(_) => panic!("nonsense is not an answer"),
     };
     f.clock.advance(lease - chrono::Duration::seconds(5));

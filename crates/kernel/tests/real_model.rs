@@ -90,23 +90,17 @@ async fn a_schema_constrained_call_to_a_real_model_parses_and_validates() {
 #[tokio::test]
 #[ignore = "needs a local model server: scripts/model-test.sh"]
 async fn ask_answers_a_question_end_to_end_on_the_real_model() {
-    use countersign_kernel::ai::{ask, pipeline::ModelChoice};
-    use countersign_kernel::records::demo;
-    use countersign_kernel::{QuerySpec, Workspace, WorkspaceOptions};
+    use countersign_kernel::ai::ask::{self, Ask};
+    use countersign_kernel::ai::pipeline::{drive::drive, ModelChoice};
+    use countersign_kernel::open::{self, Start};
+    use countersign_kernel::{QuerySpec, WorkspaceOptions};
     let dir = tempfile::tempdir().unwrap();
-    let mut ws = Workspace::create(&dir.path().join("ask.countersign"), WorkspaceOptions::default()).unwrap();
-    demo::init_demo(&mut ws).unwrap();
+    let (ws, _) =
+        open::create(&dir.path().join("ask.countersign"), Start::Demo, WorkspaceOptions::default()).unwrap();
     let ava = ws.session("ava").unwrap();
     let model = ModelChoice::ad_hoc(&url()).await.unwrap();
-    let answer = ask::ask(
-        &ava,
-        "Which accounts are in the healthcare industry?",
-        model,
-        &Cancel::default(),
-        &mut |_| {},
-    )
-    .await
-    .unwrap();
+    let mut question = Ask { question: "Which accounts are in the healthcare industry?".into() };
+    let answer = drive(&ava, &mut question, Some(model), &Cancel::default(), &mut |_| {}).await.unwrap();
     let expected = ava
         .query(&QuerySpec::parse(r#"{"object": "account", "filters": {"field": "industry", "op": "eq", "value": "healthcare"}, "limit": 1000}"#).unwrap())
         .unwrap();

@@ -5,8 +5,9 @@
 mod common;
 
 use common::fake_model::{fake, model, Answer};
+use countersign_kernel::ai::pipeline::drive::drive;
 use countersign_kernel::ai::provider::Cancel;
-use countersign_kernel::ai::summarize::{summarize, Fact};
+use countersign_kernel::ai::summarize::{Fact, Summarize};
 use countersign_kernel::{Code, Session};
 use serde_json::{json, Value};
 
@@ -16,8 +17,9 @@ fn run(
 ) -> (countersign_kernel::Result<countersign_kernel::ai::summarize::SummaryAnswer>, Vec<Value>) {
     let fake = fake(answers.into_iter().map(|a| Answer::Text(a.to_string())).collect());
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let (out, _) =
-        rt.block_on(summarize(s, "account", "acc_0009", model(&fake.url, 0.0), &Cancel::default()));
+    let mut summarize = Summarize::new("account", "acc_0009");
+    let out =
+        rt.block_on(drive(s, &mut summarize, Some(model(&fake.url, 0.0)), &Cancel::default(), &mut |_| {}));
     (out, fake.chat_requests())
 }
 

@@ -13,11 +13,12 @@
 //! read (case, punctuation, legal suffixes, abbreviations, partial names); the answer shows what
 //! each value resolved to, and an ambiguous value becomes a choice for the user, never a guess.
 
+use crate::ai::pipeline::drive::{Capability, Step};
 use crate::ai::pipeline::{
     Autonomy, CapabilitySettings, CapabilitySpec, FieldValue, Invocation, ModelChoice, Outcome,
 };
 use crate::ai::projection::{Grounding, ProjectedField, Projection};
-use crate::ai::provider::{chat_with_retry, ChatRequest, ChatResponse, Part, Prompt, RetryPolicy};
+use crate::ai::provider::{ChatRequest, ChatResponse, Part, Prompt};
 use crate::error::{Code, Error, Result};
 use crate::metadata::condition::{Comparison, Condition, NotOf, Op};
 use crate::metadata::definition::FieldType;
@@ -179,11 +180,8 @@ pub struct AskRun {
     repaired: bool,
 }
 
-pub enum AskStep {
-    Done(Box<AskAnswer>),
-    /// The answer broke the contract; send `request` (the repair) and advance again.
-    Repair(Box<AskRun>),
-}
+/// After a model call: the answer, or the repair to send.
+pub type AskStep = Step<Box<AskRun>, Box<AskAnswer>>;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -431,7 +429,7 @@ impl Session<'_> {
                     "ids": result.as_ref().map(|r| r.records.iter().map(|m| m["id"].clone()).collect::<Vec<_>>())});
                 self.finish_invocation(inv, Outcome::Answered { result: &answer_json, values: &values })?;
                 let total_ms = inv.started.elapsed().as_secs_f64() * 1000.0;
-                Ok(AskStep::Done(Box::new(AskAnswer {
+                Ok(Step::Done(Box::new(AskAnswer {
                     question: run.question.clone(),
                     spec,
                     resolutions,
@@ -486,7 +484,7 @@ impl Session<'_> {
                 }
                 run.request.prompt.parts = parts;
                 run.repaired = true;
-                Ok(AskStep::Repair(Box::new(run)))
+                Ok(Step::Call(Box::new(run)))
             }
             Err(Violation { message: violation, .. }) => {
                 let e = Error::new(
@@ -1049,33 +1047,38 @@ fn ask_parts(g: &Grounding, today: &str, question: &str) -> Vec<Part> {
     ]
 }
 
-/// Ask a question end to end on one session (CLI, tests): the model is awaited with the
-/// session held, which is fine off the UI thread. The app drives `ask_begin`/`ask_advance`
-/// itself so that no workspace lock is held while the model thinks.
-pub async fn ask(
-    session: &Session<'_>,
-    question: &str,
-    model: ModelChoice,
-    cancel: &crate::ai::provider::Cancel,
-    on_delta: crate::ai::provider::DeltaSink<'_>,
-) -> Result<AskAnswer> {
-    session.ask_authorize(question)?;
-    let provider = crate::ai::provider::provider(model.endpoint.clone())?;
-    let drift = model.check().await;
-    let mut run = session.ask_begin(question, model)?;
-    let mut first = Some(drift);
-    loop {
-        let resp = match first.take() {
-            Some(Err(e)) => Err(e),
-            _ => {
-                chat_with_retry(&*provider, &run.request, &RetryPolicy::default(), cancel, &mut *on_delta)
-                    .await
-            }
-        };
-        match session.ask_advance(run, resp)? {
-            AskStep::Done(a) => return Ok(*a),
-            AskStep::Repair(r) => run = *r,
-        }
+/// Ask as the model-call driver runs it (`pipeline::drive`).
+pub struct Ask {
+    pub question: String,
+}
+
+impl Capability for Ask {
+    const KEY: &'static str = CAPABILITY;
+    type Run = Box<AskRun>;
+    type Answer = AskAnswer;
+
+    fn authorize(&mut self, session: &Session<'_>) -> Result<()> {
+        session.ask_authorize(&self.question)
+    }
+    fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<Self::Run> {
+        Ok(Box::new(session.ask_begin(&self.question, model)?))
+    }
+    fn request(run: &Self::Run) -> &ChatRequest {
+        &run.request
+    }
+    fn invocation(run: &Self::Run) -> &Invocation {
+        &run.invocation
+    }
+    fn advance(
+        &mut self,
+        session: &Session<'_>,
+        run: Self::Run,
+        response: Result<ChatResponse>,
+    ) -> Result<Step<Self::Run, AskAnswer>> {
+        Ok(match session.ask_advance(*run, response)? {
+            Step::Done(answer) => Step::Done(*answer),
+            Step::Call(next) => Step::Call(next),
+        })
     }
 }
 

@@ -10,8 +10,9 @@
 //! drops a value whose only evidence is an instruction addressed to an AI inside the document.
 //! A dry run through the save path (rolled back) attaches rule failures to their fields.
 
+use crate::ai::pipeline::drive::{Capability, Step};
 use crate::ai::pipeline::{Autonomy, Invocation, ModelChoice, Outcome};
-use crate::ai::provider::{chat_with_retry, ChatRequest, ChatResponse, Part, Prompt, RetryPolicy};
+use crate::ai::provider::{ChatRequest, ChatResponse, Part, Prompt};
 use crate::error::{Code, Error, Result};
 use crate::ingest::Document;
 use crate::metadata::definition::{FieldLevel, FieldType};
@@ -493,11 +494,8 @@ pub struct ExtractRun {
     started: Instant,
 }
 
-pub enum ExtractStep {
-    Done(Box<ExtractAnswer>),
-    /// The answer broke the contract; send `request` (the repair) and advance again.
-    Repair(Box<ExtractRun>),
-}
+/// After a model call: the answer, or the repair to send.
+pub type ExtractStep = Step<Box<ExtractRun>, Box<ExtractAnswer>>;
 
 impl Session<'_> {
     /// Whether this user may extract into `object` (and `record`), and the fields they may fill.
@@ -603,7 +601,7 @@ impl Session<'_> {
                 run.request.prompt.parts.push(Part::Request(format!(
                     "Your previous answer was rejected: {problem}\nAnswer again."
                 )));
-                return Ok(ExtractStep::Repair(Box::new(run)));
+                return Ok(Step::Call(Box::new(run)));
             }
             Err(problem) => {
                 let e = Error::new(
@@ -674,7 +672,7 @@ impl Session<'_> {
             inv,
             Outcome::Answered { result: &json!({"proposal": proposal.id}), values: &values },
         )?;
-        Ok(ExtractStep::Done(Box::new(ExtractAnswer {
+        Ok(Step::Done(Box::new(ExtractAnswer {
             document: doc.name.clone(),
             document_sha256: doc.sha256.clone(),
             injections: run.injections.clone(),
@@ -684,28 +682,42 @@ impl Session<'_> {
     }
 }
 
-/// Extract a document into a proposal (CLI and tests; the session is held across the call).
-pub async fn extract(
-    session: &Session<'_>,
-    doc: &Document,
-    object: &str,
-    record: Option<&str>,
-    model: ModelChoice,
-    cancel: &crate::ai::provider::Cancel,
-) -> Result<ExtractAnswer> {
-    let provider = crate::ai::provider::provider(model.endpoint.clone())?;
-    let mut drift = Some(model.check().await);
-    let mut run = session.extract_begin(doc.clone(), object, record, model)?;
-    loop {
-        let resp = match drift.take() {
-            Some(Err(e)) => Err(e),
-            _ => {
-                chat_with_retry(&*provider, &run.request, &RetryPolicy::default(), cancel, &mut |_| {}).await
-            }
-        };
-        match session.extract_advance(run, resp)? {
-            ExtractStep::Done(a) => return Ok(*a),
-            ExtractStep::Repair(r) => run = *r,
-        }
+/// Extract as the model-call driver runs it (`pipeline::drive`): a document into a proposal
+/// for `object` (a new record, or an update of `record`).
+pub struct Extract {
+    pub document: Document,
+    pub object: String,
+    pub record: Option<String>,
+}
+
+impl Capability for Extract {
+    const KEY: &'static str = CAPABILITY;
+    type Run = Box<ExtractRun>;
+    type Answer = ExtractAnswer;
+
+    fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<Self::Run> {
+        Ok(Box::new(session.extract_begin(
+            self.document.clone(),
+            &self.object,
+            self.record.as_deref(),
+            model,
+        )?))
+    }
+    fn request(run: &Self::Run) -> &ChatRequest {
+        &run.request
+    }
+    fn invocation(run: &Self::Run) -> &Invocation {
+        &run.invocation
+    }
+    fn advance(
+        &mut self,
+        session: &Session<'_>,
+        run: Self::Run,
+        response: Result<ChatResponse>,
+    ) -> Result<Step<Self::Run, ExtractAnswer>> {
+        Ok(match session.extract_advance(*run, response)? {
+            Step::Done(answer) => Step::Done(*answer),
+            Step::Call(next) => Step::Call(next),
+        })
     }
 }

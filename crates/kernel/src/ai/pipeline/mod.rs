@@ -21,6 +21,8 @@ use crate::ai::pins::ModelPin;
 use crate::ai::provider::{Endpoint, Usage};
 use crate::clock::{timestamp, Clock};
 use crate::error::{Code, Error, Fault, Result};
+pub mod drive;
+
 use crate::records::access::Session;
 use chrono::{DateTime, Datelike, Duration as Span, TimeZone, Utc};
 use rusqlite::{params, OptionalExtension};

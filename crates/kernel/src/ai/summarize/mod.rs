@@ -14,8 +14,9 @@
 //! must be stated in it. A failed check gets one repair carrying the exact problems, then a
 //! `contract` refusal. "The facts do not say" is an allowed answer.
 
+use crate::ai::pipeline::drive::{Capability, Step};
 use crate::ai::pipeline::{Invocation, ModelChoice, Outcome};
-use crate::ai::provider::{chat_with_retry, ChatRequest, ChatResponse, Part, Prompt, RetryPolicy};
+use crate::ai::provider::{ChatRequest, ChatResponse, Part, Prompt};
 use crate::ai::tools::{run_tool, ToolCall, ToolFailure};
 use crate::error::{Code, Error, Result};
 use crate::records::access::Session;
@@ -193,12 +194,9 @@ fn answer_schema(tools: bool) -> Value {
     json!({"anyOf": any})
 }
 
-pub enum SummarizeStep {
-    /// The answer, and the first answer's problems and citation figures.
-    Done(Box<SummaryAnswer>, FirstAnswer),
-    /// Another model call: with a tool's result (or typed failure), or a repair.
-    Call(Box<SummarizeRun>),
-}
+/// After a model call: the answer with the first answer's problems and citation figures, or
+/// another call (with a tool's result or typed failure, or a repair).
+pub type SummarizeStep = Step<Box<SummarizeRun>, (Box<SummaryAnswer>, FirstAnswer)>;
 
 /// A sentence as the model wrote it: text with `[F12]` markers after the values it states.
 #[derive(Debug)]
@@ -423,7 +421,7 @@ impl Session<'_> {
         if let Some(call) = tool_request(&resp.content) {
             if run.tool_calls < MAX_TOOL_CALLS {
                 self.run_model_tool(&mut run, call);
-                return Ok(SummarizeStep::Call(Box::new(run)));
+                return Ok(Step::Call(Box::new(run)));
             }
         }
         let (checked, stats) = check(&run.schema, &run.facts, &resp.content);
@@ -449,7 +447,7 @@ impl Session<'_> {
                     attempts: inv.attempts,
                     figures: inv.figures(run.started),
                 });
-                return Ok(SummarizeStep::Done(answer, run.first.take().unwrap_or_default()));
+                return Ok(Step::Done((answer, run.first.take().unwrap_or_default())));
             }
             Err(p) => p,
         };
@@ -466,7 +464,7 @@ impl Session<'_> {
                 "A previous summary was rejected:\n- {}\nWrite the summary again without these mistakes.",
                 listed.join("\n- ")
             )));
-            return Ok(SummarizeStep::Call(Box::new(run)));
+            return Ok(Step::Call(Box::new(run)));
         }
         let e = Error::new(
             Code::Contract,
@@ -506,43 +504,52 @@ pub fn recheck(session: &Session<'_>, answer: &SummaryAnswer) -> Result<usize> {
         .sum())
 }
 
-/// Summarize one record (CLI and tests; the session is held across the call): the answer, and
-/// the first answer's problems and citation figures once the model has answered.
-pub async fn summarize(
-    session: &Session<'_>,
-    object: &str,
-    id: &str,
-    model: ModelChoice,
-    cancel: &crate::ai::provider::Cancel,
-) -> (Result<SummaryAnswer>, Option<FirstAnswer>) {
-    let mut first = None;
-    let answer = async {
-        let provider = crate::ai::provider::provider(model.endpoint.clone())?;
-        let mut drift = Some(model.check().await);
-        let mut run = session.summarize_begin(object, id, model)?;
-        loop {
-            let resp = match drift.take() {
-                Some(Err(e)) => Err(e),
-                _ => {
-                    chat_with_retry(&*provider, &run.request, &RetryPolicy::default(), cancel, &mut |_| {})
-                        .await
-                }
-            };
-            let step = session.summarize_advance(run, resp);
-            match step? {
-                SummarizeStep::Done(a, f) => {
-                    first = Some(f);
-                    return Ok(*a);
-                }
-                SummarizeStep::Call(r) => {
-                    first = r.first.clone();
-                    run = *r
-                }
-            }
-        }
+/// Summarize as the model-call driver runs it (`pipeline::drive`): one record. After the
+/// run, `first` holds the first answer's problems and citation figures (once the model has
+/// answered), whatever the outcome.
+pub struct Summarize {
+    pub object: String,
+    pub id: String,
+    pub first: Option<FirstAnswer>,
+}
+
+impl Summarize {
+    pub fn new(object: &str, id: &str) -> Summarize {
+        Summarize { object: object.to_string(), id: id.to_string(), first: None }
     }
-    .await;
-    (answer, first)
+}
+
+impl Capability for Summarize {
+    const KEY: &'static str = CAPABILITY;
+    type Run = Box<SummarizeRun>;
+    type Answer = SummaryAnswer;
+
+    fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<Self::Run> {
+        Ok(Box::new(session.summarize_begin(&self.object, &self.id, model)?))
+    }
+    fn request(run: &Self::Run) -> &ChatRequest {
+        &run.request
+    }
+    fn invocation(run: &Self::Run) -> &Invocation {
+        &run.invocation
+    }
+    fn advance(
+        &mut self,
+        session: &Session<'_>,
+        run: Self::Run,
+        response: Result<ChatResponse>,
+    ) -> Result<Step<Self::Run, SummaryAnswer>> {
+        Ok(match session.summarize_advance(*run, response)? {
+            Step::Done((answer, first)) => {
+                self.first = Some(first);
+                Step::Done(*answer)
+            }
+            Step::Call(next) => {
+                self.first = next.first.clone();
+                Step::Call(next)
+            }
+        })
+    }
 }
 
 /// A tool call, when the answer is one (`{"tool": …}`): parsed with the tool's closed input, so

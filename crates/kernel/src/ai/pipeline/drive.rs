@@ -1,0 +1,101 @@
+//! The one model-call loop. Every capability is two session-bound steps around the model —
+//! `begin` (authorize, budget, ground, build the request; the trace row opens) and `advance`
+//! (constrain the answer; answer, or ask for another call: the repair, a tool's result) — and
+//! [`drive`] runs them for every caller: the CLI, the app, the evals and the tests.
+//!
+//! Between the steps the model is awaited with no session held, so a caller that keeps its
+//! workspace behind a lock (the app) lends it for each step only ([`Sessions`]).
+
+use crate::ai::pipeline::{Invocation, ModelChoice};
+use crate::ai::provider::{chat_with_retry, provider, Cancel, ChatRequest, ChatResponse, RetryPolicy};
+use crate::error::Result;
+use crate::records::access::Session;
+
+/// What `advance` decided: the answer, or one more model call.
+pub enum Step<Run, Answer> {
+    Done(Answer),
+    /// Send the run's request (a repair, or a tool's result) and advance again.
+    Call(Run),
+}
+
+/// A capability as the driver runs it.
+pub trait Capability {
+    /// The capability's key: its binding, its prompt, its trace rows.
+    const KEY: &'static str;
+    /// One invocation between model calls.
+    type Run: Send;
+    type Answer;
+
+    /// Checks made before a model is chosen (a refusal here is traced); none by default.
+    fn authorize(&mut self, _session: &Session<'_>) -> Result<()> {
+        Ok(())
+    }
+    /// The steps before the first model call; the invocation's trace row opens here.
+    fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<Self::Run>;
+    /// The request the next model call sends.
+    fn request(run: &Self::Run) -> &ChatRequest;
+    fn invocation(run: &Self::Run) -> &Invocation;
+    /// The steps after a model call (or its failure, which is traced and returned).
+    fn advance(
+        &mut self,
+        session: &Session<'_>,
+        run: Self::Run,
+        response: Result<ChatResponse>,
+    ) -> Result<Step<Self::Run, Self::Answer>>;
+}
+
+/// Where the driver gets the user's session for each step.
+pub trait Sessions {
+    fn with<T>(&self, step: impl FnOnce(&Session<'_>) -> Result<T>) -> Result<T>;
+}
+
+/// A caller that holds its session for the whole call (the CLI, the evals, the tests).
+impl Sessions for Session<'_> {
+    fn with<T>(&self, step: impl FnOnce(&Session<'_>) -> Result<T>) -> Result<T> {
+        step(self)
+    }
+}
+
+/// What the caller hears while the model works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress<'a> {
+    /// A model call starts: the first, or a repair or tool round (`attempt` counts them).
+    Thinking { attempt: u32 },
+    /// Text the model wrote, as it streams.
+    Text(&'a str),
+}
+
+/// Run `capability` to its answer or its typed refusal. `model` is the model for this run
+/// (`None`: the capability's pinned model). A model whose pinned version is no longer what
+/// the endpoint serves is refused as `model.drift` on the trace, before any model call.
+pub async fn drive<C: Capability>(
+    sessions: &impl Sessions,
+    capability: &mut C,
+    model: Option<ModelChoice>,
+    cancel: &Cancel,
+    progress: &mut (dyn FnMut(Progress<'_>) + Send),
+) -> Result<C::Answer> {
+    sessions.with(|s| capability.authorize(s))?;
+    let model = match model {
+        Some(model) => model,
+        None => sessions.with(|s| s.model_for(&s.capability(C::KEY)?))?,
+    };
+    let endpoint = provider(model.endpoint.clone())?;
+    let mut drift = Some(model.check().await);
+    let mut run = sessions.with(|s| capability.begin(s, model))?;
+    loop {
+        let response = match drift.take() {
+            Some(Err(e)) => Err(e),
+            _ => {
+                progress(Progress::Thinking { attempt: C::invocation(&run).attempts + 1 });
+                let mut text = |delta: &str| progress(Progress::Text(delta));
+                chat_with_retry(&*endpoint, C::request(&run), &RetryPolicy::default(), cancel, &mut text)
+                    .await
+            }
+        };
+        match sessions.with(|s| capability.advance(s, run, response))? {
+            Step::Done(answer) => return Ok(answer),
+            Step::Call(next) => run = next,
+        }
+    }
+}
