@@ -1,5 +1,5 @@
 // Typed wrappers over the app's IPC commands. Types come from ../bindings (generated from Rust).
-import { Channel, invoke } from "@tauri-apps/api/core";
+import { invoke, type Channel } from "@tauri-apps/api/core";
 import type { AskAnswer } from "../bindings/AskAnswer";
 import type { AskProgress } from "../bindings/AskProgress";
 import type { ExtractAnswer } from "../bindings/ExtractAnswer";
@@ -39,17 +39,18 @@ export function isKernelError(e: unknown): e is KernelError {
   return typeof e === "object" && e !== null && "code" in e && "message" in e && "fault" in e;
 }
 
+/** The typed error of a failed command; anything else that was thrown, as the platform's fault. */
+export function kernelError(e: unknown): KernelError {
+  if (e instanceof CommandError) return e.error;
+  if (isKernelError(e)) return e;
+  return { code: "internal", fault: "platform", message: String(e), retriable: false };
+}
+
 async function call<T>(cmd: string, args?: { [k: string]: unknown }): Promise<T> {
   try {
     return await invoke<T>(cmd, args);
   } catch (e) {
-    if (isKernelError(e)) throw new CommandError(e);
-    throw new CommandError({
-      code: "internal",
-      fault: "platform",
-      message: String(e),
-      retriable: false,
-    });
+    throw new CommandError(kernelError(e));
   }
 }
 
@@ -74,26 +75,18 @@ export const api = {
   pinModel: (key: string, provider: string, model: string, settings: PinSettings) =>
     call<ProviderSettings>("pin_model", { key, provider, model, settings }),
   checkModel: (key: string) => call<ProviderSettings>("check_model", { key }),
-  /** `callId` names the call for `cancelCall`. */
-  ask: (callId: string, question: string, onProgress: (p: AskProgress) => void) => {
-    const progress = new Channel<AskProgress>();
-    progress.onmessage = onProgress;
-    return call<AskAnswer>("ask", { call: callId, question, progress });
-  },
+  // The model calls: `callId` names the call for `cancelCall`; the model's progress comes over
+  // `progress` (see ModelCall, which makes both).
+  ask: (callId: string, question: string, progress: Channel<AskProgress>) =>
+    call<AskAnswer>("ask", { call: callId, question, progress }),
   cancelCall: (callId: string) => call<null>("cancel_model_call", { call: callId }),
   /** Extract a document's bytes into a proposal for `object` (or an update of `record`). */
-  extract: (callId: string, name: string, bytes: Uint8Array, object: string, record: string | null, onProgress: (p: AskProgress) => void) => {
-    const progress = new Channel<AskProgress>();
-    progress.onmessage = onProgress;
+  extract: (callId: string, name: string, bytes: Uint8Array, object: string, record: string | null, progress: Channel<AskProgress>) =>
     // A typed array would be sent as an object of indices; the command takes a list of bytes.
-    return call<ExtractAnswer>("extract", { call: callId, name, bytes: Array.from(bytes), object, record, progress });
-  },
-  /** Summarize a record; `onProgress` gets the model's text as it streams (unchecked). */
-  summarize: (callId: string, object: string, id: string, onProgress: (p: AskProgress) => void) => {
-    const progress = new Channel<AskProgress>();
-    progress.onmessage = onProgress;
-    return call<SummaryAnswer>("summarize", { call: callId, object, id, progress });
-  },
+    call<ExtractAnswer>("extract", { call: callId, name, bytes: Array.from(bytes), object, record, progress }),
+  /** Summarize a record; `progress` carries the model's text as it streams (unchecked). */
+  summarize: (callId: string, object: string, id: string, progress: Channel<AskProgress>) =>
+    call<SummaryAnswer>("summarize", { call: callId, object, id, progress }),
   proposals: () => call<Proposal[]>("proposals"),
   reviewProposal: (id: string) => call<ProposalReview>("review_proposal", { id }),
   /** `edits`: the reviewer's own values (field → value), written in the same save. */
