@@ -46,6 +46,8 @@ export COUNTERSIGN_WORKSPACE="$work/e2e.countersign"
 mkdir -m700 "$work/run"
 export XDG_DATA_HOME="$work/data" XDG_CONFIG_HOME="$work/config" XDG_RUNTIME_DIR="$work/run"
 export APP_BIN="$app" SCREENSHOT_DIR="$shots"
+# The app's log files for this run, kept beside the screenshots.
+export COUNTERSIGN_LOG_DIR="$shots/logs"
 driver="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver"
 
 # One D-Bus session for the app, its OS keyring (a throwaway gnome-keyring) and the driver.
@@ -62,3 +64,15 @@ bash scripts/with-keyring.sh bash -c '
 ' "$driver" "$work" || { echo "--- tauri-driver log ---" >&2; cat "$work/tauri-driver.log" >&2 || true; exit 1; }
 echo "e2e screenshots: $shots"
 ls "$shots"
+
+# The log the app wrote during the run says what happened and never what the records, the
+# questions or the keys hold: values the tests typed (a city, an account name, a question's
+# words, the API key stored in the keyring) must be absent.
+log=$(cat "$shots"/logs/countersign*.log)
+for event in "Countersign started" "workspace file opened" "record saved" "invocation began" "model answered" "invocation finished" "command refused"; do
+  grep -qF "$event" <<<"$log" || { echo "the app's log has no '$event'" >&2; exit 1; }
+done
+for value in Lisbon "Acme Industries" healthcare Kowalski sk-e2e-; do
+  if grep -qiF "$value" <<<"$log"; then echo "the app's log holds '$value'" >&2; exit 1; fi
+done
+echo "e2e log: $(ls "$shots"/logs) ($(wc -l <<<"$log") lines, no typed value in it)"

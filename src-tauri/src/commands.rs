@@ -50,9 +50,13 @@ impl Desk {
         Ok(Desk(Mutex::new(Open::new(ws, None)?)))
     }
 
+    /// Every command's way to the workspace. A refusal is logged by its code and fault only
+    /// (its message may quote a value).
     fn with<T>(&self, f: impl FnOnce(&mut Open) -> Result<T>) -> Result<T> {
         let mut open = self.0.lock().map_err(|_| Error::internal("the workspace lock was poisoned"))?;
-        f(&mut open)
+        f(&mut open).inspect_err(|e| {
+            tracing::info!(code = e.code.as_str(), fault = ?e.fault, retriable = e.retriable, "command refused")
+        })
     }
 
     fn session<T>(&self, f: impl FnOnce(&Session<'_>) -> Result<T>) -> Result<T> {
@@ -64,6 +68,26 @@ impl Desk {
     fn session_of<T>(&self, user: &str, f: impl FnOnce(&Session<'_>) -> Result<T>) -> Result<T> {
         self.with(|open| f(&open.ws.session(user)?))
     }
+}
+
+/// Where the log files are, for Settings; the guard keeps them flushing while the app runs.
+pub struct Logs {
+    pub folder: PathBuf,
+    pub _guard: countersign_kernel::logging::LogGuard,
+}
+
+/// `$COUNTERSIGN_LOG_DIR`, else the OS log directory of the app.
+pub fn log_folder(app: &AppHandle) -> std::result::Result<PathBuf, Box<dyn std::error::Error>> {
+    if let Some(p) = std::env::var_os("COUNTERSIGN_LOG_DIR") {
+        return Ok(PathBuf::from(p));
+    }
+    Ok(app.path().app_log_dir()?)
+}
+
+/// The folder of the app's log files (Settings shows it, for a bug report).
+#[tauri::command]
+pub async fn log_location(logs: State<'_, Logs>) -> Result<String> {
+    Ok(logs.folder.display().to_string())
 }
 
 /// `$COUNTERSIGN_WORKSPACE`, else `demo.countersign` in the OS app-data directory.

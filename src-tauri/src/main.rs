@@ -3,7 +3,16 @@
 
 #![cfg_attr(all(not(debug_assertions), target_os = "windows"), windows_subsystem = "windows")]
 
+#[macro_use]
+mod command_list;
 mod commands;
+
+/// Tauri's handler for the listed commands.
+macro_rules! handler {
+    ($($command:ident),* $(,)?) => {
+        tauri::generate_handler![$(commands::$command),*]
+    };
+}
 
 use tauri::Manager;
 
@@ -14,44 +23,52 @@ fn main() {
     }
     tauri::Builder::default()
         .setup(|app| {
+            // Daily log files for a bug report (what happened and how long it took; never
+            // values, prompts or keys), in the OS log folder; Settings shows where.
+            let logs = commands::log_folder(app.handle())?;
+            let guard = countersign_kernel::logging::to_files(&logs)?;
+            tracing::info!(version = env!("CARGO_PKG_VERSION"), "Countersign started");
+            app.manage(commands::Logs { folder: logs, _guard: guard });
             let path = commands::default_workspace_path(app.handle())?;
-            app.manage(commands::Desk::open_or_create_demo(&path)?);
+            let desk = commands::Desk::open_or_create_demo(&path).inspect_err(|e| {
+                tracing::error!(code = e.code.as_str(), "the workspace could not be opened")
+            })?;
+            app.manage(desk);
             app.manage(commands::ModelCalls::default());
             Ok(())
         })
-        .invoke_handler(tauri::generate_handler![
-            commands::app_state,
-            commands::open_workspace,
-            commands::create_workspace,
-            commands::switch_user,
-            commands::describe_object,
-            commands::query_records,
-            commands::get_record,
-            commands::save_record,
-            commands::record_history,
-            commands::import_csv,
-            commands::export_csv,
-            commands::provider_settings,
-            commands::save_provider,
-            commands::remove_provider,
-            commands::test_provider,
-            commands::discover_providers,
-            commands::pin_model,
-            commands::check_model,
-            commands::ask,
-            commands::cancel_model_call,
-            commands::summarize,
-            commands::extract,
-            commands::proposals,
-            commands::review_proposal,
-            commands::accept_proposal,
-            commands::discard_proposal,
-            commands::undo_proposal,
-            commands::auto_apply_list,
-            commands::set_auto_apply,
-            commands::save_list_view,
-            commands::list_views,
-        ])
+        .invoke_handler(with_app_commands!(handler))
         .run(tauri::generate_context!())
         .expect("error while running Countersign");
+}
+
+#[cfg(test)]
+mod tests {
+    macro_rules! names {
+        ($($command:ident),* $(,)?) => {
+            &[$(stringify!($command)),*]
+        };
+    }
+    const COMMANDS: &[&str] = with_app_commands!(names);
+
+    /// `ui/src/lib/api.ts` wraps exactly the app's commands: every command is called from it
+    /// (by its name in quotes), and it calls no name that is not a command.
+    #[test]
+    fn the_typescript_wrappers_call_exactly_the_listed_commands() {
+        let api = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/ui/src/lib/api.ts")).unwrap();
+        let mut called: Vec<&str> = api
+            .split("call<")
+            .skip(1)
+            .filter_map(|rest| {
+                // `call<Type>("name", …)`: the type, then the name in quotes.
+                let (ty, after) = rest.split_once(">(\"")?;
+                (!ty.contains(['(', '\n'])).then(|| after.split('"').next().unwrap_or_default())
+            })
+            .collect();
+        called.sort();
+        called.dedup();
+        let mut listed = COMMANDS.to_vec();
+        listed.sort();
+        assert_eq!(called, listed, "api.ts and src-tauri/src/command_list.rs disagree");
+    }
 }

@@ -408,6 +408,8 @@ fn main() -> ExitCode {
     if let Some(code) = countersign_kernel::ingest::reader_entry_point() {
         return ExitCode::from(code as u8);
     }
+    // Events to standard error when RUST_LOG asks for them (RUST_LOG=info).
+    countersign_kernel::logging::to_stderr();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

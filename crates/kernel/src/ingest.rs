@@ -179,11 +179,25 @@ pub fn ingest(name: &str, bytes: Vec<u8>, limits: &Limits) -> Result<Document> {
     let kind = detect(name, &bytes)?;
     let sha256 = format!("sha256:{:x}", Sha256::digest(&bytes));
     let size = bytes.len();
+    let started = std::time::Instant::now();
+    let in_child = READER_PROGRAM.get().is_some();
     let parsed = match READER_PROGRAM.get() {
         Some(program) => read_in_child(program, name, kind, &bytes, limits),
         None => read_on_thread(name, kind, bytes, limits),
     };
-    let (text, segments, attachments) = parsed?;
+    let ms = crate::logging::ms_since(started);
+    let (text, segments, attachments) = parsed.inspect_err(|e| {
+        tracing::info!(kind = ?kind, bytes = size, in_child, code = e.code.as_str(), ms, "document refused")
+    })?;
+    tracing::info!(
+        kind = ?kind,
+        bytes = size,
+        text_bytes = text.len(),
+        segments = segments.len(),
+        in_child,
+        ms,
+        "document read"
+    );
     Ok(Document { name: name.to_string(), kind, text, segments, sha256, bytes: size, attachments })
 }
 

@@ -5,7 +5,7 @@
 //! `ARCHITECTURE.md` at the repository root for the map and the invariants):
 //!
 //! 1. foundation — [`error`], [`clock`], [`store`] (the SQLite file and its migrations),
-//!    [`ingest`] (documents to text and a source map);
+//!    [`ingest`] (documents to text and a source map), [`logging`] (where events go);
 //! 2. [`metadata`] — the workspace definition, its types, conditions and limits, the compiled
 //!    catalog;
 //! 3. [`records`] — the workspace, sessions and the one enforcement path for reads, the one save
@@ -23,6 +23,7 @@
 pub mod clock;
 pub mod error;
 pub mod ingest;
+pub mod logging;
 pub mod store;
 
 pub mod metadata;

@@ -82,9 +82,18 @@ fn prepare(ws: &Workspace) -> Result<()> {
     crate::ai::capabilities::register(ws);
     // Calls whose process stopped before completing them (their claim ran out). Best effort:
     // a file busy in another process keeps them until a later open.
-    let _ = crate::ai::pipeline::close_abandoned(ws.conn(), ws.clock.now());
+    if let Err(e) = crate::ai::pipeline::close_abandoned(ws.conn(), ws.clock.now()) {
+        tracing::info!(code = e.code.as_str(), "abandoned calls left for a later open");
+    }
     if ws.is_initialized() {
-        ws.system_session()?.run_retention()?;
+        let r = ws.system_session()?.run_retention()?;
+        tracing::info!(
+            generation = ws.generation(),
+            expired = r.expired,
+            purged_discarded = r.purged_discarded,
+            purged_accepted = r.purged_accepted,
+            "workspace ready"
+        );
     }
     Ok(())
 }

@@ -283,9 +283,13 @@ pub fn open(path: &Path, create: bool) -> Result<Connection> {
         OpenFlags::SQLITE_OPEN_READ_WRITE
     } | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;
+    let started = std::time::Instant::now();
     let conn = Connection::open_with_flags(path, flags)?;
     configure(&conn).map_err(|e| not_a_workspace(e, path))?;
-    migrate(&conn, path)?;
+    migrate(&conn, path).inspect_err(
+        |e| tracing::warn!(path = %path.display(), code = e.code.as_str(), "workspace file refused"),
+    )?;
+    tracing::info!(path = %path.display(), create, ms = crate::logging::ms_since(started), "workspace file opened");
     Ok(conn)
 }
 
@@ -340,6 +344,7 @@ fn migrate(conn: &Connection, path: &Path) -> Result<()> {
         ));
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let started = std::time::Instant::now();
         let tx = immediate(conn)?;
         tx.execute_batch(sql)?;
         if version == 0 && i + 1 == MIGRATIONS.len() {
@@ -352,6 +357,7 @@ fn migrate(conn: &Connection, path: &Path) -> Result<()> {
             i + 1
         ))?;
         tx.commit()?;
+        tracing::info!(to_version = i + 1, ms = crate::logging::ms_since(started), "store migrated");
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! layer or of the layers below it, and a capability names no other capability.
 //!
 //! Layers, lowest first (the list in `src/lib.rs`):
-//! 0 foundation (`error`, `clock`, `store`, `ingest`) · 1 `metadata` · 2 `records` ·
+//! 0 foundation (`error`, `clock`, `store`, `ingest`, `logging`) · 1 `metadata` · 2 `records` ·
 //! 3 `proposals` · 4 generic `ai` · 5 the capabilities (`ai/ask`, `ai/extract`,
 //! `ai/summarize`, and `ai/capabilities.rs` where they register) · 6 `open`, `eval`, `bench`,
 //! the crate root.
@@ -16,7 +16,7 @@ const CAPABILITIES: &[&str] = &["ask", "extract", "summarize"];
 fn layer(path: &[&str]) -> Option<(u8, Option<&'static str>)> {
     let first = *path.first()?;
     Some(match first {
-        "error" | "clock" | "store" | "ingest" => (0, None),
+        "error" | "clock" | "store" | "ingest" | "logging" => (0, None),
         "metadata" => (1, None),
         "records" => (2, None),
         "proposals" => (3, None),

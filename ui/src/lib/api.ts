@@ -59,6 +59,8 @@ export const api = {
   openWorkspace: (path: string) => call<WorkspaceView>("open_workspace", { path }),
   createWorkspace: (path: string, demo: boolean) => call<WorkspaceView>("create_workspace", { path, demo }),
   switchUser: (user: string) => call<WorkspaceView>("switch_user", { user }),
+  /** The folder of the app's log files. */
+  logLocation: () => call<string>("log_location"),
   describeObject: (object: string) => call<ObjectView>("describe_object", { object }),
   query: (spec: QuerySpec) => call<QueryResult>("query_records", { spec }),
   getRecord: (object: string, id: string) => call<Record>("get_record", { object, id }),

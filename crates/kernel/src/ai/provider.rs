@@ -738,7 +738,29 @@ pub async fn chat_with_retry(
             streamed = true;
             on_delta(d)
         };
-        match provider.chat(req, cancel, &mut sink).await {
+        let started = Instant::now();
+        let answer = provider.chat(req, cancel, &mut sink).await;
+        let ms = crate::logging::ms_since(started);
+        match &answer {
+            Ok(r) => tracing::info!(
+                model = %req.model,
+                attempt,
+                streamed = req.stream,
+                prompt_tokens = r.usage.prompt_tokens,
+                completion_tokens = r.usage.completion_tokens,
+                ms,
+                "model answered"
+            ),
+            Err(e) => tracing::info!(
+                model = %req.model,
+                attempt,
+                code = e.code.as_str(),
+                retriable = e.retriable,
+                ms,
+                "model call failed"
+            ),
+        }
+        match answer {
             Err(e) if e.retriable && !streamed && attempt < policy.attempts && !cancel.is_cancelled() => {
                 cancellable(cancel, async {
                     tokio::time::sleep(backoff).await;

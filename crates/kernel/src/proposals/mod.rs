@@ -429,13 +429,18 @@ impl Session<'_> {
         fields: Option<&[String]>,
         edits: &Map<String, Value>,
     ) -> Result<(Proposal, SaveOutcome)> {
-        self.require("ai.approve")?;
-        self.expire_if_due(id)?;
-        let tx = self.begin_write()?;
-        let p = self.decide(&tx, id, ProposalState::Open, "accepted")?;
-        let saved = self.apply_within(&tx, &p, fields, edits, false)?;
-        tx.commit()?;
-        Ok((self.proposal(id)?, saved))
+        let started = std::time::Instant::now();
+        let out = (|| {
+            self.require("ai.approve")?;
+            self.expire_if_due(id)?;
+            let tx = self.begin_write()?;
+            let p = self.decide(&tx, id, ProposalState::Open, "accepted")?;
+            let saved = self.apply_within(&tx, &p, fields, edits, false)?;
+            tx.commit()?;
+            Ok((self.proposal(id)?, saved))
+        })();
+        log_decision("accept", id, started, out.as_ref().map(|_| ()));
+        out
     }
 
     /// Write a proposal's chosen fields as this user's save and mark it accepted, inside `tx`.
@@ -641,79 +646,89 @@ impl Session<'_> {
 
     /// Discard an open proposal, with an optional reason for the record.
     pub fn discard_proposal(&self, id: &str, reason: Option<&str>) -> Result<Proposal> {
-        self.require("ai.approve")?;
-        self.expire_if_due(id)?;
-        let tx = self.begin_write()?;
-        self.decide(&tx, id, ProposalState::Open, "discarded")?;
-        tx.execute(
-            "UPDATE proposal SET state = 'discarded', state_reason = ?2, decided_by = ?3, decided_at = ?4 WHERE id = ?1",
-            params![id, reason.map(str::trim).filter(|r| !r.is_empty()), self.user().key, timestamp(self.ws.clock.now())],
-        )?;
-        tx.commit()?;
-        self.proposal(id)
+        let started = std::time::Instant::now();
+        let out = (|| {
+            self.require("ai.approve")?;
+            self.expire_if_due(id)?;
+            let tx = self.begin_write()?;
+            self.decide(&tx, id, ProposalState::Open, "discarded")?;
+            tx.execute(
+                "UPDATE proposal SET state = 'discarded', state_reason = ?2, decided_by = ?3, decided_at = ?4 WHERE id = ?1",
+                params![id, reason.map(str::trim).filter(|r| !r.is_empty()), self.user().key, timestamp(self.ws.clock.now())],
+            )?;
+            tx.commit()?;
+            self.proposal(id)
+        })();
+        log_decision("discard", id, started, out.as_ref().map(|_| ()));
+        out
     }
 
     /// Undo an accepted proposal within 30 days: the inverse patch from data history, as this
     /// user's save (the same checks), refused with `conflict` if the record moved since.
     pub fn undo_proposal(&self, id: &str) -> Result<(Proposal, SaveOutcome)> {
-        let tx = self.begin_write()?;
-        let p = self.decide(&tx, id, ProposalState::Accepted, "undone")?;
-        let decided = parse_time(p.decided_at.as_deref().unwrap_or_default())?;
-        let until = decided + Duration::days(UNDO_DAYS);
-        if self.ws.clock.now() > until {
-            return Err(Error::new(
-                Code::ProposalClosed,
-                format!(
-                    "undo of proposal {id} was possible for {UNDO_DAYS} days after acceptance, until {}; it can no longer be undone (edit the record instead)",
-                    timestamp(until)
-                ),
-            ));
-        }
-        let (record, version, correlation) =
-            match (p.record_id.clone(), p.result_version, p.accept_correlation.clone()) {
-                (Some(r), Some(v), Some(c)) => (r, v, c),
-                _ => return Err(Error::internal(format!("accepted proposal {id} has no result"))),
-            };
-        let current = self.get(&p.object, &record)?;
-        if current.version != version {
-            return Err(Error::new(
-                Code::Conflict,
-                format!(
-                    "the record changed after the proposal was accepted (version {version}, now {}); undo would overwrite that change, so nothing was written",
-                    current.version
-                ),
-            ));
-        }
-        let request = if p.operation == "create" {
-            SaveRequest::Delete { object: p.object.clone(), id: record, expected_version: Some(version) }
-        } else {
-            let mut stmt = tx.prepare(
-                "SELECT field, old_value FROM data_history WHERE correlation_id = ?1 AND record_id = ?2 ORDER BY seq",
-            )?;
-            let inverse: Map<String, Value> = stmt
-                .query_map(params![correlation, record], |r| {
-                    let old: Option<String> = r.get(1)?;
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        old.and_then(|o| serde_json::from_str(&o).ok()).unwrap_or(Value::Null),
-                    ))
-                })?
-                .collect::<rusqlite::Result<_>>()?;
-            SaveRequest::Update {
-                object: p.object.clone(),
-                id: record,
-                changes: inverse,
-                expected_version: Some(version),
+        let started = std::time::Instant::now();
+        let out = (|| {
+            let tx = self.begin_write()?;
+            let p = self.decide(&tx, id, ProposalState::Accepted, "undone")?;
+            let decided = parse_time(p.decided_at.as_deref().unwrap_or_default())?;
+            let until = decided + Duration::days(UNDO_DAYS);
+            if self.ws.clock.now() > until {
+                return Err(Error::new(
+                    Code::ProposalClosed,
+                    format!(
+                        "undo of proposal {id} was possible for {UNDO_DAYS} days after acceptance, until {}; it can no longer be undone (edit the record instead)",
+                        timestamp(until)
+                    ),
+                ));
             }
-        };
-        let ctx = SaveContext { proposed_by: None, correlation_id: None };
-        let saved = self.save_within(&tx, request, &ctx)?;
-        tx.execute(
-            "UPDATE proposal SET state = 'undone', undone_by = ?2, undone_at = ?3 WHERE id = ?1 AND state = 'accepted'",
-            params![id, self.user().key, timestamp(self.ws.clock.now())],
-        )?;
-        tx.commit()?;
-        Ok((self.proposal(id)?, saved))
+            let (record, version, correlation) =
+                match (p.record_id.clone(), p.result_version, p.accept_correlation.clone()) {
+                    (Some(r), Some(v), Some(c)) => (r, v, c),
+                    _ => return Err(Error::internal(format!("accepted proposal {id} has no result"))),
+                };
+            let current = self.get(&p.object, &record)?;
+            if current.version != version {
+                return Err(Error::new(
+                    Code::Conflict,
+                    format!(
+                        "the record changed after the proposal was accepted (version {version}, now {}); undo would overwrite that change, so nothing was written",
+                        current.version
+                    ),
+                ));
+            }
+            let request = if p.operation == "create" {
+                SaveRequest::Delete { object: p.object.clone(), id: record, expected_version: Some(version) }
+            } else {
+                let mut stmt = tx.prepare(
+                    "SELECT field, old_value FROM data_history WHERE correlation_id = ?1 AND record_id = ?2 ORDER BY seq",
+                )?;
+                let inverse: Map<String, Value> = stmt
+                    .query_map(params![correlation, record], |r| {
+                        let old: Option<String> = r.get(1)?;
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            old.and_then(|o| serde_json::from_str(&o).ok()).unwrap_or(Value::Null),
+                        ))
+                    })?
+                    .collect::<rusqlite::Result<_>>()?;
+                SaveRequest::Update {
+                    object: p.object.clone(),
+                    id: record,
+                    changes: inverse,
+                    expected_version: Some(version),
+                }
+            };
+            let ctx = SaveContext { proposed_by: None, correlation_id: None };
+            let saved = self.save_within(&tx, request, &ctx)?;
+            tx.execute(
+                "UPDATE proposal SET state = 'undone', undone_by = ?2, undone_at = ?3 WHERE id = ?1 AND state = 'accepted'",
+                params![id, self.user().key, timestamp(self.ws.clock.now())],
+            )?;
+            tx.commit()?;
+            Ok((self.proposal(id)?, saved))
+        })();
+        log_decision("undo", id, started, out.as_ref().map(|_| ()));
+        out
     }
 
     fn expire_if_due(&self, id: &str) -> Result<()> {
@@ -973,4 +988,15 @@ impl Session<'_> {
 /// JSON text of a value for a stored column.
 fn json_text<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+}
+
+/// One line per decision on a proposal: what, which, how it ended, how long it took.
+fn log_decision(action: &str, id: &str, started: std::time::Instant, out: Result<(), &Error>) {
+    let ms = crate::logging::ms_since(started);
+    match out {
+        Ok(()) => tracing::info!(action, proposal = id, ms, "proposal decided"),
+        Err(e) => {
+            tracing::info!(action, proposal = id, code = e.code.as_str(), ms, "proposal decision refused")
+        }
+    }
 }

@@ -91,6 +91,32 @@ pub fn import_csv(
     input: impl Read,
     opts: &ImportOptions,
 ) -> Result<ImportReport> {
+    let started = std::time::Instant::now();
+    let report = read_rows(session, object, input, opts);
+    let ms = crate::logging::ms_since(started);
+    match &report {
+        Ok(r) => tracing::info!(
+            object,
+            user = %session.user().key,
+            rows = r.rows,
+            imported = r.imported,
+            failed = r.failed,
+            committed = r.committed,
+            dry_run = r.dry_run,
+            ms,
+            "CSV imported"
+        ),
+        Err(e) => tracing::info!(object, code = e.code.as_str(), ms, "CSV import refused"),
+    }
+    report
+}
+
+fn read_rows(
+    session: &Session<'_>,
+    object: &str,
+    input: impl Read,
+    opts: &ImportOptions,
+) -> Result<ImportReport> {
     let (meta, _) = session.readable_object(object)?;
     let lines = Rc::new(RefCell::new(LineCounter::default()));
     let input = Tracked { inner: input, lines: lines.clone() };

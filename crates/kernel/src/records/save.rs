@@ -197,10 +197,32 @@ impl Session<'_> {
 
     /// The one save path, as its own transaction.
     pub fn save(&self, req: SaveRequest, ctx: &SaveContext) -> Result<SaveOutcome> {
-        let tx = self.begin_write()?;
-        let out = self.save_within(&tx, req, ctx)?;
-        tx.commit()?;
-        Ok(out)
+        let started = std::time::Instant::now();
+        let out = self.begin_write().and_then(|tx| {
+            let out = self.save_within(&tx, req, ctx)?;
+            tx.commit()?;
+            Ok(out)
+        });
+        match &out {
+            Ok(o) => tracing::info!(
+                object = %o.object,
+                id = %o.id,
+                operation = o.operation,
+                fields = ?o.changed,
+                version = o.version,
+                user = %self.user.key,
+                ms = crate::logging::ms_since(started),
+                "record saved"
+            ),
+            Err(e) => tracing::info!(
+                user = %self.user.key,
+                code = e.code.as_str(),
+                field = e.field.as_deref().unwrap_or(""),
+                ms = crate::logging::ms_since(started),
+                "save refused"
+            ),
+        }
+        out
     }
 
     pub fn create(&self, object: &str, values: Map<String, Value>) -> Result<SaveOutcome> {
@@ -236,7 +258,7 @@ impl Session<'_> {
     pub fn save_within(&self, conn: &Connection, req: SaveRequest, ctx: &SaveContext) -> Result<SaveOutcome> {
         let correlation_id = ctx.correlation_id.clone().unwrap_or_else(|| self.ws.ids.correlation_id());
         let w = Write { conn, ctx, correlation_id, at: timestamp(self.ws.clock.now()) };
-        match req {
+        let out = match req {
             SaveRequest::Create { object, values, id, owner } => {
                 self.create_within(&w, &object, values, id, owner)
             }
@@ -246,7 +268,20 @@ impl Session<'_> {
             SaveRequest::Delete { object, id, expected_version } => {
                 self.delete_within(&w, &object, &id, expected_version)
             }
+        };
+        if let Ok(o) = &out {
+            tracing::debug!(
+                object = %o.object,
+                id = %o.id,
+                operation = o.operation,
+                fields = ?o.changed,
+                version = o.version,
+                proposed_by = ctx.proposed_by.as_deref().unwrap_or(""),
+                correlation = %o.correlation_id,
+                "record written"
+            );
         }
+        out
     }
 
     fn create_within(

@@ -125,7 +125,18 @@ impl Workspace {
         let doc = serde_json::to_value(def).map_err(|e| Error::internal(e.to_string()))?;
         let def = &WorkspaceDefinition::from_json(&doc)?;
         let now = self.clock.now();
-        let (report, catalog) = deploy::apply(&self.conn, self.catalog.as_deref(), def, opts, &actor, now)?;
+        let started = std::time::Instant::now();
+        let (report, catalog) = deploy::apply(&self.conn, self.catalog.as_deref(), def, opts, &actor, now)
+            .inspect_err(|e| tracing::info!(user = %actor, code = e.code.as_str(), "deploy refused"))?;
+        tracing::info!(
+            generation = report.generation,
+            objects = catalog.definition.objects.len(),
+            changes = report.changes.len(),
+            values_cleared = report.lost.len(),
+            user = %actor,
+            ms = crate::logging::ms_since(started),
+            "definition deployed"
+        );
         self.catalog = Some(Arc::new(catalog));
         Ok(report)
     }

@@ -18,6 +18,8 @@ pub enum Answer {
 pub struct Fake {
     pub url: String,
     pub requests: Arc<Mutex<Vec<Value>>>,
+    /// The `authorization` header of each request, as sent.
+    pub authorizations: Arc<Mutex<Vec<String>>>,
 }
 
 impl Fake {
@@ -31,6 +33,8 @@ pub fn fake(answers: Vec<Answer>) -> Fake {
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let requests = Arc::new(Mutex::new(Vec::new()));
     let log = requests.clone();
+    let authorizations = Arc::new(Mutex::new(Vec::new()));
+    let seen = authorizations.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
@@ -47,6 +51,9 @@ pub fn fake(answers: Vec<Answer>) -> Fake {
                 }
                 if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
                     length = v.trim().parse().unwrap();
+                }
+                if h.to_ascii_lowercase().starts_with("authorization:") {
+                    seen.lock().unwrap().push(h["authorization:".len()..].trim().to_string());
                 }
             }
             let mut body = vec![0; length];
@@ -80,7 +87,7 @@ pub fn fake(answers: Vec<Answer>) -> Fake {
             }
         }
     });
-    Fake { url, requests }
+    Fake { url, requests, authorizations }
 }
 
 pub fn model(url: &str, price: f64) -> ModelChoice {

@@ -1024,6 +1024,16 @@ impl Session<'_> {
             )?;
             tx.commit()?;
         }
+        tracing::info!(
+            capability = %capability.key,
+            trace = %inv.trace_id,
+            correlation = %inv.correlation_id,
+            user = %inv.actor,
+            prompt_version = inv.prompt.version,
+            model = %inv.model.pin.model_id,
+            estimated_prompt_tokens,
+            "invocation began"
+        );
         if let Err(e) = self.preflight(&mut inv) {
             self.finish_invocation(&inv, Outcome::Failed(&e))?;
             return Err(e);
@@ -1224,6 +1234,19 @@ impl Session<'_> {
         )?;
         tx.commit()?;
         inv.claim.done.store(true, Ordering::SeqCst);
+        tracing::info!(
+            capability = %inv.capability.key,
+            trace = %inv.trace_id,
+            outcome = kind.as_str(),
+            code = code.unwrap_or(""),
+            attempts = inv.attempts,
+            prompt_tokens = inv.usage.prompt_tokens,
+            completion_tokens = inv.usage.completion_tokens,
+            cost = inv.cost(),
+            model_ms = inv.model_ms.round(),
+            kernel_ms = inv.kernel_ms().round(),
+            "invocation finished"
+        );
         Ok(())
     }
 
@@ -1233,6 +1256,13 @@ impl Session<'_> {
     /// return; a trace that cannot be written does not hide it.
     pub fn refuse_before_begin(&self, capability: &CapabilityBinding, input: &str, e: Error) -> Error {
         let (kind, fault) = failure_kind(&e);
+        tracing::info!(
+            capability = %capability.key,
+            user = %self.user().key,
+            outcome = kind.as_str(),
+            code = e.code.as_str(),
+            "invocation refused before it began"
+        );
         let now = timestamp(self.ws.clock.now());
         let _ = self.ws.conn().execute(
             "INSERT INTO ai_trace (id, correlation_id, capability, actor, prompt, prompt_version, model_id, model_version,
