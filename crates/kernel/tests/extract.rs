@@ -216,3 +216,38 @@ fn a_number_at_the_edge_of_i64_is_checked_not_a_panic() {
         assert_eq!(field(&a, "total"), None, "{total} is not in the document");
     }
 }
+
+#[test]
+fn a_trace_reader_who_cannot_read_an_extracted_field_sees_it_hidden_even_when_refused() {
+    // cara manages AI but may not read invoices' PO numbers; ava extracts one.
+    let mut f = common::demo();
+    let mut def: Value = serde_json::from_str(countersign_kernel::records::demo::DEMO_DEFINITION).unwrap();
+    def.as_object_mut().unwrap().remove("data");
+    let finance = def["permissionSets"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|p| p["key"] == "finance_reviewer")
+        .unwrap();
+    finance["system"].as_array_mut().unwrap().push(json!("ai.manage"));
+    finance["fields"]["invoice.po_number"] = json!("none");
+    let def = countersign_kernel::WorkspaceDefinition::from_json(&def).unwrap();
+    f.ws.deploy(&def, &countersign_kernel::DeployOptions::by("ava")).unwrap();
+    let ava = f.ws.session("ava").unwrap();
+    let d = doc("Invoice INV-2026-88001\nPO number: PO-7731-XK\nTotal: 99.00 USD\n");
+    // Twice an answer that breaks the contract (a total that is not a number): refused.
+    let broken = json!({"number": "INV-2026-88001", "po_number": "PO-7731-XK", "total": "lots"});
+    let (out, _) = run(&ava, &d, vec![broken.clone(), broken]);
+    assert_eq!(out.unwrap_err().code, Code::Contract);
+    let cara = f.ws.session("cara").unwrap();
+    let seen: Vec<_> = cara.traces(10).unwrap().into_iter().filter(|t| t.capability == "extract").collect();
+    assert_eq!(seen.len(), 1);
+    let t = &seen[0];
+    for text in [&t.prompt_text, &t.output_text] {
+        assert!(!text.contains("PO-7731-XK"), "the PO number is in cara's view: {text}");
+    }
+    assert!(t.output_text.contains("[hidden]") && t.hidden_values > 0);
+    // ava reads the field, and sees the trace whole.
+    let ava_view = ava.traces(10).unwrap();
+    assert!(ava_view.iter().any(|t| t.capability == "extract" && t.output_text.contains("PO-7731-XK")));
+}

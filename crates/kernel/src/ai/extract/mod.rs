@@ -584,7 +584,23 @@ impl Session<'_> {
         run.invocation.record_call(&run.request.prompt.messages(), &resp);
         self.renew_invocation(&run.invocation)?;
         let validator = jsonschema::validator_for(&run.schema).map_err(|e| Error::internal(e.to_string()))?;
-        let answer = match serde_json::from_str::<Value>(resp.content.trim()) {
+        let parsed = serde_json::from_str::<Value>(resp.content.trim());
+        if let Ok(Value::Object(written)) = &parsed {
+            // The values the model wrote, whatever becomes of the answer: the trace hides them
+            // from a reader who cannot read their field, refused answers included.
+            for (field, value) in written {
+                let value = value.as_str().map(String::from).unwrap_or_else(|| value.to_string());
+                let v = crate::ai::pipeline::FieldValue {
+                    object: run.object.clone(),
+                    field: field.clone(),
+                    value,
+                };
+                if !v.value.is_empty() && v.value != "null" && !run.invocation.values.contains(&v) {
+                    run.invocation.values.push(v);
+                }
+            }
+        }
+        let answer = match parsed {
             Err(e) => Err(format!("the answer is not valid JSON ({e})")),
             Ok(v) => match validator.iter_errors(&v).next() {
                 Some(e) => Err(format!("at {}: {e}", e.instance_path().as_str())),
