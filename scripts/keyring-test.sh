@@ -7,4 +7,4 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -m700 "$work/data" "$work/run"
 export XDG_DATA_HOME="$work/data" XDG_RUNTIME_DIR="$work/run"
-bash scripts/with-keyring.sh cargo nextest run -p countersign-kernel --test provider --run-ignored only "$@"
+bash scripts/with-keyring.sh cargo nextest run -p countersign-kernel --test kernel --run-ignored only provider:: "$@"

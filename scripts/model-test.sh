@@ -8,4 +8,4 @@ trap 'scripts/local-model stop' EXIT
 status=$(scripts/local-model status)
 export COUNTERSIGN_MODEL_GGUF=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["model"])' "$status")
 export COUNTERSIGN_MODEL_SHA256=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["sha256"])' "$status")
-COUNTERSIGN_MODEL_URL="$url" cargo nextest run -p countersign-kernel --test real_model --run-ignored only --no-capture "$@"
+COUNTERSIGN_MODEL_URL="$url" cargo nextest run -p countersign-kernel --test kernel --run-ignored only real_model:: --no-capture "$@"

@@ -67,6 +67,18 @@ impl IdSource for UlidIds {
 #[derive(Debug, Default)]
 pub struct SequentialIds(AtomicU64);
 
+impl SequentialIds {
+    /// Ids that go on after `issued` were handed out (a copy of a workspace made with them).
+    pub fn after(issued: u64) -> SequentialIds {
+        SequentialIds(AtomicU64::new(issued))
+    }
+
+    /// How many ids were handed out.
+    pub fn issued(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
 impl IdSource for SequentialIds {
     fn record_id(&self, object: &str) -> String {
         let n = self.0.fetch_add(1, Ordering::Relaxed) + 1;

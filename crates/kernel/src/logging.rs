@@ -4,7 +4,7 @@
 //! a record saved, a CSV imported, a document read, each invocation step, each model call.
 //! They carry ids, field keys, counts, codes, outcomes and timings; never record values,
 //! document text, prompts, model output, error messages (which may quote a value) or keys.
-//! `crates/kernel/tests/logging.rs` plants a canary value and a canary key and checks neither
+//! `crates/kernel/tests/kernel/logging.rs` plants a canary value and a canary key and checks neither
 //! reaches a log.
 //!
 //! This module installs where the events go: the CLI's standard error when `RUST_LOG` asks for

@@ -6,6 +6,7 @@ pub mod fake_model;
 use countersign_kernel::open::{self, Start};
 use countersign_kernel::{FixedClock, SequentialIds, Workspace, WorkspaceDefinition, WorkspaceOptions};
 use serde_json::{Map, Value};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 pub const START: &str = "2026-11-29T10:00:00Z";
@@ -28,12 +29,57 @@ pub fn empty() -> Fixture {
     Fixture { dir, ws, clock }
 }
 
+/// The demo workspace, as `open::create(…, Start::Demo, …)` makes it at [`START`] with
+/// sequential ids. It is built once per build of this test binary and copied for each test
+/// (nextest runs every test in a process of its own, so the template lives on disk).
 pub fn demo() -> Fixture {
+    let (template, issued) = demo_template();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("ws.countersign");
+    std::fs::copy(&template, &path).expect("copy the demo template");
+    let clock = Arc::new(FixedClock::at(START));
+    // The copy's ids go on where the template's stopped, as they would in the original.
+    let opts = WorkspaceOptions { clock: clock.clone(), ids: Arc::new(SequentialIds::after(issued)) };
+    let ws = open::open(&path, opts).expect("the demo copy opens");
+    Fixture { dir, ws, clock }
+}
+
+/// The demo workspace made here, not copied (a test of what making it does).
+pub fn demo_made_here() -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
     let clock = Arc::new(FixedClock::at(START));
     let (ws, _) =
         open::create(&dir.path().join("ws.countersign"), Start::Demo, options(&clock)).expect("demo loads");
     Fixture { dir, ws, clock }
+}
+
+/// The demo template for this build of the tests (keyed by the test binary's size and time,
+/// which change whenever the kernel does) and how many ids making it used.
+fn demo_template() -> (PathBuf, u64) {
+    let exe = std::env::current_exe().expect("test binary");
+    let meta = std::fs::metadata(&exe).expect("test binary metadata");
+    let stamp =
+        meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).unwrap_or_default();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("demo-template");
+    std::fs::create_dir_all(&dir).expect("template folder");
+    let name = format!("demo-{}-{}", meta.len(), stamp.as_nanos());
+    let (file, ids) = (dir.join(format!("{name}.countersign")), dir.join(format!("{name}.ids")));
+    if let (true, Ok(issued)) = (file.exists(), std::fs::read_to_string(&ids)) {
+        return (file, issued.trim().parse().expect("issued ids"));
+    }
+    // Built under names of this process's own, then renamed into place (the ids first): a
+    // test in another process either finds the whole template or builds its own.
+    let pid = std::process::id();
+    let (own, own_ids) = (dir.join(format!("{name}.{pid}.building")), dir.join(format!("{name}.{pid}.ids")));
+    let issued_by = Arc::new(SequentialIds::default());
+    let opts = WorkspaceOptions { clock: Arc::new(FixedClock::at(START)), ids: issued_by.clone() };
+    let (ws, _) = open::create(&own, Start::Demo, opts).expect("demo loads");
+    drop(ws); // closing checkpoints the write-ahead log into the file
+    let issued = issued_by.issued();
+    std::fs::write(&own_ids, issued.to_string()).expect("template ids");
+    std::fs::rename(&own_ids, &ids).expect("template ids in place");
+    std::fs::rename(&own, &file).expect("template in place");
+    (file, issued)
 }
 
 pub fn with_definition(def: Value) -> Fixture {

@@ -1,7 +1,7 @@
 //! F-RECORDS: the one save path — order of checks, typed errors naming the field, history,
 //! versions, and all-or-nothing writes.
 
-mod common;
+use crate::common;
 
 use chrono::Duration;
 use common::*;

@@ -2,7 +2,7 @@
 //! states must be the value of a fact it cites, and every cited fact must be stated; one
 //! repair, then a typed refusal; the grounding holds only what the reader may read.
 
-mod common;
+use crate::common;
 
 use common::fake_model::{fake, model, Answer};
 use countersign_kernel::ai::pipeline::drive::drive;

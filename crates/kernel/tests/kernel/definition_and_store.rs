@@ -1,7 +1,7 @@
 //! F-STORE and F-SCHEMA: migrations and version refusal, definition validation with JSON
 //! paths, generations, and deploys that refuse to lose data unless forced.
 
-mod common;
+use crate::common;
 
 use common::*;
 use countersign_kernel::metadata::definition::WorkspaceDefinition;

@@ -3,7 +3,7 @@
 //! unmapped values, rule failures are attached to their fields by a rolled-back dry run, and
 //! nothing is written to a record.
 
-mod common;
+use crate::common;
 
 use common::fake_model::{fake, model, Answer};
 use countersign_kernel::ai::extract::Extract;

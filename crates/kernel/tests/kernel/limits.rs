@@ -3,7 +3,7 @@
 //! again from the kernel for specs built another way (Ask, the UI) — never a storage failure.
 //! And a storage failure never shows SQL text.
 
-mod common;
+use crate::common;
 
 use common::*;
 use countersign_kernel::metadata::condition::{AllOf, AnyOf, Comparison, Condition, NotOf, Op};

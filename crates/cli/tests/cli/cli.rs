@@ -1,6 +1,6 @@
 //! The CLI end to end: a real binary on a real workspace file; JSON out, typed JSON errors.
 
-mod common;
+use crate::common;
 
 use common::cli;
 use serde_json::{json, Value};

@@ -3,7 +3,7 @@
 //! Ask, Extract and a refused Summarize against a fake model endpoint that requires the key —
 //! and the whole log, at its most detailed level, holds neither.
 
-mod common;
+use crate::common;
 
 use common::fake_model::{fake, model, Answer};
 use countersign_kernel::ai::ask::Ask;
@@ -43,7 +43,7 @@ fn no_record_value_and_no_key_reaches_the_log() {
         .with_ansi(false)
         .init();
 
-    let f = common::demo();
+    let f = common::demo_made_here();
     let ava = f.ws.session("ava").unwrap();
     let cara = f.ws.session("cara").unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();

@@ -1,6 +1,6 @@
 //! The TypeScript types of the app's IPC DTOs are generated from the Rust types (ts-rs) and
 //! committed in `ui/src/bindings`. This test fails when they are stale; regenerate with
-//! `COUNTERSIGN_UPDATE_BINDINGS=1 cargo test -p countersign-kernel --test bindings`.
+//! `COUNTERSIGN_UPDATE_BINDINGS=1 cargo test -p countersign-kernel --test kernel bindings::`.
 
 use countersign_kernel::records::csvio::{ExportResult, ImportMode, ImportReport};
 use countersign_kernel::records::describe::{ObjectView, WorkspaceView};
@@ -73,7 +73,7 @@ fn typescript_bindings_are_current() {
         .collect();
     assert!(
         stale.is_empty(),
-        "ui/src/bindings is stale ({stale:?}); run COUNTERSIGN_UPDATE_BINDINGS=1 cargo test -p countersign-kernel --test bindings"
+        "ui/src/bindings is stale ({stale:?}); run COUNTERSIGN_UPDATE_BINDINGS=1 cargo test -p countersign-kernel --test kernel bindings::"
     );
 }
 

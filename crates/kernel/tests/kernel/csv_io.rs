@@ -1,7 +1,7 @@
 //! F-IMPORT: CSV import through the save path with per-row errors and no partial rows;
 //! export of a query as CSV.
 
-mod common;
+use crate::common;
 
 use common::*;
 use countersign_kernel::records::csvio::{export_csv, import_csv, ImportMode, ImportOptions};

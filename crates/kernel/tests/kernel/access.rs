@@ -1,6 +1,6 @@
 //! F-ACCESS: sharing and owner decide rows, field levels decide columns; absent, not forbidden.
 
-mod common;
+use crate::common;
 
 use common::*;
 use countersign_kernel::{Code, QuerySpec};

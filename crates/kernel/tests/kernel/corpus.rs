@@ -1,7 +1,7 @@
 //! The corpus: long texts in FTS5, kept by the save path, searched on a session, every hit
 //! re-checked against the reader's access after retrieval.
 
-mod common;
+use crate::common;
 
 use countersign_kernel::{SaveContext, SaveRequest};
 use serde_json::json;

@@ -459,7 +459,7 @@ async fn openai_models_list_keeps_the_server_metadata() {
     assert_eq!(models[0].meta["n_ctx"], 4096);
 }
 
-mod common;
+use crate::common;
 
 use countersign_kernel::ai::pins::{self, PinSettings, ProviderConfig};
 use countersign_kernel::ai::provider::StructuredForm;

@@ -2,7 +2,7 @@
 //! scripted model answers (the real model is `real_model.rs` and `eval ask`): each step's typed
 //! failure, the projection, the per-request contract, the repair, budgets, limits and the trace.
 
-mod common;
+use crate::common;
 
 use common::fake_model::{fake, model, Answer};
 use countersign_kernel::ai::ask;

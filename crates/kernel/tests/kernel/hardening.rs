@@ -4,7 +4,7 @@
 //! row errors name the right line in CRLF files; a duplicated header is refused; text fields
 //! refuse control characters and bidi overrides.
 
-mod common;
+use crate::common;
 
 use common::*;
 use countersign_kernel::records::csvio::{export_csv, import_csv, ImportMode, ImportOptions};

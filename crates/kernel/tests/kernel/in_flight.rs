@@ -4,7 +4,7 @@
 //! process was killed is closed as `abandoned` on the next open — never one that may still be
 //! running elsewhere. Two `Workspace` handles on one file stand for two processes.
 
-mod common;
+use crate::common;
 
 use countersign_kernel::ai::ask::{AskRun, AskStep};
 use countersign_kernel::ai::pipeline::{lease_span, CapabilitySettings, ModelChoice, TraceOutcome};

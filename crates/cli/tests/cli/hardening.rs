@@ -1,7 +1,7 @@
 //! Security findings in the CLI: `deploy` goes through the kernel's permission check, and a
 //! reader that closes stdout early (`… | head -1`) ends the CLI quietly.
 
-mod common;
+use crate::common;
 
 use common::cli;
 use serde_json::{json, Value};

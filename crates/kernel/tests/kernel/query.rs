@@ -2,7 +2,7 @@
 //! exactly the records for which the same condition tree holds in memory (the semantics of
 //! validation rules).
 
-mod common;
+use crate::common;
 
 use common::*;
 use countersign_kernel::metadata::condition::{Condition, Op, Operand};

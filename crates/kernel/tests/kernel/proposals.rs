@@ -2,7 +2,7 @@
 //! save; stale accepts and undos are conflicts; undo for 30 days; retention — with the fake
 //! clock; two reviewers racing on one record.
 
-mod common;
+use crate::common;
 
 use countersign_kernel::proposals::{ProposalDraft, ProposalState, ProposedField};
 use countersign_kernel::{Code, QuerySpec, SaveContext, SaveRequest, Session, Workspace};

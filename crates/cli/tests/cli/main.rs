@@ -1,0 +1,10 @@
+//! The CLI's integration tests, as one test binary: the real `countersign-cli` executable on
+//! real workspace files. `hostile_documents` and `crash` are the slow ones (left out of the
+//! `fast` nextest profile).
+
+mod common;
+
+mod cli;
+mod crash;
+mod hardening;
+mod hostile_documents;

@@ -1,0 +1,25 @@
+//! The kernel's integration tests, as one test binary (one link instead of one per file): each
+//! module is one area. `common` builds workspaces (the demo once per build, copied per test)
+//! and the fake model endpoint.
+
+mod common;
+
+mod access;
+mod ask;
+mod bindings;
+mod corpus;
+mod csv_io;
+mod definition_and_store;
+mod extract;
+mod hardening;
+mod in_flight;
+mod ingest;
+mod layers;
+mod limits;
+mod logging;
+mod proposals;
+mod provider;
+mod query;
+mod real_model;
+mod save_path;
+mod summarize;
