@@ -248,30 +248,15 @@ pub async fn pin_model(
     model: String,
     settings: PinSettings,
 ) -> Result<ProviderSettings> {
-    let endpoint = desk.session(|s| s.endpoint(&provider))?;
-    let fingerprint = pins::fingerprint(&endpoint, &model, None).await?;
-    desk.session(|s| {
-        s.pin_model(&key, &provider, &model, &fingerprint, &settings)?;
-        s.provider_settings()
-    })
+    pins::pin_served_model(&UserDesk::current(&desk)?, &key, &provider, &model, None, &settings).await?;
+    desk.session(|s| s.provider_settings())
 }
 
 /// Check a pin against the server; drift is recorded and refuses calls until repinned.
 #[tauri::command]
 pub async fn check_model(desk: State<'_, Desk>, key: String) -> Result<ProviderSettings> {
-    let (pin, endpoint) = desk.session(|s| {
-        let pin = s.model_pin(&key)?;
-        let endpoint = s.endpoint(&pin.provider)?;
-        Ok((pin, endpoint))
-    })?;
-    match pins::check_drift(&endpoint, &pin).await {
-        Ok(()) => desk.session(|s| s.provider_settings()),
-        Err(e) if e.code == Code::ModelDrift => {
-            desk.session(|s| s.mark_drift(&key, &e.message))?;
-            Err(e)
-        }
-        Err(e) => Err(e),
-    }
+    pins::check_pin(&UserDesk::current(&desk)?, &key).await?;
+    desk.session(|s| s.provider_settings())
 }
 
 /// Model calls (Ask, Extract) in flight by the UI's call id, so the UI can cancel one. A cancel

@@ -759,8 +759,6 @@ fn model_command(session: &countersign_kernel::Session<'_>, command: ModelComman
             output_price,
             currency,
         } => {
-            let ep = session.endpoint(&provider)?;
-            let fp = runtime()?.block_on(pins::fingerprint(&ep, &model, gguf.as_deref()))?;
             let settings = pins::PinSettings {
                 temperature,
                 max_output_tokens,
@@ -768,20 +766,13 @@ fn model_command(session: &countersign_kernel::Session<'_>, command: ModelComman
                 output_price_per_mtok: output_price,
                 currency,
             };
-            to_json(&session.pin_model(&key, &provider, &model, &fp, &settings)?)
+            let pin = pins::pin_served_model(session, &key, &provider, &model, gguf.as_deref(), &settings);
+            to_json(&runtime()?.block_on(pin)?)
         }
         ModelCommand::List => Ok(json!({ "models": to_json(&session.model_pins()?)? })),
         ModelCommand::Check { key } => {
-            let pin = session.model_pin(&key)?;
-            let ep = session.endpoint(&pin.provider)?;
-            match runtime()?.block_on(pins::check_drift(&ep, &pin)) {
-                Ok(()) => Ok(json!({ "model": key, "matches_pin": true, "digest": pin.digest })),
-                Err(e) if e.code == Code::ModelDrift => {
-                    session.mark_drift(&key, &e.message)?;
-                    Err(e)
-                }
-                Err(e) => Err(e),
-            }
+            let pin = runtime()?.block_on(pins::check_pin(session, &key))?;
+            Ok(json!({ "model": key, "matches_pin": true, "digest": pin.digest }))
         }
     }
 }
@@ -834,36 +825,20 @@ fn init(path: &Path, demo: bool, definition: Option<&Path>) -> Result<Value> {
     }))
 }
 
+/// What this user may see: one object, or every object they can read (the app's views).
 fn describe(session: &countersign_kernel::Session<'_>, object: Option<&str>) -> Result<Value> {
-    let catalog = session.catalog();
-    let mut objects = Vec::new();
-    for meta in catalog.objects() {
-        if object.is_some_and(|o| o != meta.key()) {
-            continue;
-        }
-        let Ok((_, acc)) = session.readable_object(meta.key()) else { continue };
-        let fields: Vec<Value> = meta
-            .fields()
+    let objects = match object {
+        Some(o) => vec![session.describe_object(o)?],
+        None => session
+            .catalog()
+            .objects()
             .iter()
-            .enumerate()
-            .filter(|(i, _)| acc.fields[*i] >= countersign_kernel::metadata::definition::FieldLevel::Read)
-            .map(|(i, f)| {
-                json!({
-                    "key": f.key, "label": f.label, "type": f.field_type,
-                    "access": acc.fields[i], "required": f.required,
-                })
-            })
-            .collect();
-        objects.push(json!({
-            "key": meta.key(), "label": meta.def.label,
-            "rights": {"read": acc.read, "create": acc.create, "edit": acc.edit, "delete": acc.delete, "viewAll": acc.view_all},
-            "fields": fields,
-        }));
-    }
-    if let (Some(o), true) = (object, objects.is_empty()) {
-        return Err(Error::new(Code::UnknownObject, format!("no object `{o}`")));
-    }
-    Ok(json!({ "generation": catalog.generation, "user": session.user().key, "objects": objects }))
+            .filter_map(|meta| session.describe_object(meta.key()).ok())
+            .collect(),
+    };
+    Ok(
+        json!({ "generation": session.catalog().generation, "user": session.user().key, "objects": to_json(&objects)? }),
+    )
 }
 
 fn tempfile_dir() -> Result<PathBuf> {
@@ -872,7 +847,6 @@ fn tempfile_dir() -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// The model for a call of `capability`: `--endpoint` for this run, else the capability's pin.
 /// Run a capability to its answer on this session: with the model at `endpoint` (a local
 /// OpenAI-compatible server) for this run, or the capability's pinned model.
 fn run_capability<C: Capability>(

@@ -9,6 +9,7 @@
 //! a mismatch is `model.drift` (fault: admin) and calls stay refused until someone repins.
 //! Managing providers and pins needs `ai.manage`. Endpoints must be on this machine (loopback).
 
+use crate::ai::pipeline::drive::Sessions;
 use crate::ai::provider::{provider, Endpoint, ModelInfo, ProviderKind, StructuredForm};
 use crate::ai::secrets::{self, SecretRef};
 use crate::clock::timestamp;
@@ -265,6 +266,40 @@ pub async fn check_drift(endpoint: &Endpoint, pin: &ModelPin) -> Result<()> {
         Ok(f) if f.served == pin.served_fingerprint => Ok(()),
         Ok(f) => Err(drift(pin, &format!("now serves {} (pinned {})", f.served, pin.served_fingerprint))),
         Err(e) if e.code == Code::InvalidValue => Err(drift(pin, &e.message)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Pin `model` of `provider`, as `key`, by what its server serves now (the app's Pin button,
+/// `model pin`). `gguf`: the weights file, when the server runs it on this machine.
+pub async fn pin_served_model(
+    sessions: &impl Sessions,
+    key: &str,
+    provider: &str,
+    model: &str,
+    gguf: Option<&Path>,
+    settings: &PinSettings,
+) -> Result<ModelPin> {
+    let endpoint = sessions.with(|s| s.endpoint(provider))?;
+    let fp = fingerprint(&endpoint, model, gguf).await?;
+    sessions.with(|s| s.pin_model(key, provider, model, &fp, settings))
+}
+
+/// Check the pin `key` against its server (the app's Check button, `model check`). Drift is
+/// recorded on the pin, which then refuses calls until repinned, and returned as
+/// `model.drift`; an unreachable server is an `integration` error and records nothing.
+pub async fn check_pin(sessions: &impl Sessions, key: &str) -> Result<ModelPin> {
+    let (pin, endpoint) = sessions.with(|s| {
+        let pin = s.model_pin(key)?;
+        let endpoint = s.endpoint(&pin.provider)?;
+        Ok((pin, endpoint))
+    })?;
+    match check_drift(&endpoint, &pin).await {
+        Ok(()) => Ok(pin),
+        Err(e) if e.code == Code::ModelDrift => {
+            sessions.with(|s| s.mark_drift(key, &e.message))?;
+            Err(e)
+        }
         Err(e) => Err(e),
     }
 }
