@@ -38,6 +38,17 @@ impl<'w> Session<'w> {
         Session { ws, user, catalog }
     }
 
+    pub(crate) fn require(&self, permission: &str) -> Result<()> {
+        if self.user().has_system_permission(permission) {
+            Ok(())
+        } else {
+            Err(Error::new(
+                Code::Permission,
+                format!("{} does not have the `{permission}` permission", self.user().name),
+            ))
+        }
+    }
+
     pub fn user(&self) -> &UserAccess {
         &self.user
     }

@@ -1,0 +1,258 @@
+//! Capability bindings: what each capability runs with (prompt, model pin, permission, autonomy,
+//! settings with budgets and limits), and the specs capabilities register to seed them.
+
+use crate::clock::timestamp;
+use crate::error::{Code, Error, Result};
+use crate::records::access::Session;
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use ts_rs::TS;
+
+/// Budgets in the workspace currency; `None` = no ceiling.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Budget {
+    #[serde(default)]
+    #[ts(optional)]
+    pub per_invocation: Option<f64>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub per_user_per_day: Option<f64>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub workspace_per_month: Option<f64>,
+    /// Share of a ceiling at which the answer carries a warning.
+    pub warn_at: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RateLimits {
+    /// Calls of one user to one capability at the same time.
+    pub concurrency: u32,
+    /// Calls of one user to one capability per minute.
+    pub per_minute: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CapabilitySettings {
+    #[ts(type = "number")]
+    pub timeout_ms: u64,
+    pub connect_timeout_ms: u32,
+    /// Output cap for this capability (the pin's cap applies too: the lower wins).
+    pub max_output_tokens: u32,
+    /// Token budget of the schema projection; over it, the projection is scoped.
+    #[ts(type = "number")]
+    pub projection_tokens: u64,
+    pub budget: Budget,
+    pub rate: RateLimits,
+    /// Objects the capability may touch; `None` = every object the user can read.
+    #[serde(default)]
+    #[ts(optional)]
+    pub objects: Option<Vec<String>>,
+}
+
+pub use crate::proposals::Autonomy;
+
+/// F-CAPABILITY: prompt + model + permission + autonomy + budgets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CapabilityBinding {
+    pub key: String,
+    pub prompt: String,
+    /// The model pin; `None` = the workspace's only pin, if there is exactly one.
+    #[ts(optional)]
+    pub model_pin: Option<String>,
+    pub required_permission: String,
+    pub autonomy: Autonomy,
+    pub settings: CapabilitySettings,
+}
+
+/// One shipped prompt version: instructions and worked examples.
+pub type ShippedVersion = (&'static str, fn() -> Value);
+
+/// What a capability ships with: its prompt's versions (1, 2, …) and its default binding.
+/// Each capability declares one; the capability layer registers them on a workspace
+/// ([`register_capabilities`]), and this module seeds what is missing from the store.
+pub struct CapabilitySpec {
+    pub capability: &'static str,
+    pub prompt: &'static str,
+    pub versions: &'static [ShippedVersion],
+    pub inputs: &'static str,
+    pub contract: &'static str,
+    pub settings: fn() -> CapabilitySettings,
+    pub autonomy: Autonomy,
+}
+
+/// The capabilities registered on a workspace.
+#[derive(Default)]
+pub(super) struct CapabilityRegistry(Vec<&'static CapabilitySpec>);
+
+/// Register the capabilities a workspace offers: their prompts and bindings are seeded into
+/// the store the first time a binding or prompt is read.
+pub fn register_capabilities(ws: &crate::records::workspace::Workspace, specs: &[&'static CapabilitySpec]) {
+    ws.set_extension(CapabilityRegistry(specs.to_vec()));
+}
+
+impl Default for CapabilitySettings {
+    /// A capability's settings unless it declares others: two minutes, 200 output tokens, a
+    /// 2,000-token projection, no budget ceiling, two calls at a time and 30 a minute per user.
+    fn default() -> Self {
+        CapabilitySettings {
+            timeout_ms: 120_000,
+            connect_timeout_ms: 3_000,
+            max_output_tokens: 200,
+            projection_tokens: 2_000,
+            budget: Budget {
+                per_invocation: None,
+                per_user_per_day: None,
+                workspace_per_month: None,
+                warn_at: 0.8,
+            },
+            rate: RateLimits { concurrency: 2, per_minute: 30 },
+            objects: None,
+        }
+    }
+}
+
+pub(super) fn autonomy_str(a: Autonomy) -> &'static str {
+    match a {
+        Autonomy::ReadOnly => "read_only",
+        Autonomy::Propose => "propose",
+        Autonomy::AutoApply => "auto_apply",
+    }
+}
+
+impl Session<'_> {
+    /// Insert the built-in prompt versions and capability bindings that are missing. A new
+    /// workspace starts on each prompt's latest built-in version; in an existing one, a version
+    /// shipped later is added but the active pointer stays where it is (moving it is the only
+    /// way to change behaviour: `prompt activate`).
+    pub(super) fn seed_capabilities(&self) -> Result<()> {
+        let conn = self.ws.conn();
+        let registry = self.ws.extension::<CapabilityRegistry>();
+        let missing = registry.0.iter().any(|b| {
+            let has: Option<i64> = conn
+                .query_row("SELECT max(version) FROM ai_prompt_version WHERE prompt = ?1", [b.prompt], |r| {
+                    r.get(0)
+                })
+                .ok()
+                .flatten();
+            has.is_none_or(|v| v < b.versions.len() as i64)
+                || conn
+                    .query_row("SELECT 1 FROM ai_capability WHERE key = ?1", [b.capability], |_| Ok(()))
+                    .optional()
+                    .ok()
+                    .flatten()
+                    .is_none()
+        });
+        if !missing {
+            return Ok(());
+        }
+        let tx = crate::store::immediate(conn)?;
+        let now = timestamp(self.ws.clock.now());
+        for b in &registry.0 {
+            for (i, (instructions, examples)) in b.versions.iter().enumerate() {
+                tx.execute(
+                    "INSERT OR IGNORE INTO ai_prompt_version (prompt, version, instructions, examples, inputs, output_contract, published_at, published_by)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'countersign')",
+                    params![b.prompt, i as i64 + 1, instructions, examples().to_string(), b.inputs, b.contract, now],
+                )?;
+            }
+            tx.execute(
+                "INSERT OR IGNORE INTO ai_prompt (key, active_version) VALUES (?1, ?2)",
+                params![b.prompt, b.versions.len() as i64],
+            )?;
+            let settings =
+                serde_json::to_string(&(b.settings)()).map_err(|e| Error::internal(e.to_string()))?;
+            tx.execute(
+                "INSERT OR IGNORE INTO ai_capability (key, prompt, model_pin, required_permission, autonomy, settings)
+                 VALUES (?1, ?2, NULL, 'ai.use', ?3, ?4)",
+                params![b.capability, b.prompt, autonomy_str(b.autonomy), settings],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn capability(&self, key: &str) -> Result<CapabilityBinding> {
+        self.seed_capabilities()?;
+        self.ws
+            .conn()
+            .query_row(
+                "SELECT key, prompt, model_pin, required_permission, autonomy, settings FROM ai_capability WHERE key = ?1",
+                [key],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, String>(5)?,
+                    ))
+                },
+            )
+            .optional()?
+            .map(|(key, prompt, model_pin, required_permission, autonomy, settings)| {
+                Ok::<_, Error>(CapabilityBinding {
+                    key,
+                    prompt,
+                    model_pin,
+                    required_permission,
+                    autonomy: serde_json::from_value(Value::String(autonomy))
+                        .map_err(|e| Error::internal(e.to_string()))?,
+                    settings: serde_json::from_str(&settings).map_err(|e| Error::internal(e.to_string()))?,
+                })
+            })
+            .transpose()?
+            .ok_or_else(|| Error::new(Code::NotFound, format!("no capability `{key}`")))
+    }
+
+    /// The auto-apply allowlist of (capability, object) with the capability's autonomy (the
+    /// list has an effect only under `auto_apply`).
+    pub fn auto_apply_list(&self, capability: &str, object: &str) -> Result<crate::proposals::AutoApplyList> {
+        self.readable_object(object)?;
+        Ok(crate::proposals::AutoApplyList {
+            capability: capability.into(),
+            object: object.into(),
+            autonomy: self.capability(capability)?.autonomy,
+            fields: self.auto_apply_fields(capability, object)?,
+            can_set: self.user().has_system_permission("ai.approve"),
+        })
+    }
+
+    /// Set the auto-apply allowlist of an existing capability for an object (`ai.approve`; the
+    /// fields must be ones the setter can edit).
+    pub fn set_auto_apply(&self, capability: &str, object: &str, fields: &[String]) -> Result<Vec<String>> {
+        self.require("ai.approve")?;
+        self.capability(capability)?;
+        self.set_auto_apply_fields(capability, object, fields)
+    }
+
+    /// Change a capability's binding (model, budgets, limits, scope). Needs `ai.manage`.
+    pub fn bind_capability(&self, binding: &CapabilityBinding) -> Result<()> {
+        self.require("ai.manage")?;
+        self.capability(&binding.key)?;
+        if let Some(pin) = &binding.model_pin {
+            self.model_pin(pin)?;
+        }
+        self.prompt_versions(&binding.prompt)?;
+        let tx = self.begin_write()?;
+        tx.execute(
+            "UPDATE ai_capability SET prompt = ?2, model_pin = ?3, required_permission = ?4, autonomy = ?5, settings = ?6 WHERE key = ?1",
+            params![
+                binding.key,
+                binding.prompt,
+                binding.model_pin,
+                binding.required_permission,
+                autonomy_str(binding.autonomy),
+                serde_json::to_string(&binding.settings).map_err(|e| Error::internal(e.to_string()))?
+            ],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,452 @@
+//! One invocation: the model it runs on, its trace row opened at `begin` and completed at the
+//! end whatever the outcome (refusals before it could begin included), and its figures.
+
+use super::in_flight::{holder, Claim};
+use super::*;
+use crate::ai::pins::ModelPin;
+use crate::ai::provider::{Endpoint, Usage};
+use crate::clock::timestamp;
+use crate::error::{Code, Error, Result};
+use crate::records::access::Session;
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+use ts_rs::TS;
+
+/// The model an invocation calls: a stored pin, or an endpoint given for one run
+/// (`--endpoint`), fingerprinted just before the call.
+#[derive(Debug, Clone)]
+pub struct ModelChoice {
+    pub pin: ModelPin,
+    pub endpoint: Endpoint,
+    /// Stored pin (drift-checked before each call) or one-run endpoint.
+    pub stored: bool,
+}
+
+impl ModelChoice {
+    /// An OpenAI-compatible server on this machine, used as-is for one run: its first served
+    /// model, fingerprinted now, temperature 0, price 0.
+    pub async fn ad_hoc(base_url: &str) -> Result<ModelChoice> {
+        crate::ai::pins::check_local(base_url)?;
+        let endpoint = Endpoint::new(crate::ai::provider::ProviderKind::OpenaiCompatible, base_url);
+        let models = crate::ai::provider::provider(endpoint.clone())?
+            .list_models(std::time::Duration::from_secs(10))
+            .await?;
+        let model = models
+            .first()
+            .ok_or_else(|| Error::new(Code::IntegrationRejected, format!("{base_url} serves no model")))?;
+        let fp = crate::ai::pins::fingerprint(&endpoint, &model.id, None).await?;
+        Ok(ModelChoice::unstored(base_url, &model.id, fp.digest, fp.served, fp.metadata))
+    }
+
+    /// A model used for one run and never stored: the given identity, default sampling,
+    /// price 0.
+    pub fn unstored(
+        base_url: &str,
+        model_id: &str,
+        digest: String,
+        served: String,
+        metadata: Value,
+    ) -> ModelChoice {
+        let defaults = crate::ai::pins::PinSettings::default();
+        ModelChoice {
+            pin: ModelPin {
+                key: format!("endpoint:{base_url}"),
+                provider: base_url.to_string(),
+                model_id: model_id.to_string(),
+                digest,
+                served_fingerprint: served,
+                metadata,
+                temperature: defaults.temperature,
+                max_output_tokens: defaults.max_output_tokens,
+                input_price_per_mtok: 0.0,
+                output_price_per_mtok: 0.0,
+                currency: String::new(),
+                pinned_at: String::new(),
+                pinned_by: String::new(),
+                drift: None,
+            },
+            endpoint: Endpoint::new(crate::ai::provider::ProviderKind::OpenaiCompatible, base_url),
+            stored: false,
+        }
+    }
+
+    /// Refuse a stored pin whose served model changed (`model.drift`).
+    pub async fn check(&self) -> Result<()> {
+        if self.stored {
+            crate::ai::pins::check_drift(&self.endpoint, &self.pin).await
+        } else {
+            Ok(())
+        }
+    }
+
+    pub(super) fn cost(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        (prompt_tokens as f64 * self.pin.input_price_per_mtok
+            + completion_tokens as f64 * self.pin.output_price_per_mtok)
+            / 1e6
+    }
+}
+
+/// What the user wrote, as recorded in the trace: values per field so that a reader who
+/// cannot read a field sees them hidden.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct FieldValue {
+    pub object: String,
+    pub field: String,
+    pub value: String,
+}
+
+/// One invocation in progress: owned, so the model can be awaited without a session.
+#[derive(Debug)]
+pub struct Invocation {
+    pub trace_id: String,
+    pub correlation_id: String,
+    pub capability: CapabilityBinding,
+    pub prompt: PromptVersion,
+    pub model: ModelChoice,
+    pub actor: String,
+    pub generation: i64,
+    pub estimated_cost: f64,
+    pub started: Instant,
+    pub attempts: u32,
+    pub usage: Usage,
+    pub model_ms: f64,
+    pub prompt_text: String,
+    pub output_text: String,
+    pub grounding_hash: String,
+    /// A budget warning for the user, when a ceiling is near.
+    pub warning: Option<String>,
+    /// Record values the prompt holds (facts, a document's fields), so the trace hides them from
+    /// a reader who cannot read their fields, whatever the outcome.
+    pub values: Vec<FieldValue>,
+    claim: Claim,
+}
+
+/// What one capability run took: its trace, wall time since the run began (grounding included),
+/// model time and tokens. Flattened into the capability's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RunFigures {
+    pub trace_id: String,
+    pub total_ms: f64,
+    pub model_ms: f64,
+    #[ts(type = "number")]
+    pub prompt_tokens: u64,
+    #[ts(type = "number")]
+    pub completion_tokens: u64,
+}
+
+impl Invocation {
+    /// The figures of the run that began at `started`.
+    pub fn figures(&self, started: Instant) -> RunFigures {
+        RunFigures {
+            trace_id: self.trace_id.clone(),
+            total_ms: started.elapsed().as_secs_f64() * 1000.0,
+            model_ms: self.model_ms,
+            prompt_tokens: self.usage.prompt_tokens,
+            completion_tokens: self.usage.completion_tokens,
+        }
+    }
+
+    /// The request for this invocation's model under the capability's settings (timeouts,
+    /// output cap), streamed, with the per-request output schema.
+    pub fn chat_request(
+        &self,
+        prompt: crate::ai::provider::Prompt,
+        schema_name: String,
+        schema: Value,
+    ) -> crate::ai::provider::ChatRequest {
+        let s = &self.capability.settings;
+        let mut request = self.model.pin.chat_request(
+            prompt,
+            Some((schema_name, schema)),
+            std::time::Duration::from_millis(s.connect_timeout_ms as u64),
+            std::time::Duration::from_millis(s.timeout_ms),
+            true,
+        );
+        request.max_output_tokens = request.max_output_tokens.min(s.max_output_tokens);
+        request
+    }
+
+    /// Account for one model call.
+    pub fn record_call(&mut self, messages: &[Value], resp: &crate::ai::provider::ChatResponse) {
+        self.attempts += 1;
+        self.usage.prompt_tokens += resp.usage.prompt_tokens;
+        self.usage.completion_tokens += resp.usage.completion_tokens;
+        self.model_ms += resp.total_ms;
+        if !self.prompt_text.is_empty() {
+            self.prompt_text.push_str("\n\n=== repair attempt ===\n");
+            self.output_text.push_str("\n\n=== repair attempt ===\n");
+        }
+        for m in messages {
+            let role = m["role"].as_str().unwrap_or("?");
+            let content = m["content"].as_str().unwrap_or_default();
+            self.prompt_text.push_str(&format!("[{role}]\n{content}\n"));
+        }
+        self.output_text.push_str(&resp.content);
+    }
+
+    pub fn cost(&self) -> f64 {
+        self.model.cost(self.usage.prompt_tokens, self.usage.completion_tokens)
+    }
+
+    /// Everything but the model's time.
+    pub fn kernel_ms(&self) -> f64 {
+        (self.started.elapsed().as_secs_f64() * 1000.0 - self.model_ms).max(0.0)
+    }
+}
+
+/// How an invocation ended, for its trace row.
+pub enum Outcome<'a> {
+    Answered { result: &'a Value, values: &'a [FieldValue] },
+    Failed(&'a Error),
+}
+
+/// How a failed invocation is traced: refused (the request or its limits) or failed (the
+/// model, the endpoint, the platform), and the error's fault.
+pub(super) fn failure_kind(e: &Error) -> (TraceOutcome, Option<String>) {
+    let kind = match e.code {
+        Code::Permission
+        | Code::AiBudget
+        | Code::RateLimit
+        | Code::GroundingInsufficient
+        | Code::Scope
+        | Code::Contract => TraceOutcome::Refused,
+        _ => TraceOutcome::Failed,
+    };
+    (kind, serde_json::to_value(e.fault).ok().and_then(|v| v.as_str().map(String::from)))
+}
+
+impl Session<'_> {
+    /// The model a capability calls: its pin, or the only pin of the workspace. Resolved when a
+    /// call starts, so a failure (none pinned, several, drifted) is traced as that call's.
+    pub fn model_for(&self, binding: &CapabilityBinding) -> Result<ModelChoice> {
+        self.bound_model(binding).map_err(|e| self.refuse_before_begin(binding, "", e))
+    }
+
+    pub(super) fn bound_model(&self, binding: &CapabilityBinding) -> Result<ModelChoice> {
+        let pin = match &binding.model_pin {
+            Some(key) => self.model_pin(key)?,
+            None => {
+                let mut pins = self.model_pins()?;
+                match pins.len() {
+                    1 => pins.remove(0),
+                    0 => {
+                        return Err(Error::new(
+                            Code::IntegrationUnreachable,
+                            format!(
+                                "no model is pinned for `{}`: add a provider and pin a model in Settings",
+                                binding.key
+                            ),
+                        ))
+                    }
+                    _ => {
+                        return Err(Error::new(
+                            Code::IntegrationUnreachable,
+                            format!("several models are pinned; bind one to `{}` in Settings", binding.key),
+                        ))
+                    }
+                }
+            }
+        };
+        if let Some(d) = &pin.drift {
+            return Err(Error::new(Code::ModelDrift, format!("model pin `{}` drifted: {d}", pin.key)));
+        }
+        let endpoint = self.endpoint(&pin.provider)?;
+        Ok(ModelChoice { pin, endpoint, stored: true })
+    }
+
+    /// Start an invocation: the trace row (`running`), then authorize and the budget and rate
+    /// pre-flight. A refusal here is traced and returned; nothing was sent.
+    pub fn begin_invocation(
+        &self,
+        capability: &CapabilityBinding,
+        model: ModelChoice,
+        input: &str,
+        estimated_prompt_tokens: u64,
+    ) -> Result<Invocation> {
+        let prompt = self.active_prompt(&capability.prompt)?;
+        let max_out = capability.settings.max_output_tokens.min(model.pin.max_output_tokens);
+        let estimated_cost = model.cost(estimated_prompt_tokens, max_out as u64);
+        let trace_id = self.ws.ids.record_id("trace");
+        let mut inv = Invocation {
+            claim: Claim {
+                path: self.ws.path().to_path_buf(),
+                trace_id: trace_id.clone(),
+                clock: self.ws.clock.clone(),
+                done: AtomicBool::new(false),
+            },
+            trace_id,
+            correlation_id: self.ws.ids.correlation_id(),
+            capability: capability.clone(),
+            prompt,
+            model,
+            actor: self.user().key.clone(),
+            generation: self.catalog().generation,
+            estimated_cost,
+            started: Instant::now(),
+            attempts: 0,
+            usage: Usage::default(),
+            model_ms: 0.0,
+            prompt_text: String::new(),
+            output_text: String::new(),
+            grounding_hash: String::new(),
+            warning: None,
+            values: vec![],
+        };
+        let currency = self.catalog().definition.currency.clone();
+        {
+            let tx = self.begin_write()?;
+            tx.execute(
+                "INSERT INTO ai_trace (id, correlation_id, capability, actor, prompt, prompt_version, model_pin, model_id, model_version,
+                    grounding_hash, generation, input, prompt_text, estimated_cost, currency, outcome, started_at, holder)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, '', ?10, ?11, '', ?12, ?13, 'running', ?14, ?15)",
+                params![
+                    inv.trace_id,
+                    inv.correlation_id,
+                    capability.key,
+                    inv.actor,
+                    inv.prompt.prompt,
+                    inv.prompt.version,
+                    inv.model.stored.then_some(inv.model.pin.key.clone()),
+                    inv.model.pin.model_id,
+                    inv.model.pin.digest,
+                    inv.generation,
+                    input,
+                    estimated_cost,
+                    currency,
+                    timestamp(self.ws.clock.now()),
+                    holder()
+                ],
+            )?;
+            tx.commit()?;
+        }
+        tracing::info!(
+            capability = %capability.key,
+            trace = %inv.trace_id,
+            correlation = %inv.correlation_id,
+            user = %inv.actor,
+            prompt_version = inv.prompt.version,
+            model = %inv.model.pin.model_id,
+            estimated_prompt_tokens,
+            "invocation began"
+        );
+        if let Err(e) = self.preflight(&mut inv) {
+            self.finish_invocation(&inv, Outcome::Failed(&e))?;
+            return Err(e);
+        }
+        Ok(inv)
+    }
+
+    /// Complete the trace row.
+    /// The model call failed: a pin that drifted is marked (it refuses calls until repinned),
+    /// the trace row is completed, and the error is returned for the caller.
+    pub fn fail_invocation(&self, inv: &Invocation, e: Error) -> Error {
+        if e.code == Code::ModelDrift && inv.model.stored {
+            if let Err(m) = self.mark_drift(&inv.model.pin.key, &e.message) {
+                return m;
+            }
+        }
+        match self.finish_invocation(inv, Outcome::Failed(&e)) {
+            Ok(()) => e,
+            Err(t) => t,
+        }
+    }
+
+    pub fn finish_invocation(&self, inv: &Invocation, outcome: Outcome<'_>) -> Result<()> {
+        let (kind, result, values, code, fault, message) = match outcome {
+            Outcome::Answered { result, values } => {
+                let all = inv.values.iter().chain(values).cloned().collect::<Vec<_>>();
+                (TraceOutcome::Answered, Some(result.to_string()), all, None, None, None)
+            }
+            Outcome::Failed(e) => {
+                let (kind, fault) = failure_kind(e);
+                (kind, None, inv.values.clone(), Some(e.code.as_str()), fault, Some(e.message.clone()))
+            }
+        };
+        let latency_ms = inv.started.elapsed().as_secs_f64() * 1000.0;
+        // The trace must be written even when the session's generation is stale.
+        let tx = crate::store::immediate(self.ws.conn())?;
+        tx.execute(
+            "UPDATE ai_trace SET grounding_hash = ?2, prompt_text = ?3, output_text = ?4, result = ?5, field_values = ?6,
+                attempts = ?7, prompt_tokens = ?8, completion_tokens = ?9, cost = ?10, model_ms = ?11, latency_ms = ?12,
+                outcome = ?13, code = ?14, fault = ?15, message = ?16, finished_at = ?17
+             WHERE id = ?1",
+            params![
+                inv.trace_id,
+                inv.grounding_hash,
+                inv.prompt_text,
+                inv.output_text,
+                result,
+                serde_json::to_string(&values).map_err(|e| Error::internal(e.to_string()))?,
+                inv.attempts,
+                inv.usage.prompt_tokens as i64,
+                inv.usage.completion_tokens as i64,
+                inv.cost(),
+                inv.model_ms,
+                latency_ms,
+                kind.as_str(),
+                code,
+                fault,
+                message,
+                timestamp(self.ws.clock.now())
+            ],
+        )?;
+        tx.commit()?;
+        inv.claim.done.store(true, Ordering::SeqCst);
+        tracing::info!(
+            capability = %inv.capability.key,
+            trace = %inv.trace_id,
+            outcome = kind.as_str(),
+            code = code.unwrap_or(""),
+            attempts = inv.attempts,
+            prompt_tokens = inv.usage.prompt_tokens,
+            completion_tokens = inv.usage.completion_tokens,
+            cost = inv.cost(),
+            model_ms = inv.model_ms.round(),
+            kernel_ms = inv.kernel_ms().round(),
+            "invocation finished"
+        );
+        Ok(())
+    }
+
+    /// Trace a call refused before it could begin — no permission, a read-only capability, no
+    /// model pinned, a record the user cannot read — as one finished row with no model, so
+    /// every attempt shows in the activity, refusals included. Returns `e` for the caller to
+    /// return; a trace that cannot be written does not hide it.
+    pub fn refuse_before_begin(&self, capability: &CapabilityBinding, input: &str, e: Error) -> Error {
+        let (kind, fault) = failure_kind(&e);
+        tracing::info!(
+            capability = %capability.key,
+            user = %self.user().key,
+            outcome = kind.as_str(),
+            code = e.code.as_str(),
+            "invocation refused before it began"
+        );
+        let now = timestamp(self.ws.clock.now());
+        let _ = self.ws.conn().execute(
+            "INSERT INTO ai_trace (id, correlation_id, capability, actor, prompt, prompt_version, model_id, model_version,
+                grounding_hash, generation, input, prompt_text, estimated_cost, currency, outcome, code, fault, message,
+                started_at, finished_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, 0, '', '', '', ?6, ?7, '', 0, ?8, ?9, ?10, ?11, ?12, ?13, ?13)",
+            params![
+                self.ws.ids.record_id("trace"),
+                self.ws.ids.correlation_id(),
+                capability.key,
+                self.user().key,
+                capability.prompt,
+                self.catalog().generation,
+                input,
+                self.catalog().definition.currency,
+                kind.as_str(),
+                e.code.as_str(),
+                fault,
+                e.message,
+                now
+            ],
+        );
+        e
+    }
+}

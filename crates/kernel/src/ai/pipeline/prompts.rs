@@ -1,0 +1,137 @@
+//! Prompt components: versions frozen once published, and the active-version pointer.
+
+use crate::clock::timestamp;
+use crate::error::{Code, Error, Result};
+use crate::records::access::Session;
+use rusqlite::params;
+use serde::Serialize;
+use serde_json::Value;
+use ts_rs::TS;
+
+/// F-PROMPT: one frozen version of a prompt component.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptVersion {
+    pub prompt: String,
+    pub version: i64,
+    /// System-role text: instructions only, never data.
+    pub instructions: String,
+    /// Worked examples, sent as user/assistant turns: `[{"user": [[label|null, text]…], "answer": …}]`.
+    pub examples: Value,
+    /// Typed inputs: `{name: type}`.
+    pub inputs: Value,
+    /// The output contract, by schema reference (`schemas/…`).
+    pub output_contract: String,
+    pub published_at: String,
+    pub published_by: String,
+    pub active: bool,
+}
+
+/// The stored examples of a prompt version as chat turns.
+pub fn example_turns(examples: &Value) -> Vec<(Vec<crate::ai::provider::Part>, String)> {
+    use crate::ai::provider::Part;
+    examples
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let parts = e["user"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| {
+                    let text = p[1].as_str().unwrap_or_default().to_string();
+                    match p[0].as_str() {
+                        Some(label) => Part::Untrusted { label: label.to_string(), content: text },
+                        None => Part::Request(text),
+                    }
+                })
+                .collect();
+            (parts, e["answer"].as_str().unwrap_or_default().to_string())
+        })
+        .collect()
+}
+
+impl Session<'_> {
+    pub fn prompt_versions(&self, prompt: &str) -> Result<Vec<PromptVersion>> {
+        self.seed_capabilities()?;
+        let mut stmt = self.ws.conn().prepare(
+            "SELECT v.prompt, v.version, v.instructions, v.inputs, v.output_contract, v.published_at, v.published_by,
+                    v.version = p.active_version, v.examples
+             FROM ai_prompt_version v JOIN ai_prompt p ON p.key = v.prompt WHERE v.prompt = ?1 ORDER BY v.version",
+        )?;
+        let rows = stmt
+            .query_map([prompt], |r| {
+                Ok(PromptVersion {
+                    prompt: r.get(0)?,
+                    version: r.get(1)?,
+                    instructions: r.get(2)?,
+                    inputs: serde_json::from_str(&r.get::<_, String>(3)?).unwrap_or(Value::Null),
+                    output_contract: r.get(4)?,
+                    published_at: r.get(5)?,
+                    published_by: r.get(6)?,
+                    active: r.get(7)?,
+                    examples: serde_json::from_str(&r.get::<_, String>(8)?).unwrap_or(Value::Null),
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        if rows.is_empty() {
+            return Err(Error::new(Code::NotFound, format!("no prompt `{prompt}`")));
+        }
+        Ok(rows)
+    }
+
+    pub fn active_prompt(&self, prompt: &str) -> Result<PromptVersion> {
+        self.prompt_versions(prompt)?
+            .into_iter()
+            .find(|v| v.active)
+            .ok_or_else(|| Error::internal(format!("prompt `{prompt}` has no active version")))
+    }
+
+    /// Publish a new version (frozen from now on). Needs `ai.author`. Does not activate it.
+    pub fn publish_prompt(
+        &self,
+        prompt: &str,
+        instructions: &str,
+        examples: Option<&Value>,
+        output_contract: &str,
+    ) -> Result<i64> {
+        self.require("ai.author")?;
+        let current = self.prompt_versions(prompt)?;
+        let inputs = current.last().map(|v| v.inputs.to_string()).unwrap_or_else(|| "{}".into());
+        let examples = examples.map_or_else(
+            || current.last().map(|v| v.examples.to_string()).unwrap_or_else(|| "[]".into()),
+            Value::to_string,
+        );
+        let version = current.last().map_or(1, |v| v.version + 1);
+        let tx = self.begin_write()?;
+        tx.execute(
+            "INSERT INTO ai_prompt_version (prompt, version, instructions, examples, inputs, output_contract, published_at, published_by)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                prompt,
+                version,
+                instructions,
+                examples,
+                inputs,
+                output_contract,
+                timestamp(self.ws.clock.now()),
+                self.user().key
+            ],
+        )?;
+        tx.commit()?;
+        Ok(version)
+    }
+
+    /// Move the active pointer: the only way to change a prompt's behaviour. Needs `ai.author`.
+    pub fn activate_prompt(&self, prompt: &str, version: i64) -> Result<()> {
+        self.require("ai.author")?;
+        if !self.prompt_versions(prompt)?.iter().any(|v| v.version == version) {
+            return Err(Error::new(Code::NotFound, format!("prompt `{prompt}` has no version {version}")));
+        }
+        let tx = self.begin_write()?;
+        tx.execute("UPDATE ai_prompt SET active_version = ?2 WHERE key = ?1", params![prompt, version])?;
+        tx.commit()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,236 @@
+//! The execution trace as readers see it (values of fields they cannot read hidden) and spend.
+
+use super::*;
+use crate::error::{Code, Error, Result};
+use crate::records::access::Session;
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use ts_rs::TS;
+
+/// How an invocation's trace row stands: `running` until it is completed as `answered`,
+/// `refused` (a limit, a permission, a contract or grounding refusal) or `failed`; `abandoned`
+/// when its caller gave up or its process stopped before completing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceOutcome {
+    Running,
+    Answered,
+    Refused,
+    Failed,
+    Abandoned,
+}
+
+impl TraceOutcome {
+    pub const ALL: [TraceOutcome; 5] = [
+        TraceOutcome::Running,
+        TraceOutcome::Answered,
+        TraceOutcome::Refused,
+        TraceOutcome::Failed,
+        TraceOutcome::Abandoned,
+    ];
+
+    /// The stored and serialized form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TraceOutcome::Running => "running",
+            TraceOutcome::Answered => "answered",
+            TraceOutcome::Refused => "refused",
+            TraceOutcome::Failed => "failed",
+            TraceOutcome::Abandoned => "abandoned",
+        }
+    }
+}
+
+impl rusqlite::types::FromSql for TraceOutcome {
+    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        let s = v.as_str()?;
+        TraceOutcome::ALL.into_iter().find(|o| o.as_str() == s).ok_or_else(|| {
+            rusqlite::types::FromSqlError::Other(format!("unknown trace outcome `{s}`").into())
+        })
+    }
+}
+
+impl PartialEq<&str> for TraceOutcome {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// A trace row as a reader may see it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceEntry {
+    pub id: String,
+    pub correlation_id: String,
+    pub capability: String,
+    pub actor: String,
+    pub prompt: String,
+    #[ts(type = "number")]
+    pub prompt_version: i64,
+    #[ts(optional)]
+    pub model_pin: Option<String>,
+    pub model_id: String,
+    pub model_version: String,
+    pub grounding_hash: String,
+    #[ts(type = "number")]
+    pub generation: i64,
+    pub input: String,
+    pub prompt_text: String,
+    pub output_text: String,
+    #[ts(optional)]
+    pub result: Option<Value>,
+    pub attempts: u32,
+    #[ts(type = "number")]
+    pub prompt_tokens: u64,
+    #[ts(type = "number")]
+    pub completion_tokens: u64,
+    pub estimated_cost: f64,
+    pub cost: f64,
+    pub currency: String,
+    pub model_ms: f64,
+    pub latency_ms: f64,
+    pub outcome: TraceOutcome,
+    #[ts(optional)]
+    pub code: Option<String>,
+    #[ts(optional)]
+    pub fault: Option<String>,
+    #[ts(optional)]
+    pub message: Option<String>,
+    pub started_at: String,
+    #[ts(optional)]
+    pub finished_at: Option<String>,
+    /// Values hidden from this reader (fields they cannot read).
+    pub hidden_values: u32,
+}
+
+/// Spend by capability, user and day.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SpendRow {
+    pub day: String,
+    pub capability: String,
+    pub actor: String,
+    pub invocations: u32,
+    #[ts(type = "number")]
+    pub prompt_tokens: u64,
+    #[ts(type = "number")]
+    pub completion_tokens: u64,
+    pub cost: f64,
+    pub currency: String,
+}
+
+impl Session<'_> {
+    /// Trace entries this user may read: their own; every entry with `ai.manage`. Values of
+    /// fields the reader cannot read are replaced by `[hidden]`.
+    pub fn traces(&self, limit: u32) -> Result<Vec<TraceEntry>> {
+        self.read_traces(None, limit)
+    }
+
+    pub fn trace(&self, id: &str) -> Result<TraceEntry> {
+        self.read_traces(Some(id), 1)?
+            .pop()
+            .ok_or_else(|| Error::new(Code::NotFound, format!("no trace entry `{id}`")))
+    }
+
+    pub(super) fn read_traces(&self, id: Option<&str>, limit: u32) -> Result<Vec<TraceEntry>> {
+        let all = self.user().has_system_permission("ai.manage");
+        let mut stmt = self.ws.conn().prepare(
+            "SELECT id, correlation_id, capability, actor, prompt, prompt_version, model_pin, model_id, model_version,
+                grounding_hash, generation, input, prompt_text, output_text, result, field_values, attempts,
+                prompt_tokens, completion_tokens, estimated_cost, cost, currency, model_ms, latency_ms, outcome,
+                code, fault, message, started_at, finished_at
+             FROM ai_trace WHERE (?1 IS NULL OR id = ?1) AND (?2 OR actor = ?3)
+             ORDER BY started_at DESC, id DESC LIMIT ?4",
+        )?;
+        let rows = stmt.query_map(params![id, all, self.user().key, limit], |r| {
+            let values: String = r.get(15)?;
+            Ok((
+                TraceEntry {
+                    id: r.get(0)?,
+                    correlation_id: r.get(1)?,
+                    capability: r.get(2)?,
+                    actor: r.get(3)?,
+                    prompt: r.get(4)?,
+                    prompt_version: r.get(5)?,
+                    model_pin: r.get(6)?,
+                    model_id: r.get(7)?,
+                    model_version: r.get(8)?,
+                    grounding_hash: r.get(9)?,
+                    generation: r.get(10)?,
+                    input: r.get(11)?,
+                    prompt_text: r.get(12)?,
+                    output_text: r.get(13)?,
+                    result: r.get::<_, Option<String>>(14)?.and_then(|s| serde_json::from_str(&s).ok()),
+                    attempts: r.get(16)?,
+                    prompt_tokens: r.get::<_, i64>(17)? as u64,
+                    completion_tokens: r.get::<_, i64>(18)? as u64,
+                    estimated_cost: r.get(19)?,
+                    cost: r.get(20)?,
+                    currency: r.get(21)?,
+                    model_ms: r.get(22)?,
+                    latency_ms: r.get(23)?,
+                    outcome: r.get(24)?,
+                    code: r.get(25)?,
+                    fault: r.get(26)?,
+                    message: r.get(27)?,
+                    started_at: r.get(28)?,
+                    finished_at: r.get(29)?,
+                    hidden_values: 0,
+                },
+                values,
+            ))
+        })?;
+        let mut out = vec![];
+        for row in rows {
+            let (mut entry, values) = row?;
+            let values: Vec<FieldValue> = serde_json::from_str(&values).unwrap_or_default();
+            for v in values {
+                let readable = self
+                    .readable_object(&v.object)
+                    .and_then(|(o, _)| self.readable_field(o, &v.field))
+                    .is_ok_and(|(_, f)| {
+                        f.ai_visibility == crate::metadata::definition::AiVisibility::Allowed
+                    });
+                if readable || v.value.is_empty() {
+                    continue;
+                }
+                entry.hidden_values += 1;
+                let hide = |s: &str| s.replace(&v.value, "[hidden]");
+                entry.input = hide(&entry.input);
+                entry.prompt_text = hide(&entry.prompt_text);
+                entry.output_text = hide(&entry.output_text);
+                entry.result = entry.result.map(|r| {
+                    serde_json::from_str(&hide(&r.to_string())).unwrap_or(Value::String("[hidden]".into()))
+                });
+            }
+            out.push(entry);
+        }
+        Ok(out)
+    }
+
+    /// Spend by day, capability and user, from `since` (`YYYY-MM-DD`), over the traces this
+    /// user may read.
+    pub fn spend(&self, since: &str) -> Result<Vec<SpendRow>> {
+        let all = self.user().has_system_permission("ai.manage");
+        let mut stmt = self.ws.conn().prepare(
+            "SELECT substr(started_at, 1, 10) AS day, capability, actor, count(*), sum(prompt_tokens),
+                sum(completion_tokens), sum(cost), currency
+             FROM ai_trace WHERE started_at >= ?1 AND (?2 OR actor = ?3) AND outcome <> 'running'
+             GROUP BY day, capability, actor, currency ORDER BY day, capability, actor",
+        )?;
+        let rows = stmt.query_map(params![since, all, self.user().key], |r| {
+            Ok(SpendRow {
+                day: r.get(0)?,
+                capability: r.get(1)?,
+                actor: r.get(2)?,
+                invocations: r.get(3)?,
+                prompt_tokens: r.get::<_, i64>(4)? as u64,
+                completion_tokens: r.get::<_, i64>(5)? as u64,
+                cost: r.get(6)?,
+                currency: r.get(7)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
