@@ -4,6 +4,7 @@
 //! folder. Generic modules never import a capability; the capabilities register themselves in
 //! [`capabilities`].
 
+pub mod contract;
 pub mod pins;
 pub mod pipeline;
 pub mod projection;

@@ -108,23 +108,13 @@ fn editable_fields<'a>(
         .collect()
 }
 
-/// A real calendar date's shape (no 0000-00-00 placeholders).
-const DATE_PATTERN: &str = "^(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$";
-
 /// The schema of one field's value. `null` is allowed everywhere: a model that would otherwise
 /// fill a field the document does not state with a placeholder (a zero date, a run of zeros)
 /// can say "not stated" in one token; the kernel drops nulls.
 fn value_schema(f: &crate::metadata::definition::FieldDef) -> Value {
-    let value = match f.field_type {
-        FieldType::Picklist => {
-            json!({"enum": f.values.iter().flatten().filter(|v| v.active).map(|v| v.value.clone()).collect::<Vec<_>>()})
-        }
-        FieldType::Number | FieldType::Currency => json!({"type": "number"}),
-        FieldType::Date => json!({"type": "string", "pattern": DATE_PATTERN}),
-        FieldType::Boolean => json!({"type": "boolean"}),
-        // A cap keeps a model that starts repeating itself from running to the output limit.
-        _ => json!({"type": "string", "minLength": 1, "maxLength": f.max_length.unwrap_or(80).min(80)}),
-    };
+    let active: Vec<String> =
+        f.values.iter().flatten().filter(|v| v.active).map(|v| v.value.clone()).collect();
+    let value = crate::ai::contract::value_schema(f.field_type, &active, f.max_length.unwrap_or(80).min(80));
     json!({"anyOf": [value, {"type": "null"}]})
 }
 
