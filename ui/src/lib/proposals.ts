@@ -1,6 +1,7 @@
 // Pure helpers of the Proposals inbox and review screen (tested in proposals.test.ts).
 import type { Proposal } from "../bindings/Proposal";
 import type { ProposalState } from "../bindings/ProposalState";
+import type { SourceSpan } from "../bindings/SourceSpan";
 
 export const STATES: ProposalState[] = ["open", "accepted", "discarded", "expired", "undone"];
 
@@ -64,12 +65,10 @@ export function pieces(text: string, spans: Span[]): Piece[] {
   return out;
 }
 
-/** A field's source span, if it has one. */
-export function spanOf(source: unknown): { start: number; end: number; where: string } | null {
-  if (!source || typeof source !== "object") return null;
-  const s = source as { start?: unknown; end?: unknown; location?: { kind?: string; n?: number; line?: number; name?: string } | null };
-  if (typeof s.start !== "number" || typeof s.end !== "number") return null;
-  const l = s.location;
+/** A field's source span, if it has one, with where it is in the original document. */
+export function spanOf(source: SourceSpan | undefined | null): { start: number; end: number; where: string } | null {
+  if (!source) return null;
+  const l = source.location;
   const where = !l
     ? ""
     : l.kind === "line"
@@ -78,10 +77,8 @@ export function spanOf(source: unknown): { start: number; end: number; where: st
         ? `paragraph ${l.n}`
         : l.kind === "page"
           ? `page ${l.n}, line ${l.line}`
-          : l.kind === "header"
-            ? `${l.name} header`
-            : "";
-  return { start: s.start, end: s.end, where };
+          : `${l.name} header`;
+  return { start: source.start, end: source.end, where };
 }
 
 /** "uncertain" below 0.6, "likely" below 0.9, else "confident". */

@@ -48,6 +48,48 @@ impl ProposalState {
     }
 }
 
+/// Whether a proposal makes a new record or changes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ProposalOperation {
+    Create,
+    Update,
+}
+
+impl ProposalOperation {
+    fn as_str(self) -> &'static str {
+        match self {
+            ProposalOperation::Create => "create",
+            ProposalOperation::Update => "update",
+        }
+    }
+}
+
+impl rusqlite::types::FromSql for ProposalOperation {
+    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        match v.as_str()? {
+            "create" => Ok(ProposalOperation::Create),
+            "update" => Ok(ProposalOperation::Update),
+            other => {
+                Err(rusqlite::types::FromSqlError::Other(format!("no proposal operation `{other}`").into()))
+            }
+        }
+    }
+}
+
+/// Where in a document an extracted value is stated: a byte range of the document's text, the
+/// text there, and where that is in the original (a line, a page, a header).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct SourceSpan {
+    #[ts(type = "number")]
+    pub start: usize,
+    #[ts(type = "number")]
+    pub end: usize,
+    pub text: String,
+    #[ts(optional)]
+    pub location: Option<crate::ingest::Location>,
+}
+
 /// One field of a patch: the value proposed, the value it had at the basis, and what the
 /// capability knows of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -61,10 +103,10 @@ pub struct ProposedField {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub confidence: Option<f64>,
-    /// Where in the source the value came from (capability-specific, e.g. a document span).
+    /// Where in the document the value is stated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub source: Option<Value>,
+    pub source: Option<SourceSpan>,
     /// A problem the dry run found (a rule, a lookup with several candidates).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -117,7 +159,7 @@ pub struct Proposal {
     pub object: String,
     #[ts(optional)]
     pub record_id: Option<String>,
-    pub operation: String,
+    pub operation: ProposalOperation,
     pub fields: Vec<ProposedField>,
     pub unmapped: Vec<Value>,
     pub rationale: String,
@@ -276,9 +318,9 @@ impl Session<'_> {
                 for f in &mut fields {
                     f.before = current.fields.get(&f.field).cloned().unwrap_or(Value::Null);
                 }
-                ("update", Some(current.version))
+                (ProposalOperation::Update, Some(current.version))
             }
-            None => ("create", None),
+            None => (ProposalOperation::Create, None),
         };
         let id = self.ws.ids.record_id("proposal");
         let correlation = draft.correlation_id.clone().unwrap_or_else(|| self.ws.ids.correlation_id());
@@ -293,7 +335,7 @@ impl Session<'_> {
                 draft.capability,
                 draft.object,
                 draft.record_id,
-                operation,
+                operation.as_str(),
                 json_text(&fields),
                 json_text(&draft.unmapped),
                 draft.rationale,
@@ -335,7 +377,7 @@ impl Session<'_> {
             return false;
         }
         match &p.record_id {
-            Some(id) if p.state != ProposalState::Undone || p.operation == "update" => {
+            Some(id) if p.state != ProposalState::Undone || p.operation == ProposalOperation::Update => {
                 self.get(&p.object, id).is_ok()
             }
             _ => self.readable_object(&p.object).is_ok(),
@@ -478,7 +520,7 @@ impl Session<'_> {
         if !edits.is_empty() {
             let (meta, _) = self.readable_object(&p.object)?;
             for key in edits.keys() {
-                let fills_required = p.operation == "create"
+                let fills_required = p.operation == ProposalOperation::Create
                     && !p.fields.iter().any(|f| &f.field == key)
                     && meta.fields().iter().any(|f| &f.key == key && f.required);
                 if !chosen.iter().any(|f| &f.field == key) && !fills_required {
@@ -564,7 +606,7 @@ impl Session<'_> {
     /// proposedBy, and undoable like any other. `None` = left open for review.
     /// `autonomy` is the capability's, from its binding.
     pub fn auto_apply(&self, p: &Proposal, autonomy: Autonomy) -> Result<Option<Proposal>> {
-        if p.operation != "update" || autonomy != Autonomy::AutoApply {
+        if p.operation != ProposalOperation::Update || autonomy != Autonomy::AutoApply {
             return Ok(None);
         }
         let allowed = self.auto_apply_fields(&p.capability, &p.object)?;
@@ -696,7 +738,7 @@ impl Session<'_> {
                     ),
                 ));
             }
-            let request = if p.operation == "create" {
+            let request = if p.operation == ProposalOperation::Create {
                 SaveRequest::Delete { object: p.object.clone(), id: record, expected_version: Some(version) }
             } else {
                 let mut stmt = tx.prepare(
@@ -835,7 +877,7 @@ pub struct FieldReview {
     #[ts(optional)]
     pub confidence: Option<f64>,
     #[ts(optional)]
-    pub source: Option<Value>,
+    pub source: Option<SourceSpan>,
     #[ts(optional)]
     pub problem: Option<String>,
     pub candidates: Vec<crate::records::names::Candidate>,
@@ -955,7 +997,7 @@ impl Session<'_> {
                 }
             })
             .flatten();
-        let missing_required = if p.operation == "create" && p.state == ProposalState::Open {
+        let missing_required = if p.operation == ProposalOperation::Create && p.state == ProposalState::Open {
             meta.fields()
                 .iter()
                 .enumerate()

@@ -73,7 +73,7 @@ fn an_injected_instruction_gets_no_field_into_the_patch_and_is_flagged() {
     );
     // The source span points into the document.
     let total = a.proposal.fields.iter().find(|f| f.field == "total").unwrap();
-    assert_eq!(total.source.as_ref().unwrap()["text"], "1,250.50");
+    assert_eq!(total.source.as_ref().unwrap().text, "1,250.50");
     // Nothing was written; the document was sent as untrusted user content, never as system.
     assert_eq!(common::history_rows(&f.ws), history);
     let system = reqs[0]["messages"][0]["content"].as_str().unwrap();

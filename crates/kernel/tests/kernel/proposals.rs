@@ -210,7 +210,7 @@ fn a_create_proposal_makes_the_record_on_accept_and_undo_removes_it() {
             ],
         ))
         .unwrap();
-    assert_eq!(p.operation, "create");
+    assert_eq!(p.operation, countersign_kernel::proposals::ProposalOperation::Create);
     let cara = f.ws.session("cara").unwrap();
     let (accepted, saved) = cara.accept_proposal(&p.id, None).unwrap();
     assert_eq!(accepted.record_id.as_deref(), Some(saved.id.as_str()));

@@ -16,7 +16,7 @@ use crate::ai::provider::{ChatRequest, ChatResponse, Part, Prompt};
 use crate::error::{Code, Error, Result};
 use crate::ingest::Document;
 use crate::metadata::definition::{FieldLevel, FieldType};
-use crate::proposals::{Proposal, ProposalDraft, ProposedField, SourceDocument};
+use crate::proposals::{Proposal, ProposalDraft, ProposedField, SourceDocument, SourceSpan};
 use crate::records::access::Session;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -248,8 +248,7 @@ fn settle_shared_spans(
     patch: &mut Vec<ProposedField>,
     unmapped: &mut Vec<Value>,
 ) {
-    let start_of =
-        |f: &ProposedField| f.source.as_ref().and_then(|s| s["start"].as_u64()).map(|x| x as usize);
+    let start_of = |f: &ProposedField| f.source.as_ref().map(|s| s.start);
     let line_of = |at: usize| {
         let a = doc.text[..at].rfind('\n').map_or(0, |i| i + 1);
         let b = doc.text[at..].find('\n').map_or(doc.text.len(), |i| at + i);
@@ -321,9 +320,12 @@ impl Session<'_> {
                     "reason": "the document states this only in an instruction addressed to an AI; it was not used"}));
                 continue;
             }
-            let source = outside.first().map(
-                |(s, e)| json!({"start": s, "end": e, "text": &doc.text[*s..*e], "location": doc.locate(*s)}),
-            );
+            let source = outside.first().map(|(s, e)| SourceSpan {
+                start: *s,
+                end: *e,
+                text: doc.text[*s..*e].to_string(),
+                location: doc.locate(*s).cloned(),
+            });
             // Every value must be stated by the document (in one of its usual spellings); one
             // the model made up, or filled in by default, is not proposed.
             let Some(source) = source else {
