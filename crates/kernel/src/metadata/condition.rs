@@ -9,84 +9,12 @@
 //! `not eq`, `is_blank`/`is_set` test for blank. `contains` is case-insensitive for ASCII.
 
 use crate::error::{Code, Error, Result};
-use crate::metadata::definition::{FieldDef, FieldType};
+use crate::metadata::types::{FieldDef, FieldType};
 use crate::metadata::value::{coerce, Scalar};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::cmp::Ordering;
-use ts_rs::TS;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
-#[serde(untagged)]
-pub enum Condition {
-    All(AllOf),
-    Any(AnyOf),
-    Not(NotOf),
-    Compare(Comparison),
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
-#[serde(deny_unknown_fields)]
-pub struct AllOf {
-    pub all: Vec<Condition>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
-#[serde(deny_unknown_fields)]
-pub struct AnyOf {
-    pub any: Vec<Condition>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
-#[serde(deny_unknown_fields)]
-pub struct NotOf {
-    pub not: Box<Condition>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct Comparison {
-    pub field: String,
-    pub op: Op,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub value: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub other_field: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum Op {
-    Eq,
-    Ne,
-    Lt,
-    Lte,
-    Gt,
-    Gte,
-    In,
-    Contains,
-    IsSet,
-    IsBlank,
-}
-
-impl Op {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Op::Eq => "eq",
-            Op::Ne => "ne",
-            Op::Lt => "lt",
-            Op::Lte => "lte",
-            Op::Gt => "gt",
-            Op::Gte => "gte",
-            Op::In => "in",
-            Op::Contains => "contains",
-            Op::IsSet => "is_set",
-            Op::IsBlank => "is_blank",
-        }
-    }
-}
+pub use crate::metadata::types::{AllOf, AnyOf, Comparison, Condition, NotOf, Op};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Family {

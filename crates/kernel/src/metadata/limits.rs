@@ -18,7 +18,7 @@
 //! [`MAX_SPEC_FIELDS`] columns (or the object's fields, at most [`MAX_FIELDS`]).
 
 use crate::error::Detail;
-use crate::metadata::condition::Condition;
+use crate::metadata::types::Condition;
 use serde_json::Value;
 
 /// Values in one `in` list.

@@ -6,4 +6,5 @@ pub mod catalog;
 pub mod condition;
 pub mod definition;
 pub mod limits;
+pub mod types;
 pub mod value;

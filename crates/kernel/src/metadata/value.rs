@@ -5,7 +5,7 @@
 //! as TEXT; number and currency as REAL after an exact decimal check against precision and
 //! scale (no rounding, ever); boolean as INTEGER 0/1; blank as NULL (an empty string is blank).
 
-use crate::metadata::definition::{FieldDef, FieldType};
+use crate::metadata::types::{FieldDef, FieldType};
 use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, SecondsFormat, Utc};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::ToSql;

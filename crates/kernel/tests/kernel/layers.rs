@@ -1,7 +1,8 @@
 //! The kernel's layers, held by reading its sources: a module names only modules of its own
 //! layer or of the layers below it, and a capability names no other capability.
 //!
-//! Layers, lowest first (the list in `src/lib.rs`):
+//! Layers, lowest first (the list in `src/lib.rs`), and inside `metadata` the order of
+//! [`METADATA`]:
 //! 0 foundation (`error`, `clock`, `store`, `ingest`, `logging`) · 1 `metadata` · 2 `records` ·
 //! 3 `proposals` · 4 generic `ai` · 5 the capabilities (`ai/ask`, `ai/extract`,
 //! `ai/summarize`, and `ai/capabilities.rs` where they register) · 6 `open`, `eval`, `bench`,
@@ -10,6 +11,17 @@
 use std::path::{Path, PathBuf};
 
 const CAPABILITIES: &[&str] = &["ask", "extract", "summarize"];
+
+/// The metadata layer's modules in their order: each names only those before it.
+const METADATA: &[&str] = &["types", "value", "condition", "limits", "definition", "catalog"];
+
+/// A metadata module's place in [`METADATA`] (the layer's `mod.rs` comes first).
+fn metadata_rank(path: &[&str]) -> Option<usize> {
+    if path.first() != Some(&"metadata") {
+        return None;
+    }
+    Some(path.get(1).and_then(|m| METADATA.iter().position(|k| k == m)).unwrap_or(0))
+}
 
 /// The layer of a module path (`["ai", "pipeline", "trace"]`), and the capability it belongs
 /// to, if any. `None` for a path that names no module of the kernel.
@@ -131,6 +143,16 @@ fn violations(src: &Path) -> Vec<String> {
                 }
                 continue;
             };
+            if let (Some(mine), Some(named)) = (metadata_rank(&module_refs), metadata_rank(&refs)) {
+                if named > mine {
+                    found.push(format!(
+                        "{}:{line}: names `crate::{}`; the metadata modules go {} and name only those before them",
+                        file.display(),
+                        path.join("::"),
+                        METADATA.join(" → ")
+                    ));
+                }
+            }
             if theirs > own {
                 found.push(format!(
                     "{}:{line}: layer {own} names `crate::{}` of layer {theirs} above it",
@@ -173,7 +195,7 @@ fn the_layer_check_finds_what_it_should() {
     write("records/save.rs", "use crate::metadata::value::Scalar;\nuse crate::proposals::Proposal;\n");
     write("ai/pipeline/mod.rs", "// crate::ai::ask is only mentioned\nfn f() { crate::ai::ask::go() }\n");
     write("ai/extract/mod.rs", "use crate::ai::ask::Candidate;\nuse crate::ai::pipeline::Invocation;\n");
-    write("metadata/value.rs", "fn f() -> crate::Session {}\n");
+    write("metadata/value.rs", "fn f() -> crate::Session {}\nuse crate::metadata::condition::Op;\n");
     write("ai/capabilities.rs", "pub use crate::ai::ask::SPEC;\n");
     write(
         "ai/summarize/mod.rs",
@@ -181,7 +203,7 @@ fn the_layer_check_finds_what_it_should() {
     );
     let found = violations(&dir);
     std::fs::remove_dir_all(&dir).unwrap();
-    assert_eq!(found.len(), 5, "{found:#?}");
+    assert_eq!(found.len(), 6, "{found:#?}");
     assert!(found[0].contains("ai/extract/mod.rs:1") && found[0].contains("capability"), "{found:#?}");
     assert!(found[1].contains("ai/pipeline/mod.rs:2") && found[1].contains("layer 4"), "{found:#?}");
     assert!(
@@ -189,5 +211,6 @@ fn the_layer_check_finds_what_it_should() {
         "{found:#?}"
     );
     assert!(found[3].contains("metadata/value.rs:1"), "{found:#?}");
-    assert!(found[4].contains("records/save.rs:2") && found[4].contains("layer 3"), "{found:#?}");
+    assert!(found[4].contains("metadata/value.rs:2") && found[4].contains("types → value"), "{found:#?}");
+    assert!(found[5].contains("records/save.rs:2") && found[5].contains("layer 3"), "{found:#?}");
 }

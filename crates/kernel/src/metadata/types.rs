@@ -1,0 +1,284 @@
+//! The metadata's types: a workspace definition as its file states it, and the conditions
+//! validation rules and query filters are written in. Plain data, read and written by serde;
+//! what they must satisfy is checked in `definition` (a whole definition) and `condition`
+//! (a condition against an object's fields).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use ts_rs::TS;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceDefinition {
+    pub format: String,
+    pub name: String,
+    #[serde(default = "default_currency")]
+    pub currency: String,
+    pub objects: Vec<ObjectDef>,
+    pub permission_sets: Vec<PermissionSetDef>,
+    pub users: Vec<UserDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<BTreeMap<String, String>>,
+}
+
+fn default_currency() -> String {
+    "USD".into()
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Sharing {
+    Private,
+    PublicRead,
+    PublicReadWrite,
+    Inherit,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectDef {
+    pub key: String,
+    pub label: String,
+    pub plural_label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub sharing: Sharing,
+    pub name_field: String,
+    pub fields: Vec<FieldDef>,
+    #[serde(default)]
+    pub validation_rules: Vec<ValidationRuleDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<LayoutDef>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldType {
+    Text,
+    LongText,
+    Number,
+    Currency,
+    Date,
+    Datetime,
+    Boolean,
+    Picklist,
+    Lookup,
+    Email,
+    Phone,
+    Url,
+}
+
+impl FieldType {
+    pub fn is_textual(self) -> bool {
+        matches!(
+            self,
+            FieldType::Text | FieldType::LongText | FieldType::Email | FieldType::Phone | FieldType::Url
+        )
+    }
+    pub fn is_numeric(self) -> bool {
+        matches!(self, FieldType::Number | FieldType::Currency)
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum AiVisibility {
+    #[default]
+    Allowed,
+    Never,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PicklistValue {
+    pub value: String,
+    pub label: String,
+    #[serde(default = "yes")]
+    pub active: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_allowed(v: &AiVisibility) -> bool {
+    *v == AiVisibility::Allowed
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldDef {
+    pub key: String,
+    pub label: String,
+    #[serde(rename = "type")]
+    pub field_type: FieldType,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub required: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unique: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<PicklistValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub master_detail: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub help_text: Option<String>,
+    #[serde(default, skip_serializing_if = "is_allowed")]
+    pub ai_visibility: AiVisibility,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ValidationRuleDef {
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default = "yes")]
+    pub active: bool,
+    pub assert: Condition,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_field: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LayoutDef {
+    pub sections: Vec<LayoutSection>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LayoutSection {
+    pub label: String,
+    pub fields: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum ObjectRight {
+    Read,
+    Create,
+    Edit,
+    Delete,
+}
+
+/// A field's access level. Ordered: `None < Read < Edit`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldLevel {
+    None,
+    Read,
+    Edit,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionSetDef {
+    pub key: String,
+    pub label: String,
+    #[serde(default)]
+    pub system: Vec<String>,
+    #[serde(default)]
+    pub objects: BTreeMap<String, Vec<ObjectRight>>,
+    #[serde(default)]
+    pub fields: BTreeMap<String, FieldLevel>,
+    #[serde(default)]
+    pub view_all: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct UserDef {
+    pub key: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    #[serde(default = "yes")]
+    pub active: bool,
+    pub permission_sets: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
+#[serde(untagged)]
+pub enum Condition {
+    All(AllOf),
+    Any(AnyOf),
+    Not(NotOf),
+    Compare(Comparison),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
+#[serde(deny_unknown_fields)]
+pub struct AllOf {
+    pub all: Vec<Condition>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
+#[serde(deny_unknown_fields)]
+pub struct AnyOf {
+    pub any: Vec<Condition>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
+#[serde(deny_unknown_fields)]
+pub struct NotOf {
+    pub not: Box<Condition>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Comparison {
+    pub field: String,
+    pub op: Op,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub value: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub other_field: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Lte,
+    Gt,
+    Gte,
+    In,
+    Contains,
+    IsSet,
+    IsBlank,
+}
+
+impl Op {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Eq => "eq",
+            Op::Ne => "ne",
+            Op::Lt => "lt",
+            Op::Lte => "lte",
+            Op::Gt => "gt",
+            Op::Gte => "gte",
+            Op::In => "in",
+            Op::Contains => "contains",
+            Op::IsSet => "is_set",
+            Op::IsBlank => "is_blank",
+        }
+    }
+}
