@@ -1,4 +1,4 @@
-//! Document ingestion (the input of F-EXTRACT): a file's bytes → plain text, with a map from
+//! Document ingestion (the input of Extract): a file's bytes → plain text, with a map from
 //! text offsets back to the source (line, paragraph, page, e-mail header), so an extracted value
 //! can show where it came from.
 //!

@@ -172,7 +172,7 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX proposal_by_state ON proposal (state, created_at);
     CREATE INDEX proposal_by_record ON proposal (object, record_id);",
     // 5: the document a proposal was extracted from (for the review preview), changes applied
-    // without a reviewer (F-AUTONOMY) and the allowlist that permits them.
+    // without a reviewer (auto-apply) and the allowlist that permits them.
     "CREATE TABLE proposal_document (
         proposal_id TEXT PRIMARY KEY REFERENCES proposal (id) ON DELETE CASCADE,
         document    TEXT NOT NULL

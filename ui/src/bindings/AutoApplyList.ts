@@ -2,7 +2,7 @@
 import type { Autonomy } from "./Autonomy";
 
 /**
- * F-AUTONOMY: which fields of an object a capability may change without review.
+ * The auto-apply allowlist: which fields of an object a capability may change without review.
  */
 export type AutoApplyList = { capability: string, object: string, autonomy: Autonomy, fields: Array<string>, 
 /**

@@ -1,4 +1,4 @@
-//! Providers and model pins (SPEC F-PROVIDER, F-MODEL) stored in the workspace.
+//! Providers and model pins stored in the workspace.
 //!
 //! A provider is an endpoint (kind, base URL, structured-output form, a credential *reference*,
 //! region, retention). A model pin names one model on one provider by an immutable fingerprint:

@@ -1,4 +1,4 @@
-//! The schema projection (SPEC F-GROUND): what one user may know of the workspace's metadata
+//! The schema projection (the grounding a model gets): what one user may know of the workspace's metadata
 //! at one generation, as the model sees it.
 //!
 //! Objects the user can read, each with the fields the user can read (type, precision/scale,

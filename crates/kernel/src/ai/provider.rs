@@ -1,4 +1,4 @@
-//! Model providers (SPEC F-EXT-PROVIDER): where the kernel meets a local model endpoint.
+//! Model providers: where the kernel meets a local model endpoint.
 //!
 //! Two implementations over reqwest: OpenAI-compatible `/v1/chat/completions` (llama.cpp's
 //! server, LM Studio, vLLM, Ollama's `/v1`) and Ollama's native `/api/chat` (NDJSON). Both honour

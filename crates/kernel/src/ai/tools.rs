@@ -1,4 +1,4 @@
-//! Kernel tools (SPEC F-EXT-TOOL): reading a record, listing its related records and searching
+//! Kernel tools: reading a record, listing its related records and searching
 //! the corpus, run on a user's session (so the one read-enforcement path applies). Inputs are
 //! closed (`deny_unknown_fields`, the JSON Schemas of `specs()` have `additionalProperties:
 //! false`); outputs are bounded; every value is labelled with its field key and type; a failure

@@ -1,4 +1,4 @@
-//! Proposals (SPEC F-PROPOSAL, F-ACCEPT, F-UNDO, F-RETENTION): a model's write is never a
+//! Proposals: a model's write is never a
 //! write. A proposal holds a typed patch computed against a record's `basisVersion`; a reviewer
 //! with `ai.approve` accepts all or some fields as their own save through the one save path
 //! (validation rules run; history: actor = reviewer, proposedBy = the proposal); a record that
@@ -600,7 +600,7 @@ impl Session<'_> {
         Ok(saved)
     }
 
-    /// F-AUTONOMY: apply an open update proposal without a reviewer when every field is on the
+    /// Auto-apply: apply an open update proposal without a reviewer when every field is on the
     /// capability's allowlist for the object and the dry run found no problem; the change is
     /// this user's save (their edit rights and the rules apply), audited with the proposal as
     /// proposedBy, and undoable like any other. `None` = left open for review.
@@ -822,7 +822,7 @@ pub enum Autonomy {
     AutoApply,
 }
 
-/// F-AUTONOMY: which fields of an object a capability may change without review.
+/// The auto-apply allowlist: which fields of an object a capability may change without review.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AutoApplyList {

@@ -1,4 +1,4 @@
-//! The corpus (F-GROUND corpus grounding): every long-text value (notes, descriptions) in an
+//! The corpus (the grounding from long texts): every long-text value (notes, descriptions) in an
 //! SQLite FTS5 index in the workspace file, kept by the save path (each history row of a long
 //! text field updates its entry) and rebuilt when the index is new. A search runs on a user's
 //! session: the index is not access-aware, so every hit is re-checked against the user's row

@@ -1,4 +1,4 @@
-//! The demo workspace (F-DEMO), embedded in the binary so a fresh install needs no files,
+//! The demo workspace, embedded in the binary so a fresh install needs no files,
 //! and seeding a workspace from a definition's `data` section.
 
 use crate::error::{Code, Error, Result};

@@ -1,4 +1,4 @@
-//! F-ACCESS: sharing and owner decide rows, field levels decide columns; absent, not forbidden.
+//! Access: sharing and owner decide rows, field levels decide columns; absent, not forbidden.
 
 use crate::common;
 

@@ -1,4 +1,4 @@
-//! F-IMPORT: CSV import through the save path with per-row errors and no partial rows;
+//! CSV import through the save path with per-row errors and no partial rows;
 //! export of a query as CSV.
 
 use crate::common;

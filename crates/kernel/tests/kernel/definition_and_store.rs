@@ -1,4 +1,4 @@
-//! F-STORE and F-SCHEMA: migrations and version refusal, definition validation with JSON
+//! The store and typed metadata: migrations and version refusal, definition validation with JSON
 //! paths, generations, and deploys that refuse to lose data unless forced.
 
 use crate::common;

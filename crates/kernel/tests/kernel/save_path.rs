@@ -1,4 +1,4 @@
-//! F-RECORDS: the one save path — order of checks, typed errors naming the field, history,
+//! Records: the one save path — order of checks, typed errors naming the field, history,
 //! versions, and all-or-nothing writes.
 
 use crate::common;

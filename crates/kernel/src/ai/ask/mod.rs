@@ -1,4 +1,4 @@
-//! Ask (SPEC F-ASK): a question → a query spec the kernel runs itself. The model never reads
+//! Ask: a question → a query spec the kernel runs itself. The model never reads
 //! records; it reads the user's schema projection and writes a small plan — object, filters,
 //! sort, limit — or a refusal. Columns come from the object's layout, not from the model.
 //!

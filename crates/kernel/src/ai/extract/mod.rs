@@ -1,4 +1,4 @@
-//! Extract (SPEC F-EXTRACT): a document and a target object → a proposal (never a write).
+//! Extract: a document and a target object → a proposal (never a write).
 //!
 //! The model reads the document (untrusted, delimited, in the user message) and the object's
 //! fields the user may edit, and answers under a per-request JSON Schema: one optional property

@@ -56,7 +56,7 @@ pub struct CapabilitySettings {
 
 pub use crate::proposals::Autonomy;
 
-/// F-CAPABILITY: prompt + model + permission + autonomy + budgets.
+/// A capability binding: prompt + model + permission + autonomy + budgets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CapabilityBinding {

@@ -1,4 +1,4 @@
-//! The AI pipeline every capability goes through (SPEC §2):
+//! The AI pipeline every capability goes through:
 //! authorize → budget pre-flight → ground → invoke → constrain (one repair) → answer/propose →
 //! trace. This module holds the capability-independent parts: prompt components and capability
 //! bindings (stored metadata), budgets and rate limits, the invocation record and the execution

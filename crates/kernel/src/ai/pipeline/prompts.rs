@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 use ts_rs::TS;
 
-/// F-PROMPT: one frozen version of a prompt component.
+/// One frozen version of a prompt component.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PromptVersion {

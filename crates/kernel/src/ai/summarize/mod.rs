@@ -1,4 +1,4 @@
-//! Summarize (SPEC F-SUMMARIZE): a record and its related records → sentences, each carrying
+//! Summarize: a record and its related records → sentences, each carrying
 //! citations of the facts it states, checked by the kernel before anything is shown.
 //!
 //! Grounding comes from kernel tools run on the user's session (`tools`): the record, its
