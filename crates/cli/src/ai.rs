@@ -1,0 +1,202 @@
+//! The AI capabilities from the command line: running Ask, Summarize and Extract (with a pinned
+//! model or a local endpoint), reading documents, and what governs the runs — the trace, prompt
+//! versions and capability bindings.
+
+use crate::output::to_json;
+use clap::Subcommand;
+use countersign_kernel::ai::ask::Ask;
+use countersign_kernel::ai::extract::Extract;
+use countersign_kernel::ai::pipeline::drive::{drive, Capability};
+use countersign_kernel::ai::pipeline::{CapabilityBinding, ModelChoice};
+use countersign_kernel::ai::provider::Cancel;
+use countersign_kernel::ai::summarize::Summarize;
+use countersign_kernel::{ingest, Code, Error, Result, Session};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// A capability run on the acting user's session.
+#[derive(Subcommand)]
+pub enum RunCommand {
+    /// Ask a question: the model writes a query spec, the kernel runs it.
+    Ask {
+        question: String,
+        /// An OpenAI-compatible server on this machine (http://127.0.0.1:PORT/v1), used for this
+        /// run instead of the capability's pinned model.
+        #[arg(long)]
+        endpoint: Option<String>,
+        /// Create the demo workspace at --workspace if the file does not exist.
+        #[arg(long)]
+        demo: bool,
+    },
+    /// Summarize a record: sentences whose every number, date, listed value and name cites a
+    /// fact the kernel checked.
+    Summarize {
+        object: String,
+        id: String,
+        #[arg(long)]
+        endpoint: Option<String>,
+        #[arg(long)]
+        demo: bool,
+    },
+    /// Extract a document into a proposal for an object (a new record, or --record ID).
+    Extract {
+        file: PathBuf,
+        #[arg(long)]
+        object: String,
+        #[arg(long)]
+        record: Option<String>,
+        #[arg(long)]
+        endpoint: Option<String>,
+        #[arg(long)]
+        demo: bool,
+    },
+}
+
+impl RunCommand {
+    /// `--demo`: create the demo workspace first when the file does not exist.
+    pub fn demo(&self) -> bool {
+        match self {
+            RunCommand::Ask { demo, .. }
+            | RunCommand::Summarize { demo, .. }
+            | RunCommand::Extract { demo, .. } => *demo,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+pub enum TraceCommand {
+    /// The latest entries you may read (all of them with ai.manage).
+    List {
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+    },
+    /// One entry with its prompt text (values of fields you cannot read are hidden).
+    Show { id: String },
+    /// Spend by day, capability and user since a date (YYYY-MM-DD).
+    Spend {
+        #[arg(long, default_value = "1970-01-01")]
+        since: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum PromptCommand {
+    /// Every version of a prompt, and which is active.
+    Show { key: String },
+    /// Publish a new, frozen version (instructions from FILE). Needs ai.author.
+    Publish {
+        key: String,
+        #[arg(long)]
+        instructions: PathBuf,
+        #[arg(long, default_value = "schemas/ask-output.schema.json")]
+        contract: String,
+    },
+    /// Point the prompt at a version. Needs ai.author.
+    Activate { key: String, version: i64 },
+}
+
+#[derive(Subcommand)]
+pub enum BindingCommand {
+    Show {
+        key: String,
+    },
+    /// Replace a binding with JSON (the shape `show` prints). Needs ai.manage.
+    Set {
+        #[arg(long)]
+        json: String,
+    },
+}
+
+pub fn run(session: &Session<'_>, command: RunCommand) -> Result<Value> {
+    match command {
+        RunCommand::Ask { question, endpoint, .. } => {
+            to_json(&run_capability(session, &mut Ask { question }, endpoint.as_deref())?)
+        }
+        RunCommand::Summarize { object, id, endpoint, .. } => {
+            to_json(&run_capability(session, &mut Summarize::new(&object, &id), endpoint.as_deref())?)
+        }
+        RunCommand::Extract { file, object, record, endpoint, .. } => {
+            let document = ingest::read_file(&file, &Default::default())?;
+            let mut extract = Extract { document, object, record };
+            to_json(&run_capability(session, &mut extract, endpoint.as_deref())?)
+        }
+    }
+}
+
+/// A document (text, Markdown, HTML, .eml, PDF, DOCX) as text with its source map.
+pub fn read_document(file: &Path) -> Result<Value> {
+    to_json(&ingest::read_file(file, &Default::default())?)
+}
+
+pub fn trace(session: &Session<'_>, command: TraceCommand) -> Result<Value> {
+    match command {
+        TraceCommand::List { limit } => Ok(json!({ "entries": to_json(&session.traces(limit)?)? })),
+        TraceCommand::Show { id } => to_json(&session.trace(&id)?),
+        TraceCommand::Spend { since } => Ok(json!({ "spend": to_json(&session.spend(&since)?)? })),
+    }
+}
+
+pub fn prompt(session: &Session<'_>, command: PromptCommand) -> Result<Value> {
+    match command {
+        PromptCommand::Show { key } => Ok(json!({ "versions": to_json(&session.prompt_versions(&key)?)? })),
+        PromptCommand::Publish { key, instructions, contract } => {
+            let v = session.publish_prompt(&key, &std::fs::read_to_string(instructions)?, None, &contract)?;
+            Ok(json!({ "prompt": key, "version": v }))
+        }
+        PromptCommand::Activate { key, version } => {
+            session.activate_prompt(&key, version)?;
+            Ok(json!({ "prompt": key, "activeVersion": version }))
+        }
+    }
+}
+
+pub fn binding(session: &Session<'_>, command: BindingCommand) -> Result<Value> {
+    match command {
+        BindingCommand::Show { key } => to_json(&session.capability(&key)?),
+        BindingCommand::Set { json } => {
+            let text = match json.strip_prefix('@') {
+                Some(p) => std::fs::read_to_string(p)?,
+                None => json,
+            };
+            let binding: CapabilityBinding = serde_json::from_str(&text)
+                .map_err(|e| Error::new(Code::InvalidQuery, format!("capability binding: {e}")))?;
+            session.bind_capability(&binding)?;
+            to_json(&session.capability(&binding.key)?)
+        }
+    }
+}
+
+/// The async runtime model calls and server probes run on (one thread: the CLI does one
+/// thing at a time).
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("async runtime: {e}")))
+}
+
+/// Run a capability to its answer on this session: with the model at `endpoint` (a local
+/// OpenAI-compatible server) for this run, or the capability's pinned model.
+fn run_capability<C: Capability>(
+    session: &Session<'_>,
+    capability: &mut C,
+    endpoint: Option<&str>,
+) -> Result<C::Answer> {
+    run_capability_on(&runtime()?, session, capability, endpoint)
+}
+
+/// [`run_capability`] on a runtime the caller keeps (an eval runs many cases on one).
+pub fn run_capability_on<C: Capability>(
+    rt: &tokio::runtime::Runtime,
+    session: &Session<'_>,
+    capability: &mut C,
+    endpoint: Option<&str>,
+) -> Result<C::Answer> {
+    rt.block_on(async {
+        let model = match endpoint {
+            Some(url) => Some(ModelChoice::ad_hoc(url).await?),
+            None => None,
+        };
+        drive(session, capability, model, &Cancel::default(), &mut |_| {}).await
+    })
+}

@@ -1,0 +1,29 @@
+//! `bench`: the kernel's benchmarks against hand-written SQL, on a scratch workspace.
+
+use crate::output::to_json;
+use clap::Args;
+use countersign_kernel::bench::{self, BenchOptions};
+use countersign_kernel::Result;
+use serde_json::Value;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Invoice rows to generate.
+    #[arg(long, default_value_t = 1_000_000)]
+    rows: usize,
+    /// Single-field updates to time (each path).
+    #[arg(long, default_value_t = 20_000)]
+    updates: usize,
+    /// Query repetitions to time (each path).
+    #[arg(long, default_value_t = 50)]
+    queries: usize,
+    /// Directory for the scratch workspace (default: a temporary directory).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+pub fn run(args: BenchArgs) -> Result<Value> {
+    let BenchArgs { rows, updates, queries, dir } = args;
+    to_json(&bench::run(&BenchOptions { rows, updates, queries, dir })?)
+}

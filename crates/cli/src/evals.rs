@@ -1,0 +1,211 @@
+//! `eval`: the capabilities against cases with known answers. Each harness loops over its
+//! cases, runs the capability, times it and prints a progress line per case on stderr; the
+//! judging and the report are the kernel's (`countersign_kernel::eval`).
+
+use crate::ai::{run_capability_on, runtime};
+use crate::output::to_json;
+use crate::workspace::{init, Origin, WorkspaceFile};
+use clap::Subcommand;
+use countersign_kernel::ai::ask::Ask;
+use countersign_kernel::ai::extract::Extract;
+use countersign_kernel::ai::summarize::{Summarize, SummaryAnswer};
+use countersign_kernel::eval::ask::{self, AskCase, AskTally};
+use countersign_kernel::eval::extract::{self, ExtractTally};
+use countersign_kernel::eval::summarize::{SummarizeTally, SummaryCase};
+use countersign_kernel::{ingest, open, Result, Workspace, WorkspaceOptions};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Subcommand)]
+pub enum EvalCommand {
+    /// Ask cases (JSON lines: user, question, object, expected_ids, ordered, expect_refusal…):
+    /// per-case pass/fail and the execution-match rate.
+    Ask {
+        #[arg(long)]
+        cases: PathBuf,
+        #[arg(long)]
+        endpoint: Option<String>,
+        /// Create the demo workspace at --workspace (or in a temporary directory) first.
+        #[arg(long)]
+        demo: bool,
+        /// Only the cases whose id ends with one of these (comma-separated: 04,13).
+        #[arg(long)]
+        only: Option<String>,
+    },
+    /// Extract cases (a folder with expected.jsonl: file, object, user, expected, must_not_set,
+    /// injected): per-field accuracy and whether injected instructions were followed.
+    Extract {
+        #[arg(long)]
+        cases: PathBuf,
+        #[arg(long)]
+        endpoint: Option<String>,
+        #[arg(long)]
+        demo: bool,
+    },
+    /// Summaries of records: accepted after at most one repair, refused, problems in the first
+    /// answers, and accepted summaries re-checked for unverified claims.
+    Summarize {
+        #[arg(long)]
+        object: String,
+        #[arg(long, value_delimiter = ',')]
+        ids: Vec<String>,
+        #[arg(long, default_value = "ava")]
+        user: String,
+        #[arg(long)]
+        endpoint: Option<String>,
+        #[arg(long)]
+        demo: bool,
+    },
+}
+
+impl EvalCommand {
+    fn demo(&self) -> bool {
+        match self {
+            EvalCommand::Ask { demo, .. }
+            | EvalCommand::Extract { demo, .. }
+            | EvalCommand::Summarize { demo, .. } => *demo,
+        }
+    }
+}
+
+/// Run an eval on `file`; with `--demo`, on the demo workspace at `--workspace` (created if
+/// missing) or, without `--workspace`, in a scratch directory removed afterwards.
+pub fn run(file: WorkspaceFile, command: EvalCommand) -> Result<Value> {
+    let demo = command.demo();
+    let scratch = match (file.origin, demo) {
+        (Origin::Flag, _) | (_, false) => None,
+        (_, true) => Some(Scratch::new()?),
+    };
+    let path = scratch.as_ref().map(|s| s.0.join("eval.countersign")).unwrap_or(file.path);
+    if demo && !path.exists() {
+        init(&path, true, None)?;
+    }
+    let ws = open::open(&path, WorkspaceOptions::default())?;
+    match command {
+        EvalCommand::Ask { cases, endpoint, only, .. } => {
+            eval_ask(&ws, &cases, endpoint.as_deref(), only.as_deref())
+        }
+        EvalCommand::Extract { cases, endpoint, .. } => eval_extract(&ws, &cases, endpoint.as_deref()),
+        EvalCommand::Summarize { object, ids, user, endpoint, .. } => {
+            eval_summarize(&ws, &object, &ids, &user, endpoint.as_deref())
+        }
+    }
+}
+
+/// A scratch directory for the eval's demo workspace, removed when the eval ends.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch> {
+        let dir = std::env::temp_dir().join(format!("countersign-eval-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Milliseconds since `started`.
+fn ms_since(started: Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1000.0
+}
+
+fn eval_ask(ws: &Workspace, cases: &Path, endpoint: Option<&str>, only: Option<&str>) -> Result<Value> {
+    let cases = ask::read_cases(&std::fs::read_to_string(cases)?)?;
+    let rt = runtime()?;
+    let mut tally = AskTally::default();
+    for case in cases.iter().filter(|c| picked(c, only)) {
+        let session = ws.session(&case.user)?;
+        let started = Instant::now();
+        let outcome =
+            run_capability_on(&rt, &session, &mut Ask { question: case.question.clone() }, endpoint);
+        let wall_ms = ms_since(started);
+        let row = tally.record(case, outcome, wall_ms);
+        eprintln!(
+            "{} {:>4} {:>6.1}s  {}  {}",
+            if row.pass { "PASS" } else { "FAIL" },
+            row.id,
+            wall_ms / 1000.0,
+            row.question,
+            row.reason
+        );
+    }
+    to_json(&tally.finish(ws))
+}
+
+/// `--only 04,13`: the cases whose id ends with one of these (every case without `--only`).
+fn picked(case: &AskCase, only: Option<&str>) -> bool {
+    only.is_none_or(|o| o.split(',').any(|o| case.id.ends_with(o)))
+}
+
+fn eval_extract(ws: &Workspace, dir: &Path, endpoint: Option<&str>) -> Result<Value> {
+    let cases = extract::read_cases(&std::fs::read_to_string(dir.join("expected.jsonl"))?)?;
+    let rt = runtime()?;
+    let mut tally = ExtractTally::default();
+    for case in &cases {
+        let session = ws.session(&case.user)?;
+        let started = Instant::now();
+        let outcome = ingest::read_file(&dir.join(&case.file), &Default::default()).and_then(|document| {
+            let mut extract = Extract { document, object: case.object.clone(), record: None };
+            run_capability_on(&rt, &session, &mut extract, endpoint)
+        });
+        let wall_ms = ms_since(started);
+        let row = tally.record(case, outcome, wall_ms);
+        eprintln!("{:>6.1}s {} {}", wall_ms / 1000.0, row.file, row.problems());
+    }
+    to_json(&tally.finish())
+}
+
+fn eval_summarize(
+    ws: &Workspace,
+    object: &str,
+    ids: &[String],
+    user: &str,
+    endpoint: Option<&str>,
+) -> Result<Value> {
+    let rt = runtime()?;
+    let session = ws.session(user)?;
+    let mut tally = SummarizeTally::default();
+    for id in ids {
+        let started = Instant::now();
+        let mut summarize = Summarize::new(object, id);
+        let outcome = run_capability_on(&rt, &session, &mut summarize, endpoint);
+        let wall = started.elapsed().as_secs_f64();
+        let first = summarize.first.unwrap_or_default();
+        for p in &first.problems {
+            eprintln!("      first answer: {p}");
+        }
+        let case = tally.record(&session, id, first, outcome, wall * 1000.0)?;
+        print_summary_case(case, wall);
+    }
+    to_json(&tally.finish())
+}
+
+/// A record's progress lines: accepted with each sentence and the facts it cites (`*`: attached
+/// by the kernel), or refused with the reason.
+fn print_summary_case(case: &SummaryCase, wall: f64) {
+    let id = &case.id;
+    match &case.outcome {
+        Ok(a) => {
+            eprintln!("  ACCEPTED {wall:5.1}s {id} attempts={} sentences={}", a.attempts, a.sentences.len());
+            print_sentences(a);
+        }
+        Err(e) => eprintln!("  REFUSED  {wall:5.1}s {id} {}: {}", e.code.as_str(), e.message),
+    }
+}
+
+fn print_sentences(answer: &SummaryAnswer) {
+    for s in &answer.sentences {
+        let cites: Vec<String> = s
+            .citations
+            .iter()
+            .map(|c| format!("{}{}", c.fact.field, if c.by_model { "" } else { "*" }))
+            .collect();
+        eprintln!("      {} {cites:?}", s.text);
+    }
+}
