@@ -214,3 +214,47 @@ fn the_layer_check_finds_what_it_should() {
     assert!(found[4].contains("metadata/value.rs:2") && found[4].contains("types → value"), "{found:#?}");
     assert!(found[5].contains("records/save.rs:2") && found[5].contains("layer 3"), "{found:#?}");
 }
+
+/// The model loop exists once: in the kernel only `pipeline::drive` calls the model (the
+/// provider layer's `chat_with_retry`), and in the UI only the one model-call helper opens a
+/// progress channel.
+#[test]
+fn one_model_loop_in_rust_and_one_in_the_ui() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut rust = vec![];
+    for dir in ["crates/kernel/src", "crates/cli/src", "src-tauri/src", "crates/fuzz/src"] {
+        sources(&root.join(dir), &mut rust);
+    }
+    rust.sort();
+    let calling: Vec<String> = rust
+        .iter()
+        .filter(|f| std::fs::read_to_string(f).unwrap().contains("chat_with_retry("))
+        .map(|f| f.strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    assert_eq!(
+        calling,
+        ["crates/kernel/src/ai/pipeline/drive.rs", "crates/kernel/src/ai/provider.rs"],
+        "the model is called from drive only"
+    );
+    let mut ui = vec![];
+    ui_sources(&root.join("ui/src"), &mut ui);
+    ui.sort();
+    let channels: Vec<String> = ui
+        .iter()
+        .filter(|f| !f.to_string_lossy().contains(".test."))
+        .filter(|f| std::fs::read_to_string(f).unwrap().contains("new Channel"))
+        .map(|f| f.strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    assert_eq!(channels, ["ui/src/lib/modelCall.svelte.ts"], "model calls go through ModelCall");
+}
+
+fn ui_sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            ui_sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "ts" || e == "svelte") {
+            out.push(path);
+        }
+    }
+}

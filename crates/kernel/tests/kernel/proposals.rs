@@ -581,3 +581,25 @@ fn a_damaged_stored_proposal_is_an_error_not_an_open_proposal_with_no_fields() {
     }
     assert_eq!(ava.proposal(&p.id).unwrap().state, ProposalState::Open);
 }
+
+#[test]
+fn opening_a_workspace_runs_retention_for_every_caller() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let id = sent_invoice(&ava);
+    let open = ava.propose(draft(Some(&id), vec![field("po_number", json!("A"))])).unwrap();
+    drop(ava);
+    let path = f.ws.path().to_path_buf();
+    f.clock.advance(chrono::Duration::days(31));
+    // Another caller opens the file, on the same clock: the open expires the proposal itself.
+    let opts = countersign_kernel::WorkspaceOptions {
+        clock: f.clock.clone(),
+        ids: std::sync::Arc::new(countersign_kernel::SequentialIds::after(1000)),
+    };
+    let reopened = countersign_kernel::open::open(&path, opts).unwrap();
+    let stored: String = reopened
+        .raw_connection()
+        .query_row("SELECT state FROM proposal WHERE id = ?1", [&open.id], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored, "expired");
+}
