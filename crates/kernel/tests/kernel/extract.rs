@@ -220,19 +220,7 @@ fn a_number_at_the_edge_of_i64_is_checked_not_a_panic() {
 #[test]
 fn a_trace_reader_who_cannot_read_an_extracted_field_sees_it_hidden_even_when_refused() {
     // cara manages AI but may not read invoices' PO numbers; ava extracts one.
-    let mut f = common::demo();
-    let mut def: Value = serde_json::from_str(countersign_kernel::records::demo::DEMO_DEFINITION).unwrap();
-    def.as_object_mut().unwrap().remove("data");
-    let finance = def["permissionSets"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|p| p["key"] == "finance_reviewer")
-        .unwrap();
-    finance["system"].as_array_mut().unwrap().push(json!("ai.manage"));
-    finance["fields"]["invoice.po_number"] = json!("none");
-    let def = countersign_kernel::WorkspaceDefinition::from_json(&def).unwrap();
-    f.ws.deploy(&def, &countersign_kernel::DeployOptions::by("ava")).unwrap();
+    let f = common::demo_with_a_trace_reader_who_cannot_read("invoice.po_number");
     let ava = f.ws.session("ava").unwrap();
     let d = doc("Invoice INV-2026-88001\nPO number: PO-7731-XK\nTotal: 99.00 USD\n");
     // Twice an answer that breaks the contract (a total that is not a number): refused.

@@ -222,19 +222,7 @@ fn the_model_may_call_a_tool_a_failure_goes_back_typed_and_the_run_continues() {
 #[test]
 fn a_trace_reader_who_cannot_read_a_fact_sees_it_hidden_whatever_the_outcome() {
     // cara manages AI but may not read credit limits; ava's summaries state them.
-    let mut f = common::demo();
-    let mut def: Value = serde_json::from_str(countersign_kernel::records::demo::DEMO_DEFINITION).unwrap();
-    def.as_object_mut().unwrap().remove("data");
-    let finance = def["permissionSets"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|p| p["key"] == "finance_reviewer")
-        .unwrap();
-    finance["system"].as_array_mut().unwrap().push(json!("ai.manage"));
-    finance["fields"]["account.credit_limit"] = json!("none");
-    let def = countersign_kernel::WorkspaceDefinition::from_json(&def).unwrap();
-    f.ws.deploy(&def, &countersign_kernel::DeployOptions::by("ava")).unwrap();
+    let f = common::demo_with_a_trace_reader_who_cannot_read("account.credit_limit");
     let ava = f.ws.session("ava").unwrap();
     let limit = ava.get("account", "acc_0009").unwrap().fields["credit_limit"].clone();
     let limit = limit.as_str().map(String::from).unwrap_or_else(|| limit.to_string());

@@ -82,6 +82,21 @@ fn demo_template() -> (PathBuf, u64) {
     (file, issued)
 }
 
+/// The demo where cara (finance reviewer) also manages AI, so she reads every trace, but may
+/// not read `field` (`object.field`): what she sees of traces that hold its values is masked.
+pub fn demo_with_a_trace_reader_who_cannot_read(field: &str) -> Fixture {
+    let mut f = demo();
+    let mut def: Value = serde_json::from_str(countersign_kernel::records::demo::DEMO_DEFINITION).unwrap();
+    def.as_object_mut().unwrap().remove("data");
+    let sets = def["permissionSets"].as_array_mut().unwrap();
+    let finance = sets.iter_mut().find(|p| p["key"] == "finance_reviewer").unwrap();
+    finance["system"].as_array_mut().unwrap().push(serde_json::json!("ai.manage"));
+    finance["fields"][field] = serde_json::json!("none");
+    let def = WorkspaceDefinition::from_json(&def).unwrap();
+    f.ws.deploy(&def, &countersign_kernel::DeployOptions::by("ava")).unwrap();
+    f
+}
+
 pub fn with_definition(def: Value) -> Fixture {
     let mut f = empty();
     let def = WorkspaceDefinition::from_json(&def).expect("test definition is valid");
