@@ -5,6 +5,7 @@
 //! [`capabilities`].
 
 pub mod contract;
+pub mod dates;
 pub mod pins;
 pub mod pipeline;
 pub mod projection;

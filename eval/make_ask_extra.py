@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Writes eval/ask-extra.jsonl: Ask cases of the shapes the dev set lacks — business words
+("past due", "unpaid", "still in play", "open", "won"), calendar phrases (a month, a year, a
+half-year, "before the end of June"), names with a word that is also a picklist value ("Bluth
+Partners"), words inside text fields, and fields of a parent ("accounts in Germany").
+
+Expected ids are computed here from the demo fixture (fixtures/demo/data/*.csv) by the rules
+each case states, with the demo's access rules: opportunities are private to their owner except
+for ava (view all), the other objects are readable by everyone in the cases below. The case
+format is the one `countersign-cli eval ask --cases` reads: {id, user, question, expected_ids,
+ordered}. Run: python3 eval/make_ask_extra.py  (writes eval/ask-extra.jsonl).
+"""
+
+import csv
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "fixtures" / "demo" / "data"
+
+
+def rows(obj):
+    with open(DATA / f"{obj}.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+account, contact, opportunity, invoice, note = (rows(o) for o in ["account", "contact", "opportunity", "invoice", "note"])
+acc_by_id = {a["id"]: a for a in account}
+acc_by_name = {a["name"]: a["id"] for a in account}
+
+# The demo's business words, as these cases mean them.
+UNPAID = {"sent", "overdue"}
+CLOSED = {"closed_won", "closed_lost"}
+
+
+def visible_opportunities(user):
+    return [o for o in opportunity if user == "ava" or o["owner"] == user]
+
+
+def in_range(date, start, end):
+    return bool(date) and start <= date[:10] <= end
+
+
+cases = [
+    ("ava", "Which invoices are past due?", "invoice",
+     [i for i in invoice if i["status"] == "overdue"]),
+    ("cara", "Show the unpaid invoices of Monarch Holdings.", "invoice",
+     [i for i in invoice if i["account"] == acc_by_name["Monarch Holdings"] and i["status"] in UNPAID]),
+    ("cara", "Unpaid invoices in EUR.", "invoice",
+     [i for i in invoice if i["status"] in UNPAID and i["currency_code"] == "EUR"]),
+    ("ava", "Which opportunities of Acme Industries are still in play?", "opportunity",
+     [o for o in visible_opportunities("ava") if o["account"] == acc_by_name["Acme Industries"] and o["stage"] not in CLOSED]),
+    ("ben", "Which of my opportunities are still open?", "opportunity",
+     [o for o in visible_opportunities("ben") if o["stage"] not in CLOSED]),
+    ("ava", "Which deals did we win in 2025?", "opportunity",
+     [o for o in visible_opportunities("ava") if o["stage"] == "closed_won" and o["close_date"].startswith("2025")]),
+    ("ava", "Opportunities lost in 2026.", "opportunity",
+     [o for o in visible_opportunities("ava") if o["stage"] == "closed_lost" and o["close_date"].startswith("2026")]),
+    ("ava", "Open opportunities closing in the first half of 2026.", "opportunity",
+     [o for o in visible_opportunities("ava") if o["stage"] not in CLOSED and in_range(o["close_date"], "2026-01-01", "2026-06-30")]),
+    ("ava", "Invoices due in March 2026.", "invoice",
+     [i for i in invoice if in_range(i["due_date"], "2026-03-01", "2026-03-31")]),
+    ("cara", "Invoices issued in the second half of 2025.", "invoice",
+     [i for i in invoice if in_range(i["issue_date"], "2025-07-01", "2025-12-31")]),
+    ("cara", "Invoices paid before the end of June 2025.", "invoice",
+     [i for i in invoice if i["paid_date"] and i["paid_date"] <= "2025-06-30"]),
+    ("ava", "Notes written in October 2026.", "note",
+     [n for n in note if n["written_at"].startswith("2026-10")]),
+    ("ava", "List the contacts at Bluth Partners.", "contact",
+     [c for c in contact if c["account"] == acc_by_name["Bluth Partners"]]),
+    ("ava", "List the contacts at Stark Partners.", "contact",
+     [c for c in contact if c["account"] == acc_by_name["Stark Partners"]]),
+    ("ava", "Notes about payment delays.", "note",
+     [n for n in note if n["title"] == "Payment delay"]),
+    ("ben", "Notes about expansion interest.", "note",
+     [n for n in note if n["title"] == "Expansion interest"]),
+    ("ava", "Contacts at accounts in Germany.", "contact",
+     [c for c in contact if acc_by_id[c["account"]]["billing_country"] == "Germany"]),
+    ("ava", "Overdue invoices of accounts in France.", "invoice",
+     [i for i in invoice if i["status"] == "overdue" and acc_by_id[i["account"]]["billing_country"] == "France"]),
+    ("ben", "Which accounts in Canada are customers?", "account",
+     [a for a in account if a["type"] == "customer" and a["billing_country"] == "Canada"]),
+    ("ava", "Which opportunities of Monarch Holdings are in negotiation or proposal?", "opportunity",
+     [o for o in visible_opportunities("ava") if o["account"] == acc_by_name["Monarch Holdings"] and o["stage"] in {"negotiation", "proposal"}]),
+]
+
+out = ROOT / "eval" / "ask-extra.jsonl"
+with open(out, "w") as f:
+    for n, (user, question, obj, found) in enumerate(cases, 1):
+        ids = sorted(r["id"] for r in found)
+        assert 0 < len(ids) <= 100, (question, len(ids))  # Ask returns at most 100 rows unless asked
+        f.write(json.dumps({"id": f"ask-extra-{n:02}", "user": user, "question": question, "object": obj,
+                            "expected_ids": ids, "ordered": False}) + "\n")
+print(f"{len(cases)} cases written to {out.relative_to(ROOT)}")
