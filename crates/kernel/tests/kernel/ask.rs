@@ -51,8 +51,8 @@ fn projection_for_ben_leaves_out_hidden_and_never_fields() {
     for hidden in ["margin_pct", "credit_limit", "tax_id", "birthdate"] {
         assert!(!canon.contains(hidden), "{hidden} in ben's projection");
         assert!(!g.text.contains(hidden), "{hidden} in ben's prompt text");
-        let schema =
-            ask::output_schema(&g.projection, &["opportunity".into(), "account".into()], true).to_string();
+        let schema = ask::output_schema(&g.projection, &["opportunity".into(), "account".into()], true, None)
+            .to_string();
         assert!(!schema.contains(hidden), "{hidden} in ben's output contract");
     }
     // Retired picklist values are absent, active ones present.
@@ -308,7 +308,7 @@ fn trace_rows_are_complete_and_hide_values_the_reader_cannot_read() {
         .unwrap();
     let t = ava.trace(&a.trace_id).unwrap();
     assert_eq!(t.correlation_id, a.correlation_id);
-    assert_eq!((t.capability.as_str(), t.prompt.as_str(), t.prompt_version), ("ask", "ask", 1));
+    assert_eq!((t.capability.as_str(), t.prompt.as_str(), t.prompt_version), ("ask", "ask", 2));
     assert_eq!((t.model_id.as_str(), t.model_version.as_str()), ("fake-model", "sha256:fake"));
     assert_eq!(t.grounding_hash, a.grounding_hash);
     assert!(t.grounding_hash.starts_with("sha256:"));
@@ -350,18 +350,18 @@ fn prompt_versions_are_frozen_and_only_the_pointer_changes_behaviour() {
     let ben = f.ws.session("ben").unwrap();
     assert_eq!(ben.publish_prompt("ask", "x", None, "c").unwrap_err().code, Code::Permission);
     let ava = f.ws.session("ava").unwrap();
-    let v1 = ava.active_prompt("ask").unwrap();
-    let v2 = ava.publish_prompt("ask", "VERSION TWO instructions", None, &v1.output_contract).unwrap();
-    assert_eq!(v2, 2);
-    assert_eq!(ava.active_prompt("ask").unwrap().version, 1, "publishing does not activate");
+    let shipped = ava.active_prompt("ask").unwrap();
+    let mine = ava.publish_prompt("ask", "MY VERSION instructions", None, &shipped.output_contract).unwrap();
+    assert_eq!(mine, shipped.version + 1);
+    assert_eq!(ava.active_prompt("ask").unwrap().version, shipped.version, "publishing does not activate");
     let edit =
         f.ws.raw_connection()
             .execute("UPDATE ai_prompt_version SET instructions = 'x' WHERE version = 1", []);
     assert!(edit.is_err(), "a published version cannot be edited");
-    ava.activate_prompt("ask", 2).unwrap();
+    ava.activate_prompt("ask", mine).unwrap();
     let a = ask_with(&ava, "Show all accounts.", model(&fake.url, 0.0)).unwrap();
-    assert_eq!(fake.chat_requests()[0]["messages"][0]["content"], "VERSION TWO instructions");
-    assert_eq!(ava.trace(&a.trace_id).unwrap().prompt_version, 2);
+    assert_eq!(fake.chat_requests()[0]["messages"][0]["content"], "MY VERSION instructions");
+    assert_eq!(ava.trace(&a.trace_id).unwrap().prompt_version, mine);
 }
 
 #[test]
@@ -405,4 +405,93 @@ fn names_resolve_through_case_punctuation_suffixes_and_partial_words_against_rea
         let r = ben.resolve_name("opportunity", "name", &name).unwrap();
         assert!(r.matches.iter().all(|m| m.name != name), "ben resolved someone else's opportunity {name}");
     }
+}
+
+/// The ids a plain query finds, sorted (what an Ask answer must equal).
+fn query_ids(s: &Session<'_>, spec: Value) -> Vec<String> {
+    let spec: countersign_kernel::QuerySpec = serde_json::from_value(spec).unwrap();
+    let mut v = ask::ids(&s.query(&spec).unwrap());
+    v.sort();
+    v
+}
+
+#[test]
+fn a_date_phrase_is_read_by_the_kernel_offered_as_a_choice_and_expanded_to_its_range() {
+    // Today is 2026-11-29 (the fixtures' fixed clock).
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let fake = fake(vec![plan(json!({"object": "invoice", "filters": [
+        {"field": "due_date", "op": "during", "value": "March 2026"}]}))]);
+    let a = ask_with(&ava, "Invoices due in March 2026.", model(&fake.url, 0.0)).unwrap();
+    let req = &fake.chat_requests()[0];
+    // The model is told the days, and may only pick the phrase.
+    assert!(user_message(req).contains("\"March 2026\": 2026-03-01 to 2026-03-31"), "{}", user_message(req));
+    let schema = req["response_format"]["json_schema"]["schema"].to_string();
+    assert!(schema.contains(r#"{"const":"due_date"}"#) && schema.contains(r#"{"enum":["March 2026"]}"#));
+    assert!(schema.contains(r#""op":{"enum":["during"]}"#), "{schema}");
+    let spec = serde_json::to_value(&a.spec).unwrap();
+    assert_eq!(
+        spec["filters"],
+        json!({"all": [{"field": "due_date", "op": "gte", "value": "2026-03-01"}, {"field": "due_date", "op": "lte", "value": "2026-03-31"}]})
+    );
+    let want = query_ids(&ava, json!({"object": "invoice", "filters": spec["filters"], "limit": 1000}));
+    assert_eq!(ids(&a), want);
+    assert!(!want.is_empty());
+}
+
+#[test]
+fn a_date_time_field_takes_whole_days_and_relative_phrases_are_read_against_today() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let fake = fake(vec![plan(json!({"object": "note", "filters": [
+        {"field": "written_at", "op": "during", "value": "last month"}]}))]);
+    let a = ask_with(&ava, "Notes written last month.", model(&fake.url, 0.0)).unwrap();
+    let spec = serde_json::to_value(&a.spec).unwrap();
+    assert_eq!(
+        spec["filters"],
+        json!({"all": [{"field": "written_at", "op": "gte", "value": "2026-10-01T00:00:00Z"}, {"field": "written_at", "op": "lt", "value": "2026-11-01T00:00:00Z"}]})
+    );
+    assert_eq!(
+        ids(&a),
+        query_ids(&ava, json!({"object": "note", "filters": spec["filters"], "limit": 1000}))
+    );
+}
+
+#[test]
+fn without_a_date_in_the_question_the_model_cannot_invent_one() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    // A date the question never names (today's), twice: refused, nothing run.
+    let invented = plan(json!({"object": "note", "filters": [
+        {"field": "written_at", "op": "gte", "value": "2026-11-29"}]}));
+    let endpoint = fake(vec![invented.clone(), invented]);
+    let e = ask_with(&ava, "Show the notes about renewal risk.", model(&endpoint.url, 0.0)).unwrap_err();
+    assert_eq!(e.code, Code::Contract);
+    let schema = endpoint.chat_requests()[0]["response_format"]["json_schema"]["schema"].to_string();
+    assert!(!schema.contains(r#"{"const":"written_at"}"#), "no date filter is offered: {schema}");
+    // And a phrase the question does not name is not a choice either.
+    let other = plan(json!({"object": "invoice", "filters": [
+        {"field": "due_date", "op": "during", "value": "April 2026"}]}));
+    let endpoint = fake(vec![other.clone(), other]);
+    let e = ask_with(&ava, "Invoices due in March 2026.", model(&endpoint.url, 0.0)).unwrap_err();
+    assert_eq!(e.code, Code::Contract);
+}
+
+#[test]
+fn a_workspace_on_prompt_version_one_keeps_its_contract() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    ava.activate_prompt("ask", 1).unwrap();
+    let fake = fake(vec![plan(json!({"object": "invoice", "filters": [
+        {"field": "due_date", "op": "gte", "value": "2026-03-01"},
+        {"field": "due_date", "op": "lte", "value": "2026-03-31"}]}))]);
+    let a = ask_with(&ava, "Invoices due in March 2026.", model(&fake.url, 0.0)).unwrap();
+    let req = &fake.chat_requests()[0];
+    assert!(!user_message(req).contains("2026-03-01 to"), "version 1 gets no dates part");
+    assert!(!req["response_format"].to_string().contains("during"));
+    let spec = serde_json::to_value(&a.spec).unwrap();
+    assert_eq!(
+        ids(&a),
+        query_ids(&ava, json!({"object": "invoice", "filters": spec["filters"], "limit": 1000}))
+    );
 }

@@ -29,9 +29,12 @@ pub const CAPABILITY: &str = "extract";
 pub const SPEC: crate::ai::pipeline::CapabilitySpec = crate::ai::pipeline::CapabilitySpec {
     capability: CAPABILITY,
     prompt: "extract",
-    versions: &[(INSTRUCTIONS_V1, || Value::Array(vec![]))],
+    versions: &[crate::ai::pipeline::ShippedVersion {
+        instructions: INSTRUCTIONS_V1,
+        examples: || Value::Array(vec![]),
+        contract: "per-request: one optional property per editable field",
+    }],
     inputs: r#"{"document": "document text", "fields": "editable fields of the object"}"#,
-    contract: "per-request: one optional property per editable field",
     settings: default_settings,
     autonomy: Autonomy::Propose,
 };

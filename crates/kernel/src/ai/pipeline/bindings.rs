@@ -70,8 +70,14 @@ pub struct CapabilityBinding {
     pub settings: CapabilitySettings,
 }
 
-/// One shipped prompt version: instructions and worked examples.
-pub type ShippedVersion = (&'static str, fn() -> Value);
+/// One shipped prompt version: its instructions, its worked examples, and the output contract
+/// it speaks (a capability may change its contract from one version to the next; the version a
+/// workspace's pointer names decides which one a call uses).
+pub struct ShippedVersion {
+    pub instructions: &'static str,
+    pub examples: fn() -> Value,
+    pub contract: &'static str,
+}
 
 /// What a capability ships with: its prompt's versions (1, 2, …) and its default binding.
 /// Each capability declares one; the capability layer registers them on a workspace
@@ -81,7 +87,6 @@ pub struct CapabilitySpec {
     pub prompt: &'static str,
     pub versions: &'static [ShippedVersion],
     pub inputs: &'static str,
-    pub contract: &'static str,
     pub settings: fn() -> CapabilitySettings,
     pub autonomy: Autonomy,
 }
@@ -154,11 +159,11 @@ impl Session<'_> {
         let tx = crate::store::immediate(conn)?;
         let now = timestamp(self.ws.clock.now());
         for b in &registry.0 {
-            for (i, (instructions, examples)) in b.versions.iter().enumerate() {
+            for (i, v) in b.versions.iter().enumerate() {
                 tx.execute(
                     "INSERT OR IGNORE INTO ai_prompt_version (prompt, version, instructions, examples, inputs, output_contract, published_at, published_by)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'countersign')",
-                    params![b.prompt, i as i64 + 1, instructions, examples().to_string(), b.inputs, b.contract, now],
+                    params![b.prompt, i as i64 + 1, v.instructions, (v.examples)().to_string(), b.inputs, v.contract, now],
                 )?;
             }
             tx.execute(

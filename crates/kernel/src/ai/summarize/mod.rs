@@ -17,7 +17,7 @@
 mod claims;
 
 use crate::ai::pipeline::drive::{Capability, Step};
-use crate::ai::pipeline::{Invocation, ModelChoice, Outcome};
+use crate::ai::pipeline::{Invocation, ModelChoice, Outcome, ShippedVersion};
 use crate::ai::provider::{ChatRequest, ChatResponse, Part, Prompt};
 use crate::ai::tools::{run_tool, ToolCall, ToolFailure};
 use crate::error::{Code, Error, Result};
@@ -32,13 +32,17 @@ use ts_rs::TS;
 
 pub const CAPABILITY: &str = "summarize";
 
+const CONTRACT: &str = "per-request: sentences with [Fn] markers citing the facts, settled and checked by the kernel, or insufficient";
+
 /// What Summarize ships with: its prompt versions and its default binding.
 pub const SPEC: crate::ai::pipeline::CapabilitySpec = crate::ai::pipeline::CapabilitySpec {
     capability: CAPABILITY,
     prompt: "summarize",
-    versions: &[(INSTRUCTIONS_V1, examples_v1), (INSTRUCTIONS_V2, examples_v1)],
+    versions: &[
+        ShippedVersion { instructions: INSTRUCTIONS_V1, examples: examples_v1, contract: CONTRACT },
+        ShippedVersion { instructions: INSTRUCTIONS_V2, examples: examples_v1, contract: CONTRACT },
+    ],
     inputs: r#"{"record": "object and id", "facts": "read_record, list_related and search_corpus on the user's session"}"#,
-    contract: "per-request: sentences with [Fn] markers citing the facts, settled and checked by the kernel, or insufficient",
     settings: default_settings,
     autonomy: crate::ai::pipeline::Autonomy::ReadOnly,
 };
