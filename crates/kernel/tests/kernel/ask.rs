@@ -495,3 +495,86 @@ fn a_workspace_on_prompt_version_one_keeps_its_contract() {
         query_ids(&ava, json!({"object": "invoice", "filters": spec["filters"], "limit": 1000}))
     );
 }
+
+#[test]
+fn an_empty_result_gets_one_repair_with_what_the_data_holds() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    // "Germany" written as the account's name: no account has it, accounts' countries do.
+    let endpoint = fake(vec![
+        plan(json!({"object": "contact", "filters": [{"field": "account", "op": "eq", "value": "Germany"}]})),
+        plan(
+            json!({"object": "contact", "filters": [{"field": "account.billing_country", "op": "eq", "value": "Germany"}]}),
+        ),
+    ]);
+    let a = ask_with(&ava, "Contacts at accounts in Germany.", model(&endpoint.url, 0.0)).unwrap();
+    let reqs = endpoint.chat_requests();
+    assert_eq!(reqs.len(), 2);
+    let repair = user_message(&reqs[1]);
+    assert!(repair.contains("no account is named “Germany”"), "{repair}");
+    assert!(repair.contains("account.billing_country"), "{repair}");
+    let want = query_ids(
+        &ava,
+        json!({"object": "contact", "filters": {"field": "account.billing_country", "op": "eq", "value": "Germany"}, "limit": 1000}),
+    );
+    assert_eq!(ids(&a), want);
+    assert!(!want.is_empty());
+
+    // A text value near the stored ones: the stored values are offered, the model picks.
+    let endpoint = fake(vec![
+        plan(
+            json!({"object": "note", "filters": [{"field": "title", "op": "contains", "value": "payment delays"}]}),
+        ),
+        plan(
+            json!({"object": "note", "filters": [{"field": "title", "op": "contains", "value": "Payment delay"}]}),
+        ),
+    ]);
+    let a = ask_with(&ava, "Notes about payment delays.", model(&endpoint.url, 0.0)).unwrap();
+    let repair = user_message(&endpoint.chat_requests()[1]);
+    assert!(repair.contains("title holds “Payment delay”"), "{repair}");
+    assert!(!ids(&a).is_empty());
+}
+
+#[test]
+fn a_second_empty_answer_is_shown_as_it_is_and_hidden_fields_are_never_hinted() {
+    // cara may not read accounts' billing city; ava may. "Munich" written as an account's name:
+    // only the billing city holds it.
+    let f = common::demo_with_a_trace_reader_who_cannot_read("account.billing_city");
+    let wrong =
+        plan(json!({"object": "account", "filters": [{"field": "name", "op": "eq", "value": "Munich"}]}));
+    let ava = f.ws.session("ava").unwrap();
+    let seen_by_ava = fake(vec![wrong.clone(), wrong.clone()]);
+    let a = ask_with(&ava, "Accounts named Munich.", model(&seen_by_ava.url, 0.0)).unwrap();
+    assert_eq!(seen_by_ava.chat_requests().len(), 2, "one repair, then the answer as it is");
+    assert!(user_message(&seen_by_ava.chat_requests()[1]).contains("billing_city"));
+    assert!(ids(&a).is_empty());
+    let cara = f.ws.session("cara").unwrap();
+    let seen_by_cara = fake(vec![wrong.clone(), wrong]);
+    let a = ask_with(&cara, "Accounts named Munich.", model(&seen_by_cara.url, 0.0)).unwrap();
+    let requests = seen_by_cara.chat_requests();
+    assert!(requests.iter().all(|r| !r.to_string().contains("billing_city")), "cara never hears of it");
+    // What she may read does hold it: the descriptions mention the city.
+    let repair = user_message(&requests[1]);
+    assert!(repair.contains("“Munich” is in description"), "{repair}");
+    assert!(ids(&a).is_empty());
+}
+
+#[test]
+fn records_that_all_bear_the_name_written_are_one_answer_not_a_choice() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let notes = fake(vec![plan(json!({"object": "note", "filters": [
+        {"field": "title", "op": "eq", "value": "Expansion interest"}]}))]);
+    let a = ask_with(&ava, "Notes titled Expansion interest.", model(&notes.url, 0.0)).unwrap();
+    let want = query_ids(
+        &ava,
+        json!({"object": "note", "filters": {"field": "title", "op": "eq", "value": "Expansion interest"}, "limit": 1000}),
+    );
+    assert!(want.len() > 1, "several notes share the title");
+    assert_eq!(ids(&a), want);
+    // Different names that both match are still a choice for the user.
+    let accounts = fake(vec![plan(json!({"object": "account", "filters": [
+        {"field": "name", "op": "eq", "value": "Acme"}]}))]);
+    let a = ask_with(&ava, "The account Acme.", model(&accounts.url, 0.0)).unwrap();
+    assert!(a.result.is_none() && a.resolutions.iter().any(|r| r.status == ResolutionStatus::Ambiguous));
+}

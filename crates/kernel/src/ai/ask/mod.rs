@@ -13,6 +13,7 @@
 //! read (case, punctuation, legal suffixes, abbreviations, partial names); the answer shows what
 //! each value resolved to, and an ambiguous value becomes a choice for the user, never a guess.
 
+mod data_check;
 mod evidence;
 
 use crate::ai::dates::{read_dates, DateRange};
@@ -29,6 +30,7 @@ use crate::metadata::definition::FieldType;
 use crate::records::access::Session;
 use crate::records::names::{normal_text, Resolution, ResolutionStatus};
 use crate::records::query::{Direction, QueryResult, QuerySpec, SortKey};
+use data_check::Written;
 use evidence::{check_evidence, check_unused_values, refusal_contradiction};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -748,6 +750,24 @@ impl Session<'_> {
         if !run.repaired {
             check_unused_values(&run.question, p, &plan).map_err(Violation::answerable)?;
         }
+        // The values written for text-like fields and lookups, for the data check below.
+        let written: Vec<Written> = plan
+            .filters
+            .iter()
+            .filter(|f| matches!(f.op.as_str(), "eq" | "in" | "contains"))
+            .filter(|f| {
+                p.field(&plan.object, &f.field)
+                    .is_some_and(|(_, x)| x.field_type.is_textual() || x.field_type == FieldType::Lookup)
+            })
+            .flat_map(|f| {
+                let values: Vec<String> = match &f.value {
+                    Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(String::from).collect(),
+                    Some(Value::String(v)) => vec![v.clone()],
+                    _ => vec![],
+                };
+                values.into_iter().map(|value| Written { path: f.field.clone(), value })
+            })
+            .collect();
         let (spec, resolutions, values) =
             self.plan_to_spec(p, plan, run.dates.as_deref()).map_err(|e| Violation::from(e.message))?;
         for r in
@@ -774,6 +794,22 @@ impl Session<'_> {
             }
         }
         self.explain(&spec).map_err(|e| Violation::from(e.message))?;
+        // A first plan that finds nothing gets one repair with what the data holds for its
+        // values (never a value swapped in by the kernel).
+        let ambiguous = resolutions.iter().any(|r| r.status == ResolutionStatus::Ambiguous);
+        if !run.repaired && !ambiguous && !written.is_empty() {
+            let probe = QuerySpec { limit: Some(1), offset: None, ..spec.clone() };
+            if self.query(&probe).is_ok_and(|r| r.records.is_empty()) {
+                let hints = self.data_hints(p, &spec.object, &written);
+                if !hints.is_empty() {
+                    return Err(Violation::answerable(format!(
+                        "the plan finds no {} record. What the data holds: {}. Answer again with a corrected plan.",
+                        spec.object,
+                        hints.join("; ")
+                    )));
+                }
+            }
+        }
         Ok(Constrained::Plan(Box::new((spec, resolutions, values))))
     }
 
@@ -834,6 +870,15 @@ impl Session<'_> {
                         self.resolve_text(&plan.object, &path, v)?
                     };
                     resolved.push(r);
+                }
+                // Records that all bear the very name written are one answer, not a choice.
+                for r in resolved.iter_mut().filter(|r| r.status == ResolutionStatus::Ambiguous) {
+                    let literal = normal_text(&r.written);
+                    if field.field_type != FieldType::Lookup
+                        && r.matches.iter().all(|c| normal_text(&c.name) == literal)
+                    {
+                        r.status = ResolutionStatus::Resolved;
+                    }
                 }
                 let mut out_values: Vec<Value> = vec![];
                 for r in &resolved {
