@@ -121,7 +121,7 @@ impl Session<'_> {
                 out.push((other, n));
             }
         }
-        out.sort_by(|a, b| b.1.cmp(&a.1));
+        out.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
         out.truncate(MAX_HINTS);
         out
     }
@@ -180,7 +180,7 @@ impl Session<'_> {
                 None => counts.push((v.to_string(), 1)),
             }
         }
-        counts.sort_by(|a, b| b.1.cmp(&a.1));
+        counts.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
         counts.into_iter().take(MAX_HINTS).map(|(v, _)| v).collect()
     }
 }
