@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chips, choose, describeChip, parseChipValue, setChipValue, withChips } from "./askSpec";
+import { chips, choose, datePhraseOf, describeChip, parseChipValue, setChipValue, withChips } from "./askSpec";
 import type { QuerySpec } from "../bindings/QuerySpec";
 import type { Resolution } from "../bindings/Resolution";
 
@@ -52,5 +52,31 @@ describe("Ask spec chips", () => {
     const chosen = choose(spec, ambiguous, ambiguous.matches[1]);
     expect(chips(chosen)[0]).toEqual({ field: "account", op: "eq", value: "acc_2" });
     expect(chips(chosen)[2]).toEqual(chips(spec)[2]);
+  });
+});
+
+describe("Date chips", () => {
+  const march = { field: "due_date", phrase: "March 2026", start: "2026-03-01", end: "2026-03-31" };
+  const range = { all: [
+    { field: "due_date", op: "gte" as const, value: "2026-03-01" },
+    { field: "due_date", op: "lte" as const, value: "2026-03-31" },
+  ] };
+  it("a range the kernel read reads as the question's phrase", () => {
+    expect(describeChip(range, [], undefined, [march])).toEqual({ field: "due_date", op: "during", text: "March 2026" });
+  });
+  it("a date-time range ends before the next day's start", () => {
+    const october = { field: "written_at", phrase: "October 2026", start: "2026-10-01", end: "2026-10-31" };
+    const c = { all: [
+      { field: "written_at", op: "gte" as const, value: "2026-10-01T00:00:00Z" },
+      { field: "written_at", op: "lt" as const, value: "2026-11-01T00:00:00Z" },
+    ] };
+    expect(datePhraseOf(c, [october])?.phrase).toBe("October 2026");
+  });
+  it("an open range and a range on another field or day are not that phrase", () => {
+    const before = { field: "paid_date", phrase: "before the end of June 2025", end: "2025-06-30" };
+    expect(datePhraseOf({ field: "paid_date", op: "lte", value: "2025-06-30" }, [before])?.phrase).toBe(before.phrase);
+    expect(datePhraseOf({ field: "issue_date", op: "lte", value: "2025-06-30" }, [before])).toBeNull();
+    const other = { all: [{ field: "due_date", op: "gte" as const, value: "2026-04-01" }, range.all[1]] };
+    expect(datePhraseOf(other, [march])).toBeNull();
   });
 });

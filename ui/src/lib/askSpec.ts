@@ -5,6 +5,7 @@ import type { Resolution } from "../bindings/Resolution";
 import type { Candidate } from "../bindings/Candidate";
 import type { FieldType } from "../bindings/FieldType";
 import type { JsonValue } from "../bindings/serde_json/JsonValue";
+import type { DateChoice } from "../bindings/DateChoice";
 
 /** The conditions shown as chips (an `all` is split; anything else is one chip). */
 export function chips(spec: QuerySpec): Condition[] {
@@ -31,12 +32,38 @@ export function nameOf(resolutions: Resolution[], value: JsonValue): string {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
-/** `{field, op, text}` of a chip; a `not in` is one chip too. */
+/** The date phrase a chip's range came from, if it did: the comparisons on one field whose
+ * bounds are the phrase's first day (`≥`) and last day (`≤`, or `<` the next day's start). */
+export function datePhraseOf(c: Condition, dates: DateChoice[]): DateChoice | null {
+  const parts: Condition[] = "all" in c ? c.all : [c];
+  if (parts.length === 0 || !parts.every((p) => "field" in p)) return null;
+  const cmps = parts as Extract<Condition, { field: string }>[];
+  const field = cmps[0].field;
+  if (!cmps.every((p) => p.field === field)) return null;
+  const day = (v: JsonValue | undefined) => (typeof v === "string" ? v.slice(0, 10) : "");
+  return (
+    dates.find((d) => {
+      if (d.field !== field) return false;
+      const bounds = (d.start ? 1 : 0) + (d.end ? 1 : 0);
+      if (cmps.length !== bounds) return false;
+      const from = cmps.find((p) => p.op === "gte");
+      const to = cmps.find((p) => p.op === "lte" || p.op === "lt");
+      const ends = to !== undefined && (to.op === "lt" || day(to.value) === d.end);
+      return (!d.start || day(from?.value) === d.start) && (!d.end || ends);
+    }) ?? null
+  );
+}
+
+/** `{field, op, text}` of a chip; a `not in` is one chip too; a date range reads as the
+ * question's phrase ("due date during March 2026"). */
 export function describeChip(
   c: Condition,
   resolutions: Resolution[],
   label: (field: string, value: string) => string = (_f, v) => v,
+  dates: DateChoice[] = [],
 ): { field: string; op: string; text: string } | null {
+  const date = datePhraseOf(c, dates);
+  if (date) return { field: date.field, op: "during", text: date.phrase };
   let negate = false;
   let cmp: Condition = c;
   if ("not" in cmp) {

@@ -437,6 +437,11 @@ fn a_date_phrase_is_read_by_the_kernel_offered_as_a_choice_and_expanded_to_its_r
     let want = query_ids(&ava, json!({"object": "invoice", "filters": spec["filters"], "limit": 1000}));
     assert_eq!(ids(&a), want);
     assert!(!want.is_empty());
+    // The answer names the phrase for the chip.
+    assert_eq!(
+        serde_json::to_value(&a.dates).unwrap(),
+        json!([{"field": "due_date", "phrase": "March 2026", "start": "2026-03-01", "end": "2026-03-31"}])
+    );
 }
 
 #[test]

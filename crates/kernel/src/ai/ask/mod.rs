@@ -275,6 +275,31 @@ pub struct AskAnswer {
     #[ts(optional)]
     pub warning: Option<String>,
     pub timings: AskTimings,
+    /// The date phrases the answer filters on, as the question wrote them (a chip shows the
+    /// phrase; the spec holds the range).
+    pub dates: Vec<DateChoice>,
+}
+
+/// A date phrase of the question that a filter uses: the field, the words, the days.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DateChoice {
+    pub field: String,
+    pub phrase: String,
+    /// First day (`YYYY-MM-DD`); absent = open.
+    #[ts(optional)]
+    pub start: Option<String>,
+    /// Last day; absent = open.
+    #[ts(optional)]
+    pub end: Option<String>,
+}
+
+/// A plan turned into what the kernel runs and what the answer shows.
+struct Planned {
+    spec: QuerySpec,
+    resolutions: Vec<Resolution>,
+    values: Vec<FieldValue>,
+    dates: Vec<DateChoice>,
 }
 
 /// Progress of an Ask call, streamed to the UI.
@@ -549,7 +574,7 @@ impl Session<'_> {
                 Err(e)
             }
             Ok(Constrained::Plan(plan)) => {
-                let (spec, resolutions, values) = *plan;
+                let Planned { spec, resolutions, values, dates } = *plan;
                 let ambiguous = resolutions.iter().any(|r| r.status == ResolutionStatus::Ambiguous);
                 let result = if ambiguous {
                     None
@@ -563,7 +588,7 @@ impl Session<'_> {
                     }
                 };
                 let inv = &run.invocation;
-                let answer_json = json!({"spec": spec, "resolutions": resolutions,
+                let answer_json = json!({"spec": spec, "resolutions": resolutions, "dates": dates,
                     "ids": result.as_ref().map(|r| r.records.iter().map(|m| m["id"].clone()).collect::<Vec<_>>())});
                 self.finish_invocation(inv, Outcome::Answered { result: &answer_json, values: &values })?;
                 let total_ms = inv.started.elapsed().as_secs_f64() * 1000.0;
@@ -571,6 +596,7 @@ impl Session<'_> {
                     question: run.question.clone(),
                     spec,
                     resolutions,
+                    dates,
                     result,
                     trace_id: inv.trace_id.clone(),
                     correlation_id: inv.correlation_id.clone(),
@@ -768,8 +794,9 @@ impl Session<'_> {
                 values.into_iter().map(|value| Written { path: f.field.clone(), value })
             })
             .collect();
-        let (spec, resolutions, values) =
+        let planned =
             self.plan_to_spec(p, plan, run.dates.as_deref()).map_err(|e| Violation::from(e.message))?;
+        let (spec, resolutions) = (&planned.spec, &planned.resolutions);
         for r in
             resolutions.iter().filter(|r| r.status == ResolutionStatus::Unmatched && r.object == spec.object)
         {
@@ -793,7 +820,7 @@ impl Session<'_> {
                 )));
             }
         }
-        self.explain(&spec).map_err(|e| Violation::from(e.message))?;
+        self.explain(spec).map_err(|e| Violation::from(e.message))?;
         // A first plan that finds nothing gets one repair with what the data holds for its
         // values (never a value swapped in by the kernel).
         let ambiguous = resolutions.iter().any(|r| r.status == ResolutionStatus::Ambiguous);
@@ -810,18 +837,14 @@ impl Session<'_> {
                 }
             }
         }
-        Ok(Constrained::Plan(Box::new((spec, resolutions, values))))
+        Ok(Constrained::Plan(Box::new(planned)))
     }
 
-    fn plan_to_spec(
-        &self,
-        p: &Projection,
-        plan: PlanOut,
-        dates: Option<&[DateRange]>,
-    ) -> Result<(QuerySpec, Vec<Resolution>, Vec<FieldValue>)> {
+    fn plan_to_spec(&self, p: &Projection, plan: PlanOut, dates: Option<&[DateRange]>) -> Result<Planned> {
         let mut conditions = vec![];
         let mut resolutions = vec![];
         let mut values = vec![];
+        let mut chosen = vec![];
         let mut fields = self.describe_object(&plan.object)?.list_columns;
         for f in plan.filters {
             let (owner, field) =
@@ -846,7 +869,18 @@ impl Session<'_> {
                     .flatten()
                     .find(|d| Some(d.phrase.as_str()) == f.value.as_ref().and_then(Value::as_str))
                     .ok_or_else(|| Error::internal("checked above"))?;
-                conditions.extend(date_conditions(&f.field, field.field_type, range));
+                // One condition (a chip) for the range: both ends together.
+                let mut ends = date_conditions(&f.field, field.field_type, range);
+                conditions.push(match ends.len() {
+                    1 => ends.remove(0),
+                    _ => Condition::All(crate::metadata::condition::AllOf { all: ends }),
+                });
+                chosen.push(DateChoice {
+                    field: f.field.clone(),
+                    phrase: range.phrase.clone(),
+                    start: range.start.map(|d| d.to_string()),
+                    end: range.end.map(|d| d.to_string()),
+                });
                 if !fields.contains(&f.field) {
                     fields.push(f.field.clone());
                 }
@@ -974,7 +1008,7 @@ impl Session<'_> {
             limit: Some(plan.limit.unwrap_or(DEFAULT_LIMIT).min(1000)),
             offset: None,
         };
-        Ok((spec, resolutions, values))
+        Ok(Planned { spec, resolutions, values, dates: chosen })
     }
 }
 
@@ -998,7 +1032,7 @@ impl From<String> for Violation {
 }
 
 enum Constrained {
-    Plan(Box<(QuerySpec, Vec<Resolution>, Vec<FieldValue>)>),
+    Plan(Box<Planned>),
     Refusal(String),
 }
 
