@@ -258,3 +258,29 @@ fn ui_sources(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// Time and ids are injected: outside `clock.rs` (where `SystemClock` and `UlidIds` live) and
+/// the benchmark's setup, no kernel source reads the wall clock or makes a random id itself.
+/// Elapsed times use the monotonic `Instant`, which is allowed.
+#[test]
+fn only_the_clock_module_reads_the_wall_clock_or_makes_ids() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![];
+    sources(&src, &mut files);
+    files.sort();
+    let forbidden = ["Utc::now(", "Local::now(", "SystemTime::now(", "Ulid::new(", "rand::"];
+    let mut found = vec![];
+    for file in &files {
+        let name = file.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        if name == "clock.rs" || name == "bench.rs" {
+            continue;
+        }
+        for (n, line) in std::fs::read_to_string(file).unwrap().lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if let Some(f) = forbidden.iter().find(|f| code.contains(*f)) {
+                found.push(format!("{name}:{}: {f}", n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "use the workspace's Clock and IdSource instead:\n{}", found.join("\n"));
+}
