@@ -203,6 +203,11 @@ pub fn examples_v2() -> Value {
     )
 }
 
+/// The phrases of the dates read (`None` under prompt version 1), as the contract offers them.
+fn phrases_of(dates: Option<&[DateRange]>) -> Option<Vec<String>> {
+    dates.map(|d| d.iter().map(|r| r.phrase.clone()).collect())
+}
+
 /// The conditions a date range sets on a date field (first and last day included) or a
 /// date-time field (from the first day's start to the next day after the last, in UTC).
 fn date_conditions(field: &str, field_type: FieldType, range: &DateRange) -> Vec<Condition> {
@@ -300,6 +305,8 @@ struct Planned {
     resolutions: Vec<Resolution>,
     values: Vec<FieldValue>,
     dates: Vec<DateChoice>,
+    /// The values the plan wrote for text-like fields and lookups (for the data check).
+    written: Vec<Written>,
 }
 
 /// Progress of an Ask call, streamed to the UI.
@@ -543,9 +550,8 @@ impl Session<'_> {
                 ),
             );
         }
-        let phrases: Option<Vec<String>> =
-            dates.as_ref().map(|d| d.iter().map(|r| r.phrase.clone()).collect());
-        let schema = output_schema(&grounding.projection, &objects, true, phrases.as_deref());
+        let schema =
+            output_schema(&grounding.projection, &objects, true, phrases_of(dates.as_deref()).as_deref());
         let request = inv.chat_request(chat_prompt, "ask_plan".into(), schema.clone());
         Ok(AskRun {
             invocation: inv,
@@ -574,7 +580,7 @@ impl Session<'_> {
                 Err(e)
             }
             Ok(Constrained::Plan(plan)) => {
-                let Planned { spec, resolutions, values, dates } = *plan;
+                let Planned { spec, resolutions, values, dates, written } = *plan;
                 let ambiguous = resolutions.iter().any(|r| r.status == ResolutionStatus::Ambiguous);
                 let result = if ambiguous {
                     None
@@ -587,6 +593,19 @@ impl Session<'_> {
                         }
                     }
                 };
+                // A first plan that finds nothing gets one repair with what the data holds for
+                // its values (never a value swapped in by the kernel).
+                if !run.repaired && result.as_ref().is_some_and(|r| r.records.is_empty()) {
+                    let hints = self.data_hints(&run.grounding.projection, &spec.object, &written);
+                    if !hints.is_empty() {
+                        let violation = format!(
+                            "the plan finds no {} record. What the data holds: {}. Answer again with a corrected plan.",
+                            spec.object,
+                            hints.join("; ")
+                        );
+                        return self.ask_repair(run, &resp.content, &violation, false);
+                    }
+                }
                 let inv = &run.invocation;
                 let answer_json = json!({"spec": spec, "resolutions": resolutions, "dates": dates,
                     "ids": result.as_ref().map(|r| r.records.iter().map(|m| m["id"].clone()).collect::<Vec<_>>())});
@@ -615,44 +634,7 @@ impl Session<'_> {
                 })))
             }
             Err(Violation { message: violation, refusal_allowed }) if !run.repaired => {
-                let mut parts = ask_parts(
-                    &run.grounding,
-                    &self.ws.clock.now().format("%Y-%m-%d").to_string(),
-                    &run.question,
-                    run.dates.as_deref(),
-                );
-                parts.push(Part::Untrusted {
-                    label: "your previous answer".into(),
-                    content: resp.content.clone(),
-                });
-                parts.push(Part::Request(if refusal_allowed {
-                    format!("Your previous answer was rejected: {violation}\nAnswer again with a corrected JSON plan, or with a refusal if the schema cannot answer the question.")
-                } else {
-                    format!("Your previous answer was rejected: {violation}\nAnswer again with a corrected JSON plan.")
-                }));
-                if !refusal_allowed {
-                    // The question is answerable from the schema (the model's own plan or the
-                    // schema says so): the repair may not turn into a refusal.
-                    let objects =
-                        self.ask_objects(&run.grounding.projection, &run.invocation.capability.settings);
-                    let phrases: Option<Vec<String>> =
-                        run.dates.as_ref().map(|d| d.iter().map(|r| r.phrase.clone()).collect());
-                    let schema =
-                        output_schema(&run.grounding.projection, &objects, false, phrases.as_deref());
-                    run.request.schema = Some(("ask_plan".into(), schema.clone()));
-                    run.schema = schema;
-                }
-                let estimate = crate::ai::projection::estimate_prompt_tokens(&Prompt {
-                    parts: parts.clone(),
-                    ..run.request.prompt.clone()
-                });
-                if let Err(e) = self.preflight_repair(&run.invocation, estimate) {
-                    self.finish_invocation(&run.invocation, Outcome::Failed(&e))?;
-                    return Err(e);
-                }
-                run.request.prompt.parts = parts;
-                run.repaired = true;
-                Ok(Step::Call(Box::new(run)))
+                self.ask_repair(run, &resp.content, &violation, refusal_allowed)
             }
             Err(Violation { message: violation, .. }) => {
                 let e = Error::new(
@@ -663,6 +645,50 @@ impl Session<'_> {
                 Err(e)
             }
         }
+    }
+
+    /// The one repair: the question again, the previous answer, and what was wrong with it.
+    /// With `refusal_allowed` false the repair's contract has no refusal (the question is
+    /// answerable from the schema).
+    fn ask_repair(
+        &self,
+        mut run: AskRun,
+        answer: &str,
+        violation: &str,
+        refusal_allowed: bool,
+    ) -> Result<AskStep> {
+        let mut parts = ask_parts(
+            &run.grounding,
+            &self.ws.clock.now().format("%Y-%m-%d").to_string(),
+            &run.question,
+            run.dates.as_deref(),
+        );
+        parts.push(Part::Untrusted { label: "your previous answer".into(), content: answer.to_string() });
+        parts.push(Part::Request(if refusal_allowed {
+                format!("Your previous answer was rejected: {violation}\nAnswer again with a corrected JSON plan, or with a refusal if the schema cannot answer the question.")
+            } else {
+                format!("Your previous answer was rejected: {violation}\nAnswer again with a corrected JSON plan.")
+            }));
+        if !refusal_allowed {
+            // The question is answerable from the schema (the model's own plan or the
+            // schema says so): the repair may not turn into a refusal.
+            let objects = self.ask_objects(&run.grounding.projection, &run.invocation.capability.settings);
+            let phrases = phrases_of(run.dates.as_deref());
+            let schema = output_schema(&run.grounding.projection, &objects, false, phrases.as_deref());
+            run.request.schema = Some(("ask_plan".into(), schema.clone()));
+            run.schema = schema;
+        }
+        let estimate = crate::ai::projection::estimate_prompt_tokens(&Prompt {
+            parts: parts.clone(),
+            ..run.request.prompt.clone()
+        });
+        if let Err(e) = self.preflight_repair(&run.invocation, estimate) {
+            self.finish_invocation(&run.invocation, Outcome::Failed(&e))?;
+            return Err(e);
+        }
+        run.request.prompt.parts = parts;
+        run.repaired = true;
+        Ok(Step::Call(Box::new(run)))
     }
 
     /// Parse and check the model's text; problems are returned as the exact message the repair
@@ -821,23 +847,7 @@ impl Session<'_> {
             }
         }
         self.explain(spec).map_err(|e| Violation::from(e.message))?;
-        // A first plan that finds nothing gets one repair with what the data holds for its
-        // values (never a value swapped in by the kernel).
-        let ambiguous = resolutions.iter().any(|r| r.status == ResolutionStatus::Ambiguous);
-        if !run.repaired && !ambiguous && !written.is_empty() {
-            let probe = QuerySpec { limit: Some(1), offset: None, ..spec.clone() };
-            if self.query(&probe).is_ok_and(|r| r.records.is_empty()) {
-                let hints = self.data_hints(p, &spec.object, &written);
-                if !hints.is_empty() {
-                    return Err(Violation::answerable(format!(
-                        "the plan finds no {} record. What the data holds: {}. Answer again with a corrected plan.",
-                        spec.object,
-                        hints.join("; ")
-                    )));
-                }
-            }
-        }
-        Ok(Constrained::Plan(Box::new(planned)))
+        Ok(Constrained::Plan(Box::new(Planned { written, ..planned })))
     }
 
     fn plan_to_spec(&self, p: &Projection, plan: PlanOut, dates: Option<&[DateRange]>) -> Result<Planned> {
@@ -1008,7 +1018,7 @@ impl Session<'_> {
             limit: Some(plan.limit.unwrap_or(DEFAULT_LIMIT).min(1000)),
             offset: None,
         };
-        Ok(Planned { spec, resolutions, values, dates: chosen })
+        Ok(Planned { spec, resolutions, values, dates: chosen, written: vec![] })
     }
 }
 
