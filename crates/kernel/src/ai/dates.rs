@@ -21,7 +21,8 @@ pub struct DateRange {
     pub end: Option<NaiveDate>,
 }
 
-const MONTHS: [&str; 12] = [
+/// The months' names, lower-cased, January first.
+pub const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",

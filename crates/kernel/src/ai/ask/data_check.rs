@@ -30,7 +30,7 @@ impl Session<'_> {
                     self.resolve_name(target, &w.path, &w.value)
                         .is_ok_and(|r| r.status != ResolutionStatus::Unmatched)
                 }
-                _ => self.count_where(object, &w.path, &w.value) > 0,
+                _ => self.count(object, &w.path, Op::Contains, &w.value) > 0,
             };
             if alone {
                 continue;
@@ -79,14 +79,22 @@ impl Session<'_> {
         lines
     }
 
-    /// Records of `object` whose `path` contains `value` (up to 1,000 counted).
-    fn count_where(&self, object: &str, path: &str, value: &str) -> usize {
+    /// Up to 1,000 records of `object` whose `path` compares to `value` by `op`, with `fields`
+    /// (on the user's session, like every read); `None` when the query is refused.
+    fn matching(
+        &self,
+        object: &str,
+        path: &str,
+        op: Op,
+        value: &str,
+        fields: Vec<String>,
+    ) -> Option<QueryResult> {
         let spec = QuerySpec {
             object: object.to_string(),
-            fields: vec![],
+            fields,
             filters: Some(Condition::Compare(Comparison {
                 field: path.to_string(),
-                op: Op::Contains,
+                op,
                 value: Some(Value::String(value.to_string())),
                 other_field: None,
             })),
@@ -94,7 +102,12 @@ impl Session<'_> {
             limit: Some(1_000),
             offset: None,
         };
-        self.query(&spec).map(|r| r.records.len()).unwrap_or(0)
+        self.query(&spec).ok()
+    }
+
+    /// How many records of `object` (up to 1,000) have `path` compared to `value` by `op`.
+    fn count(&self, object: &str, path: &str, op: Op, value: &str) -> usize {
+        self.matching(object, path, op, value, vec![]).map_or(0, |r| r.records.len())
     }
 
     /// Other text and picklist fields of `object` (and its parents) that hold `value`, with
@@ -107,11 +120,11 @@ impl Session<'_> {
                 continue;
             }
             let n = match f.field_type {
-                FieldType::Text | FieldType::LongText => self.count_where(object, &other, value),
+                FieldType::Text | FieldType::LongText => self.count(object, &other, Op::Contains, value),
                 FieldType::Picklist => {
                     match f.values.iter().find(|(v, l)| normal_text(v) == wanted || normal_text(l) == wanted)
                     {
-                        Some((v, _)) => self.count_equal(object, &other, v),
+                        Some((v, _)) => self.count(object, &other, Op::Eq, v),
                         None => 0,
                     }
                 }
@@ -126,23 +139,6 @@ impl Session<'_> {
         out
     }
 
-    fn count_equal(&self, object: &str, path: &str, value: &str) -> usize {
-        let spec = QuerySpec {
-            object: object.to_string(),
-            fields: vec![],
-            filters: Some(Condition::Compare(Comparison {
-                field: path.to_string(),
-                op: Op::Eq,
-                value: Some(Value::String(value.to_string())),
-                other_field: None,
-            })),
-            sort: vec![],
-            limit: Some(1_000),
-            offset: None,
-        };
-        self.query(&spec).map(|r| r.records.len()).unwrap_or(0)
-    }
-
     /// Stored values of `path` that share the written value's longest word (its first five
     /// letters, so "delays" finds "delay"), most common first.
     fn nearest_values(&self, object: &str, path: &str, value: &str) -> Vec<String> {
@@ -154,20 +150,9 @@ impl Session<'_> {
             return vec![];
         };
         let stem: String = word.chars().take(5).collect();
-        let spec = QuerySpec {
-            object: object.to_string(),
-            fields: vec![path.to_string()],
-            filters: Some(Condition::Compare(Comparison {
-                field: path.to_string(),
-                op: Op::Contains,
-                value: Some(Value::String(stem)),
-                other_field: None,
-            })),
-            sort: vec![],
-            limit: Some(1_000),
-            offset: None,
+        let Some(found) = self.matching(object, path, Op::Contains, &stem, vec![path.to_string()]) else {
+            return vec![];
         };
-        let Ok(found) = self.query(&spec) else { return vec![] };
         let mut counts: Vec<(String, usize)> = vec![];
         for r in &found.records {
             let Some(v) = r.get(path).and_then(Value::as_str) else { continue };

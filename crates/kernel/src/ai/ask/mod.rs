@@ -136,26 +136,11 @@ pub fn examples_v1() -> Value {
             r#"{"object":"customer","filters":[{"field":"region","op":"eq","value":"Europe"}],"sort":[],"limit":null}"#,
         ),
     ];
-    Value::Array(
-        turns
-            .iter()
-            .enumerate()
-            .map(|(i, (q, a))| {
-                let mut user = vec![];
-                if i == 0 {
-                    user.push(json!(["schema", EXAMPLE_SCHEMA]));
-                    user.push(json!([null, "Today is 2024-05-01."]));
-                }
-                user.push(json!(["question", q]));
-                json!({"user": user, "answer": a})
-            })
-            .collect(),
-    )
+    worked_examples(turns, false)
 }
 
 /// Version 2's worked examples: version 1's, with dates picked from the phrases the kernel read.
 pub fn examples_v2() -> Value {
-    let today = chrono::NaiveDate::from_ymd_opt(2024, 5, 1).expect("a valid day");
     let turns: &[(&str, &str)] = &[
         (
             "high priority tickets of Globex Corp that are waiting",
@@ -182,6 +167,17 @@ pub fn examples_v2() -> Value {
             r#"{"object":"customer","filters":[{"field":"region","op":"eq","value":"Europe"}],"sort":[],"limit":null}"#,
         ),
     ];
+    worked_examples(turns, true)
+}
+
+/// The examples' today.
+const EXAMPLE_TODAY: &str = "2024-05-01";
+
+/// Worked examples as stored with a prompt version: (question, answer) turns on the made-up
+/// schema, the first also carrying the schema and today; with `with_dates`, each turn lists
+/// the dates the kernel reads in its question, as a real request does.
+fn worked_examples(turns: &[(&str, &str)], with_dates: bool) -> Value {
+    let today = chrono::NaiveDate::parse_from_str(EXAMPLE_TODAY, "%Y-%m-%d").expect("a valid day");
     Value::Array(
         turns
             .iter()
@@ -190,10 +186,10 @@ pub fn examples_v2() -> Value {
                 let mut user = vec![];
                 if i == 0 {
                     user.push(json!(["schema", EXAMPLE_SCHEMA]));
-                    user.push(json!([null, "Today is 2024-05-01."]));
+                    user.push(json!([null, format!("Today is {EXAMPLE_TODAY}.")]));
                 }
                 user.push(json!(["question", q]));
-                let dates = read_dates(q, today);
+                let dates = if with_dates { read_dates(q, today) } else { vec![] };
                 if !dates.is_empty() {
                     user.push(json!(["dates", dates_text(&dates)]));
                 }

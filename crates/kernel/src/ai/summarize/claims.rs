@@ -4,6 +4,7 @@
 //! sentence states that fact, and names every problem the one repair must fix.
 
 use super::*;
+use crate::ai::dates::MONTHS;
 
 /// A checked answer: sentences with their citations, or the model's "not enough".
 pub(super) enum Checked {
@@ -81,21 +82,6 @@ pub(super) enum Claim {
     /// A time of day, in minutes after midnight ("9:34 AM" → 574).
     Time(u32, String),
 }
-
-pub(super) const MONTHS: [&str; 12] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
 
 pub(super) enum Token {
     Number(String),
