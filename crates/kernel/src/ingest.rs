@@ -180,8 +180,9 @@ pub fn ingest(name: &str, bytes: Vec<u8>, limits: &Limits) -> Result<Document> {
     let sha256 = format!("sha256:{:x}", Sha256::digest(&bytes));
     let size = bytes.len();
     let started = std::time::Instant::now();
-    let in_child = READER_PROGRAM.get().is_some();
-    let parsed = match READER_PROGRAM.get() {
+    let program = READER_PROGRAM.get();
+    let in_child = program.is_some();
+    let parsed = match program {
         Some(program) => read_in_child(program, name, kind, &bytes, limits),
         None => read_on_thread(name, kind, bytes, limits),
     };

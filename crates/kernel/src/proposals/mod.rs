@@ -789,6 +789,16 @@ impl Session<'_> {
     pub fn run_retention(&self) -> Result<RetentionReport> {
         let now = self.ws.clock.now();
         let before = |days: i64| timestamp(now - Duration::days(days));
+        // Read first: every open runs the job, and most find nothing due and take no write lock.
+        let due: bool = self.ws.conn().query_row(
+            "SELECT EXISTS (SELECT 1 FROM proposal WHERE (state = 'open' AND created_at <= ?1)
+                OR (state = 'discarded' AND decided_at <= ?2) OR (state IN ('accepted', 'undone') AND decided_at <= ?3))",
+            params![before(OPEN_DAYS), before(DISCARDED_KEEP_DAYS), before(ACCEPTED_KEEP_DAYS)],
+            |r| r.get(0),
+        )?;
+        if !due {
+            return Ok(RetentionReport { expired: 0, purged_discarded: 0, purged_accepted: 0 });
+        }
         let tx = crate::store::immediate(self.ws.conn())?;
         let expired = tx.execute(
             "UPDATE proposal SET state = 'expired', state_reason = ?1 WHERE state = 'open' AND created_at <= ?2",
