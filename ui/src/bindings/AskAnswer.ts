@@ -4,6 +4,7 @@ import type { DateChoice } from "./DateChoice";
 import type { QueryResult } from "./QueryResult";
 import type { QuerySpec } from "./QuerySpec";
 import type { Resolution } from "./Resolution";
+import type { TermChoice } from "./TermChoice";
 
 /**
  * The answer to a question.
@@ -21,4 +22,9 @@ result?: QueryResult, traceId: string, correlationId: string, groundingHash: str
  * The date phrases the answer filters on, as the question wrote them (a chip shows the
  * phrase; the spec holds the range).
  */
-dates: Array<DateChoice>, };
+dates: Array<DateChoice>, 
+/**
+ * The workspace's terms the answer filters on (a chip reads as the term's label and
+ * expands to its condition, which the spec holds).
+ */
+terms: Array<TermChoice>, };

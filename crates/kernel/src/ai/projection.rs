@@ -55,6 +55,28 @@ pub struct ProjectedObject {
     pub children: Vec<(String, String)>,
     /// Validation messages of the object's active rules.
     pub rules: Vec<String>,
+    /// The workspace's terms for sets of this object's records whose every field this user
+    /// may read (a term on a hidden field is absent, like the field).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub terms: Vec<ProjectedTerm>,
+}
+
+/// A term of the vocabulary as the model may use it: the words and the filter they mean.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectedTerm {
+    pub key: String,
+    pub label: String,
+    pub synonyms: Vec<String>,
+    /// On the object's own fields.
+    pub condition: crate::metadata::types::Condition,
+}
+
+impl ProjectedTerm {
+    /// The label and every synonym.
+    pub fn phrases(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.label.as_str()).chain(self.synonyms.iter().map(String::as_str))
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -77,6 +99,9 @@ pub struct ProjectedField {
     /// Active picklist values only: `(value, label)`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<(String, String)>,
+    /// The categories of the active values: `(category, values)`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub categories: Vec<(String, Vec<String>)>,
     /// Lookup target, when the user can read the target object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
@@ -129,6 +154,20 @@ impl Projection {
                     .map(|f| (parent, f))
             }
         }
+    }
+
+    /// The terms a query on `object` may use: its own (`key`), then each readable parent's
+    /// through its lookup (`account.key_account`), with the condition on the queried object.
+    pub fn terms(&self, object: &str) -> Vec<(String, &ProjectedTerm, crate::metadata::types::Condition)> {
+        let Some(o) = self.object(object) else { return vec![] };
+        let mut out: Vec<_> = o.terms.iter().map(|t| (t.key.clone(), t, t.condition.clone())).collect();
+        for l in o.fields.iter().filter(|f| f.field_type == FieldType::Lookup) {
+            let Some(parent) = l.target.as_deref().and_then(|t| self.object(t)) else { continue };
+            for t in &parent.terms {
+                out.push((format!("{}.{}", l.key, t.key), t, t.condition.through(&l.key)));
+            }
+        }
+        out
     }
 
     /// Every path a query on `object` may name: its own fields, then `lookup.field` for each
@@ -187,6 +226,13 @@ impl Projection {
             if !parents.is_empty() {
                 let _ = writeln!(s, "  parent paths: {}", parents.join(", "));
             }
+            for t in &o.terms {
+                let _ = write!(s, "  term {}: \"{}\"", t.key, t.label);
+                if !t.synonyms.is_empty() {
+                    let _ = write!(s, " (also \"{}\")", t.synonyms.join("\", \""));
+                }
+                s.push('\n');
+            }
             if !o.children.is_empty() && !for_query {
                 let c: Vec<String> = o.children.iter().map(|(obj, f)| format!("{obj}.{f}")).collect();
                 let _ = writeln!(s, "  children: {}", c.join(", "));
@@ -205,7 +251,13 @@ fn type_text(f: &ProjectedField) -> String {
     match f.field_type {
         FieldType::Picklist => {
             let v: Vec<&str> = f.values.iter().map(|(v, _)| v.as_str()).collect();
-            format!("picklist [{}]", v.join(", "))
+            let mut t = format!("picklist [{}]", v.join(", "));
+            if !f.categories.is_empty() {
+                let c: Vec<String> =
+                    f.categories.iter().map(|(c, vs)| format!("{c}: {}", vs.join(", "))).collect();
+                let _ = write!(t, " ({})", c.join("; "));
+            }
+            t
         }
         FieldType::Lookup => format!(
             "lookup to {} (value: its {} name)",
@@ -228,6 +280,19 @@ fn type_text(f: &ProjectedField) -> String {
         FieldType::Url => "url".into(),
         FieldType::Text => "text".into(),
     }
+}
+
+/// A picklist's categories in value order, each with its active values.
+fn categories(f: &crate::metadata::types::FieldDef) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = vec![];
+    for v in f.values.iter().flatten().filter(|v| v.active) {
+        let Some(c) = &v.category else { continue };
+        match out.iter_mut().find(|(k, _)| k == c) {
+            Some((_, vs)) => vs.push(v.value.clone()),
+            None => out.push((c.clone(), vec![v.value.clone()])),
+        }
+    }
+    out
 }
 
 /// (user, generation, scope).
@@ -308,6 +373,7 @@ impl Session<'_> {
                         .filter(|v| v.active)
                         .map(|v| (v.value.clone(), v.label.clone()))
                         .collect(),
+                    categories: categories(f),
                     target: f.target.clone().filter(|t| self.readable_object(t).is_ok()),
                 }
             })
@@ -324,6 +390,19 @@ impl Session<'_> {
             .map(|r| (r.object.clone(), r.field.clone()))
             .collect();
         let rules = meta.rules.iter().map(|r| r.message.clone()).collect();
+        let terms = meta
+            .def
+            .terms
+            .iter()
+            .map(|t| (t, meta.def.term_condition(t)))
+            .filter(|(_, c)| c.fields().iter().all(|f| meta.field_index(f).is_some_and(visible)))
+            .map(|(t, condition)| ProjectedTerm {
+                key: t.key.clone(),
+                label: t.label.clone(),
+                synonyms: t.synonyms.clone(),
+                condition,
+            })
+            .collect();
         Some(ProjectedObject {
             key: meta.key().to_string(),
             label: meta.def.label.clone(),
@@ -332,6 +411,7 @@ impl Session<'_> {
             fields,
             children,
             rules,
+            terms,
         })
     }
 
@@ -383,6 +463,12 @@ impl Session<'_> {
                     visible.extend(words(v));
                     visible.extend(words(l));
                 }
+                for (c, _) in &f.categories {
+                    visible.extend(words(c));
+                }
+            }
+            for t in &o.terms {
+                visible.extend(t.phrases().flat_map(words));
             }
         }
         let mut hidden: BTreeSet<String> = BTreeSet::new();

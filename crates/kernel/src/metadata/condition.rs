@@ -131,6 +131,39 @@ fn coerce_operand(def: &FieldDef, v: &Value) -> Result<Scalar> {
 }
 
 impl Condition {
+    /// Every field path the condition reads (`field` and `otherField`).
+    pub fn fields(&self) -> Vec<&str> {
+        match self {
+            Condition::All(a) => a.all.iter().flat_map(Condition::fields).collect(),
+            Condition::Any(a) => a.any.iter().flat_map(Condition::fields).collect(),
+            Condition::Not(n) => n.not.fields(),
+            Condition::Compare(c) => {
+                std::iter::once(c.field.as_str()).chain(c.other_field.as_deref()).collect()
+            }
+        }
+    }
+
+    /// The same condition read through a lookup: every path gets `lookup.` in front (a
+    /// parent's term on a child: `account.` + `type`).
+    pub fn through(&self, lookup: &str) -> Condition {
+        let path = |f: &str| format!("{lookup}.{f}");
+        match self {
+            Condition::All(a) => {
+                Condition::All(AllOf { all: a.all.iter().map(|c| c.through(lookup)).collect() })
+            }
+            Condition::Any(a) => {
+                Condition::Any(AnyOf { any: a.any.iter().map(|c| c.through(lookup)).collect() })
+            }
+            Condition::Not(n) => Condition::Not(NotOf { not: Box::new(n.not.through(lookup)) }),
+            Condition::Compare(c) => Condition::Compare(Comparison {
+                field: path(&c.field),
+                op: c.op,
+                value: c.value.clone(),
+                other_field: c.other_field.as_deref().map(path),
+            }),
+        }
+    }
+
     /// Compile against an object. `resolve` maps a field path to its operand, or fails with a
     /// typed error (unknown or unreadable fields are the same error: absent).
     pub fn compile(&self, resolve: &mut dyn FnMut(&str) -> Result<Operand>) -> Result<Predicate> {

@@ -18,8 +18,9 @@ pub const SYSTEM_FIELDS: [&str; 5] = ["id", "owner", "version", "created_at", "u
 pub const SYSTEM_USER: &str = "system";
 
 pub use crate::metadata::types::{
-    AiVisibility, FieldDef, FieldLevel, FieldType, LayoutDef, LayoutSection, ObjectDef, ObjectRight,
-    PermissionSetDef, PicklistValue, Sharing, UserDef, ValidationRuleDef, WorkspaceDefinition,
+    AiVisibility, CategoryRef, FieldDef, FieldLevel, FieldType, LayoutDef, LayoutSection, ObjectDef,
+    ObjectRight, PermissionSetDef, PicklistValue, Sharing, TermDef, UserDef, ValidationRuleDef,
+    WorkspaceDefinition,
 };
 
 fn schema_validator() -> &'static jsonschema::Validator {
@@ -293,8 +294,9 @@ fn check_object(obj: &ObjectDef, at: &str, objects: &HashMap<&str, &ObjectDef>, 
                 p.add(format!("{rat}/errorField"), format!("no field `{ef}` on `{}`", obj.key));
             }
         }
-        check_condition(obj, &rule.assert, &format!("{rat}/assert"), p);
+        check_condition(obj, &rule.assert, &format!("{rat}/assert"), "a validation rule", p);
     }
+    check_terms(obj, at, p);
     if let Some(layout) = &obj.layout {
         let mut placed = HashSet::new();
         for (si, s) in layout.sections.iter().enumerate() {
@@ -310,32 +312,35 @@ fn check_object(obj: &ObjectDef, at: &str, objects: &HashMap<&str, &ObjectDef>, 
     }
 }
 
-fn check_condition(obj: &ObjectDef, c: &Condition, at: &str, p: &mut Problems) {
+/// A condition on `obj`'s own fields (`what` names its owner in the message: a validation
+/// rule, a term).
+fn check_condition(obj: &ObjectDef, c: &Condition, at: &str, what: &str, p: &mut Problems) {
     match c {
         Condition::All(all) => {
             for (i, c) in all.all.iter().enumerate() {
-                check_condition(obj, c, &format!("{at}/all/{i}"), p);
+                check_condition(obj, c, &format!("{at}/all/{i}"), what, p);
             }
         }
         Condition::Any(any) => {
             for (i, c) in any.any.iter().enumerate() {
-                check_condition(obj, c, &format!("{at}/any/{i}"), p);
+                check_condition(obj, c, &format!("{at}/any/{i}"), what, p);
             }
         }
-        Condition::Not(not) => check_condition(obj, &not.not, &format!("{at}/not"), p),
+        Condition::Not(not) => check_condition(obj, &not.not, &format!("{at}/not"), what, p),
         Condition::Compare(cmp) => {
-            if let Err(e) = check_rule_comparison(obj, cmp) {
+            if let Err(e) = check_own_comparison(obj, cmp, what) {
                 p.add(at.to_string(), e);
             }
         }
     }
 }
 
-fn check_rule_comparison(obj: &ObjectDef, cmp: &Comparison) -> std::result::Result<(), String> {
+fn check_own_comparison(obj: &ObjectDef, cmp: &Comparison, what: &str) -> std::result::Result<(), String> {
     let find = |k: &str| {
-        obj.fields.iter().find(|f| f.key == k).ok_or_else(|| {
-            format!("a validation rule can only use the fields of `{}`; no field `{k}`", obj.key)
-        })
+        obj.fields
+            .iter()
+            .find(|f| f.key == k)
+            .ok_or_else(|| format!("{what} can only use the fields of `{}`; no field `{k}`", obj.key))
     };
     let field = find(&cmp.field)?;
     crate::metadata::condition::check_op(field.field_type, cmp.op).map_err(|e| e.message)?;
@@ -354,6 +359,58 @@ fn check_rule_comparison(obj: &ObjectDef, cmp: &Comparison) -> std::result::Resu
         }
     }
     Ok(())
+}
+
+/// Terms: unique keys, a filter on the object's own fields, or a category some value of a
+/// picklist field of the object carries.
+fn check_terms(obj: &ObjectDef, at: &str, p: &mut Problems) {
+    let mut term_keys = HashSet::new();
+    for (ti, term) in obj.terms.iter().enumerate() {
+        let tat = format!("{at}/terms/{ti}");
+        if !term_keys.insert(term.key.as_str()) {
+            p.add(format!("{tat}/key"), format!("term key `{}` is used twice", term.key));
+        }
+        if let Some(filter) = &term.filter {
+            check_condition(obj, filter, &format!("{tat}/filter"), "a term", p);
+        }
+        if let Some(c) = &term.category {
+            let cat = format!("{tat}/category");
+            match obj.fields.iter().find(|f| f.key == c.field) {
+                Some(f) if f.field_type == FieldType::Picklist => {
+                    if !f.values.iter().flatten().any(|v| v.category.as_deref() == Some(c.is.as_str())) {
+                        p.add(cat, format!("no value of `{}` has the category `{}`", c.field, c.is));
+                    }
+                }
+                Some(_) => p.add(cat, format!("`{}` is not a picklist field", c.field)),
+                None => p.add(cat, format!("no field `{}` on `{}`", c.field, obj.key)),
+            }
+        }
+    }
+}
+
+impl ObjectDef {
+    /// The condition a term of this object means, on the object's own fields: its filter, or
+    /// its category as `field in [every value carrying it]`.
+    pub fn term_condition(&self, term: &TermDef) -> Condition {
+        if let Some(filter) = &term.filter {
+            return filter.clone();
+        }
+        let c = term.category.as_ref().expect("a term has a filter or a category (schema)");
+        let values = self
+            .fields
+            .iter()
+            .filter(|f| f.key == c.field)
+            .flat_map(|f| f.values.iter().flatten())
+            .filter(|v| v.category.as_deref() == Some(c.is.as_str()))
+            .map(|v| Value::String(v.value.clone()))
+            .collect();
+        Condition::Compare(Comparison {
+            field: c.field.clone(),
+            op: crate::metadata::types::Op::In,
+            value: Some(Value::Array(values)),
+            other_field: None,
+        })
+    }
 }
 
 #[derive(Default)]

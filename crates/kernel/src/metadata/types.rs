@@ -50,6 +50,35 @@ pub struct ObjectDef {
     pub validation_rules: Vec<ValidationRuleDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<LayoutDef>,
+    /// The business's words for sets of this object's records ("open opportunity").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub terms: Vec<TermDef>,
+}
+
+/// A named term of the workspace's vocabulary: what a set of an object's records is called
+/// (a label and synonyms) and the filter it means — either a condition on the object's own
+/// fields, or "this picklist field's value is in that category".
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TermDef {
+    pub key: String,
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub synonyms: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub filter: Option<Condition>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub category: Option<CategoryRef>,
+}
+
+/// "`field`'s value is one of those in `category`" (retired values included).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
+#[serde(deny_unknown_fields)]
+pub struct CategoryRef {
+    pub field: String,
+    pub is: String,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, TS)]
@@ -96,6 +125,11 @@ pub struct PicklistValue {
     pub label: String,
     #[serde(default = "yes")]
     pub active: bool,
+    /// The business's name for the set this value belongs to ("open", "unpaid"): a word of
+    /// the workspace's vocabulary, shared by several values of one picklist.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub category: Option<String>,
 }
 
 fn yes() -> bool {

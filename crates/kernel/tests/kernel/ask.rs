@@ -17,26 +17,31 @@ fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
 }
 
-fn ask_with(s: &Session<'_>, q: &str, m: ModelChoice) -> countersign_kernel::Result<ask::AskAnswer> {
+pub(crate) fn ask_with(
+    s: &Session<'_>,
+    q: &str,
+    m: ModelChoice,
+) -> countersign_kernel::Result<ask::AskAnswer> {
     let mut ask = ask::Ask { question: q.to_string() };
     rt().block_on(drive(s, &mut ask, Some(m), &Cancel::default(), &mut |_| {}))
 }
 
 /// A model answer; a plan without `sort`/`limit` gets the contract's empty values.
-fn plan(mut v: Value) -> Answer {
+pub(crate) fn plan(mut v: Value) -> Answer {
     if v.get("object").is_some() {
         let m = v.as_object_mut().unwrap();
+        m.entry("terms").or_insert(json!([]));
         m.entry("sort").or_insert(json!([]));
         m.entry("limit").or_insert(Value::Null);
     }
     Answer::Text(v.to_string())
 }
 
-fn user_message(req: &Value) -> String {
+pub(crate) fn user_message(req: &Value) -> String {
     req["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string()
 }
 
-fn ids(a: &ask::AskAnswer) -> Vec<String> {
+pub(crate) fn ids(a: &ask::AskAnswer) -> Vec<String> {
     let mut v = ask::ids(a.result.as_ref().expect("a result"));
     v.sort();
     v
@@ -51,12 +56,16 @@ fn projection_for_ben_leaves_out_hidden_and_never_fields() {
     for hidden in ["margin_pct", "credit_limit", "tax_id", "birthdate"] {
         assert!(!canon.contains(hidden), "{hidden} in ben's projection");
         assert!(!g.text.contains(hidden), "{hidden} in ben's prompt text");
-        let schema = ask::output_schema(&g.projection, &["opportunity".into(), "account".into()], true, None)
-            .to_string();
+        let schema =
+            ask::output_schema(&g.projection, &["opportunity".into(), "account".into()], true, None, false)
+                .to_string();
         assert!(!schema.contains(hidden), "{hidden} in ben's output contract");
     }
-    // Retired picklist values are absent, active ones present.
-    assert!(!canon.contains("perception_analysis") && canon.contains("negotiation"));
+    // Retired picklist values are not offered, active ones are (a term's condition may still
+    // name a retired value: "open" includes it, so old records stay in the set).
+    assert!(!g.text.contains("perception_analysis") && g.text.contains("negotiation"));
+    let stage = g.projection.field("opportunity", "stage").unwrap().1;
+    assert!(stage.values.iter().all(|(v, _)| v != "perception_analysis"));
     let ava = f.ws.session("ava").unwrap();
     let ga = ava.grounding("anything", 10_000);
     assert!(ga.text.contains("margin_pct") && ga.text.contains("credit_limit"));
@@ -308,7 +317,7 @@ fn trace_rows_are_complete_and_hide_values_the_reader_cannot_read() {
         .unwrap();
     let t = ava.trace(&a.trace_id).unwrap();
     assert_eq!(t.correlation_id, a.correlation_id);
-    assert_eq!((t.capability.as_str(), t.prompt.as_str(), t.prompt_version), ("ask", "ask", 2));
+    assert_eq!((t.capability.as_str(), t.prompt.as_str(), t.prompt_version), ("ask", "ask", 3));
     assert_eq!((t.model_id.as_str(), t.model_version.as_str()), ("fake-model", "sha256:fake"));
     assert_eq!(t.grounding_hash, a.grounding_hash);
     assert!(t.grounding_hash.starts_with("sha256:"));
@@ -487,9 +496,12 @@ fn a_workspace_on_prompt_version_one_keeps_its_contract() {
     let f = common::demo();
     let ava = f.ws.session("ava").unwrap();
     ava.activate_prompt("ask", 1).unwrap();
-    let fake = fake(vec![plan(json!({"object": "invoice", "filters": [
+    let fake = fake(vec![Answer::Text(
+        json!({"object": "invoice", "filters": [
         {"field": "due_date", "op": "gte", "value": "2026-03-01"},
-        {"field": "due_date", "op": "lte", "value": "2026-03-31"}]}))]);
+        {"field": "due_date", "op": "lte", "value": "2026-03-31"}], "sort": [], "limit": null})
+        .to_string(),
+    )]);
     let a = ask_with(&ava, "Invoices due in March 2026.", model(&fake.url, 0.0)).unwrap();
     let req = &fake.chat_requests()[0];
     assert!(!user_message(req).contains("2026-03-01 to"), "version 1 gets no dates part");

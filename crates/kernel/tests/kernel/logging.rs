@@ -73,7 +73,7 @@ fn no_record_value_and_no_key_reaches_the_log() {
 
     // Ask: the question names the canary; the model's plan filters on it.
     let asked = fake(vec![Answer::Text(
-        json!({"object": "account", "filters": [{"field": "name", "op": "eq", "value": CANARY_VALUE}], "sort": [], "limit": null})
+        json!({"object": "account", "terms": [], "filters": [{"field": "name", "op": "eq", "value": CANARY_VALUE}], "sort": [], "limit": null})
             .to_string(),
     )]);
     let mut ask = Ask { question: format!("Show the account {CANARY_VALUE}.") };

@@ -23,3 +23,4 @@ mod query;
 mod real_model;
 mod save_path;
 mod summarize;
+mod vocabulary;

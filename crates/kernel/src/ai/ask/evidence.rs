@@ -112,14 +112,119 @@ pub(super) const NUMBER_WORDS: &[&str] = &[
     "twelve", "fifteen", "twenty",
 ];
 
-/// Every literal in the plan must come from the question: values of picklist, number and text
-/// filters appear in it (a picklist value by its key or label words), and a sorted answer to a
+/// What a question says, as evidence for a plan: its words (stemmed), and the same words with
+/// the names the plan writes taken out — a word inside a name ("Bluth Partners") is that name,
+/// not a picklist value or a term.
+pub(super) struct Said {
+    words: Vec<String>,
+    outside_names: Vec<String>,
+}
+
+impl Said {
+    pub(super) fn of(question: &str, p: &Projection, plan: &PlanOut) -> Said {
+        let words = crate::ai::projection::words(question);
+        let mut outside_names: Vec<Option<String>> = words.iter().cloned().map(Some).collect();
+        for f in &plan.filters {
+            let Some((owner, field)) = p.field(&plan.object, &f.field) else { continue };
+            if field.field_type != FieldType::Lookup && field.key != owner.name_field {
+                continue;
+            }
+            let values: Vec<&str> = match &f.value {
+                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+                Some(Value::String(v)) => vec![v.as_str()],
+                _ => vec![],
+            };
+            for v in values {
+                let name = crate::ai::projection::words(v);
+                if let Some(at) = find_run(&words, &name) {
+                    outside_names[at..at + name.len()].iter_mut().for_each(|w| *w = None);
+                }
+            }
+        }
+        Said { words, outside_names: outside_names.into_iter().flatten().collect() }
+    }
+
+    /// The phrase's words, in order, outside the names.
+    pub(super) fn says(&self, phrase: &str) -> bool {
+        let w = crate::ai::projection::words(phrase);
+        !w.is_empty() && find_run(&self.outside_names, &w).is_some()
+    }
+
+    /// Every word of `text` somewhere in the question (names included).
+    fn mentions(&self, text: &str) -> bool {
+        let w = crate::ai::projection::words(text);
+        !w.is_empty() && w.iter().all(|x| self.words.contains(x))
+    }
+
+    /// Every word of `text` somewhere outside the names.
+    fn names_value(&self, text: &str) -> bool {
+        let w = crate::ai::projection::words(text);
+        !w.is_empty() && w.iter().all(|x| self.outside_names.contains(x))
+    }
+}
+
+/// Where `run` occurs in `words` as consecutive words.
+fn find_run(words: &[String], run: &[String]) -> Option<usize> {
+    if run.is_empty() || run.len() > words.len() {
+        return None;
+    }
+    (0..=words.len() - run.len()).find(|&i| words[i..i + run.len()] == *run)
+}
+
+/// The picklist values a condition admits per path (`eq` and `in`, outside any `not`).
+fn admitted(c: &Condition, out: &mut Vec<(String, String)>) {
+    match c {
+        Condition::All(a) => a.all.iter().for_each(|c| admitted(c, out)),
+        Condition::Any(a) => a.any.iter().for_each(|c| admitted(c, out)),
+        Condition::Not(_) => {}
+        Condition::Compare(cmp) if matches!(cmp.op, Op::Eq | Op::In) => {
+            let values: Vec<&Value> = match &cmp.value {
+                Some(Value::Array(a)) => a.iter().collect(),
+                Some(v) => vec![v],
+                None => vec![],
+            };
+            out.extend(
+                values.into_iter().filter_map(Value::as_str).map(|v| (cmp.field.clone(), v.to_string())),
+            );
+        }
+        Condition::Compare(_) => {}
+    }
+}
+
+/// Why a picklist value the plan writes for `path` is asked for, if it is: the question says
+/// the value (its key or label words), a category it belongs to, or a term whose filter admits
+/// it — all outside the names the plan writes.
+fn picklist_evidence(
+    said: &Said,
+    p: &Projection,
+    object: &str,
+    path: &str,
+    field: &ProjectedField,
+    v: &str,
+) -> bool {
+    if field.values.iter().any(|(k, l)| k == v && (said.names_value(k) || said.names_value(l))) {
+        return true;
+    }
+    if field.categories.iter().any(|(c, vs)| vs.iter().any(|x| x == v) && said.says(c)) {
+        return true;
+    }
+    p.terms(object).into_iter().any(|(_, t, condition)| {
+        let mut values = vec![];
+        admitted(&condition, &mut values);
+        values.iter().any(|(f, x)| f == path && x == v) && t.phrases().any(|ph| said.says(ph))
+    })
+}
+
+/// Every literal in the plan must come from the question: a term is said (its label or a
+/// synonym), a picklist value is said or stands for a category or term that is (outside the
+/// names the plan writes), a number or a text value appears in it, and a sorted answer to a
 /// question that counts ("the three largest") has that limit.
 pub(super) fn check_evidence(
     question: &str,
     p: &Projection,
     plan: &PlanOut,
 ) -> std::result::Result<(), String> {
+    let said = Said::of(question, p, plan);
     let q = question.to_lowercase();
     let q_words: Vec<String> = crate::ai::projection::words(&q);
     let q_numbers: Vec<f64> = q
@@ -137,6 +242,17 @@ pub(super) fn check_evidence(
                 .map(|(i, _)| [0., 1., 2., 3., 4., 5., 6., 7., 8., 9., 10., 11., 12., 15., 20.][i]),
         )
         .collect();
+    let terms = p.terms(&plan.object);
+    for key in &plan.terms {
+        let Some((_, t, _)) = terms.iter().find(|(k, _, _)| k == key) else { continue };
+        if !t.phrases().any(|ph| said.says(ph)) {
+            return Err(format!(
+                "the term {key} (\"{}\") is not asked for: the question says none of its words{}. Answer again without that term.",
+                t.label,
+                if t.synonyms.is_empty() { String::new() } else { format!(" (\"{}\")", t.synonyms.join("\", \"")) }
+            ));
+        }
+    }
     for (i, f) in plan.filters.iter().enumerate() {
         let values: Vec<&Value> = match &f.value {
             Some(Value::Array(a)) => a.iter().collect(),
@@ -149,24 +265,17 @@ pub(super) fn check_evidence(
         if let Some((_, field)) =
             p.field(&plan.object, &f.field).filter(|(_, x)| x.field_type == FieldType::Picklist)
         {
-            // A picklist filter is evidenced when the question talks about its field: the
-            // field's label or any of its values ("unpaid" → status in [sent, overdue]).
-            let mut words = crate::ai::projection::words(&field.label);
-            words.extend(crate::ai::projection::words(&field.key));
-            for (v, l) in &field.values {
-                words.extend(crate::ai::projection::words(v));
-                words.extend(crate::ai::projection::words(l));
+            for v in values.iter().filter_map(|v| v.as_str()) {
+                if !picklist_evidence(&said, p, &plan.object, &f.field, field, v) {
+                    return Err(format!(
+                        "filters[{i}] ({} {} {}) is not asked for: the question says neither \"{v}\" nor a word that means it. Answer again without that value.",
+                        f.field,
+                        f.op,
+                        f.value.as_ref().map(Value::to_string).unwrap_or_default(),
+                    ));
+                }
             }
-            if words.iter().any(|w| w.len() > 2 && (q_words.contains(w) || q.contains(w.as_str()))) {
-                continue;
-            }
-            return Err(format!(
-                "filters[{i}] ({} {} {}) is not asked for: the question says nothing about {}. Answer again without that filter.",
-                f.field,
-                f.op,
-                f.value.as_ref().map(Value::to_string).unwrap_or_default(),
-                field.label
-            ));
+            continue;
         }
         // "The largest by amount" often comes with `amount > 0`: implied by the sort, harmless.
         let sorted_desc =
@@ -186,7 +295,7 @@ pub(super) fn check_evidence(
                 Value::String(s) => {
                     let w = crate::ai::projection::words(s);
                     w.is_empty()
-                        || w.iter().any(|x| q_words.contains(x) || q.contains(x.as_str()))
+                        || w.iter().any(|x| said.mentions(x) || q.contains(x.as_str()))
                         || q.contains(&s.to_lowercase())
                 }
                 _ => true,
@@ -217,16 +326,19 @@ pub(super) fn check_evidence(
     Ok(())
 }
 
-/// A question word that is a picklist value of the queried object (or a parent) with no filter
-/// using it: the plan probably dropped a condition ("customers" → `type` = customer). Checked on
-/// the first answer only; the repair may keep its plan.
+/// A question word that is a picklist value of the queried object (or a parent), or a term's
+/// words, with no filter or term using it: the plan probably dropped a condition ("customers"
+/// → `type` = customer; "still in play" → the term `open_opportunity`). Words inside the names
+/// the plan writes do not count. Checked on the first answer only; the repair may keep its plan.
 pub(super) fn check_unused_values(
     question: &str,
     p: &Projection,
     plan: &PlanOut,
+    terms_offered: bool,
 ) -> std::result::Result<(), String> {
-    let q_words = crate::ai::projection::words(question);
-    let used: Vec<String> = plan
+    let said = Said::of(question, p, plan);
+    let terms = p.terms(&plan.object);
+    let mut used: Vec<String> = plan
         .filters
         .iter()
         .flat_map(|f| match &f.value {
@@ -236,17 +348,42 @@ pub(super) fn check_unused_values(
         })
         .flat_map(|v| crate::ai::projection::words(v.as_str().unwrap_or_default()))
         .collect();
+    // The fields a plan filters on (a term's, through its condition).
+    let mut filtered: Vec<String> = plan.filters.iter().map(|f| f.field.clone()).collect();
+    for (_, t, condition) in terms.iter().filter(|(k, _, _)| plan.terms.contains(k)) {
+        let mut values = vec![];
+        admitted(condition, &mut values);
+        used.extend(values.iter().flat_map(|(_, v)| crate::ai::projection::words(v)));
+        used.extend(t.phrases().flat_map(crate::ai::projection::words));
+        filtered.extend(condition.fields().into_iter().map(String::from));
+    }
+    if terms_offered {
+        for (key, t, condition) in &terms {
+            if plan.terms.contains(key) || condition.fields().iter().any(|f| filtered.iter().any(|x| x == f))
+            {
+                continue;
+            }
+            if let Some(phrase) = t.phrases().find(|ph| said.says(ph)) {
+                return Err(format!(
+                    "the question says \"{phrase}\", the term {key} (\"{}\"), but the plan does not use it. If the question means it, add \"{key}\" to \"terms\".",
+                    t.label
+                ));
+            }
+        }
+    }
     let object_words: Vec<String> = p
         .object(&plan.object)
         .map(|o| {
             [&o.key, &o.label, &o.plural_label].iter().flat_map(|t| crate::ai::projection::words(t)).collect()
         })
         .unwrap_or_default();
-    for w in q_words.iter().filter(|w| w.len() > 2 && !used.contains(w) && !object_words.contains(w)) {
+    for w in
+        said.outside_names.iter().filter(|w| w.len() > 2 && !used.contains(w) && !object_words.contains(w))
+    {
         let holders: Vec<String> = p
             .paths(&plan.object)
             .into_iter()
-            .filter(|(_, f)| f.field_type == FieldType::Picklist)
+            .filter(|(path, f)| f.field_type == FieldType::Picklist && !filtered.contains(path))
             .filter_map(|(path, f)| {
                 f.values
                     .iter()

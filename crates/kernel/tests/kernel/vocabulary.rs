@@ -1,0 +1,250 @@
+//! The business vocabulary: picklist categories and terms in the definition, checked at
+//! deploy; part of the projection (and its hash) only where the user may read every field a
+//! term filters on; offered to Ask as closed choices and expanded by the kernel; and the
+//! evidence a plan needs — a term, a category, a value the question says — with the words of
+//! a name the plan writes justifying nothing else.
+
+use crate::ask::{ask_with, ids, plan, user_message};
+use crate::common;
+
+use common::fake_model::{fake, model};
+use countersign_kernel::metadata::definition::WorkspaceDefinition;
+use countersign_kernel::{Code, DeployOptions, QuerySpec};
+use serde_json::{json, Value};
+
+fn demo_doc(f: &common::Fixture) -> Value {
+    serde_json::to_value(&f.ws.catalog().unwrap().definition).unwrap()
+}
+
+fn object_mut<'a>(doc: &'a mut Value, key: &str) -> &'a mut Value {
+    doc["objects"].as_array_mut().unwrap().iter_mut().find(|o| o["key"] == key).unwrap()
+}
+
+#[test]
+fn a_term_must_name_fields_and_categories_the_object_has() {
+    let f = common::demo();
+    let mut doc = demo_doc(&f);
+    let opp = object_mut(&mut doc, "opportunity");
+    opp["terms"].as_array_mut().unwrap().extend([
+        json!({"key": "big", "label": "Big deal", "filter": {"field": "size", "op": "gt", "value": 5}}),
+        json!({"key": "stalled", "label": "Stalled", "category": {"field": "stage", "is": "stalled"}}),
+        json!({"key": "by_amount", "label": "By amount", "category": {"field": "amount", "is": "open"}}),
+        json!({"key": "big", "label": "Twice", "filter": {"field": "amount", "op": "gt", "value": 5}}),
+    ]);
+    let e = WorkspaceDefinition::from_json(&doc).unwrap_err();
+    assert_eq!(e.code, Code::InvalidDefinition);
+    let problems: Vec<String> = e.details.iter().map(|d| format!("{} {}", d.path, d.message)).collect();
+    let has = |path: &str, words: &str| problems.iter().any(|p| p.contains(path) && p.contains(words));
+    assert!(has("/terms/3/filter", "no field `size`"), "{problems:?}");
+    assert!(has("/terms/4/category", "category `stalled`"), "{problems:?}");
+    assert!(has("/terms/5/category", "not a picklist"), "{problems:?}");
+    assert!(has("/terms/6/key", "used twice"), "{problems:?}");
+    // Neither a filter nor a category: the schema says one of them.
+    let mut doc = demo_doc(&f);
+    object_mut(&mut doc, "opportunity")["terms"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"key": "x", "label": "X"}));
+    assert!(WorkspaceDefinition::from_json(&doc).is_err());
+}
+
+#[test]
+fn a_category_term_expands_to_every_value_carrying_it_and_is_in_the_projection_and_its_hash() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let g = ava.grounding("anything", 100_000);
+    let terms = g.projection.terms("opportunity");
+    let (_, open, condition) = terms.iter().find(|(k, _, _)| k == "open_opportunity").unwrap();
+    assert_eq!(open.label, "Open opportunity");
+    // Retired values of the category are in the set: old records stay "open".
+    assert_eq!(
+        serde_json::to_value(condition).unwrap(),
+        json!({"field": "stage", "op": "in", "value": ["prospecting", "qualification", "proposal", "negotiation", "perception_analysis"]})
+    );
+    assert!(g.text.contains("term open_opportunity: \"Open opportunity\" (also \"open\""), "{}", g.text);
+    assert!(g.text.contains(
+        "(open: prospecting, qualification, proposal, negotiation; won: closed_won; lost: closed_lost)"
+    ));
+    // A parent's term is offered through the lookup, its condition read through it.
+    let contact_terms = g.projection.terms("contact");
+    let (_, _, key_account) = contact_terms.iter().find(|(k, _, _)| k == "account.key_account").unwrap();
+    assert!(key_account.fields().iter().all(|p| p.starts_with("account.")));
+    // The expansion runs as a query: the same rows as the stages written out.
+    let via_term = ava
+        .query(&QuerySpec {
+            object: "opportunity".into(),
+            fields: vec!["name".into()],
+            filters: Some(condition.clone()),
+            sort: vec![],
+            limit: Some(1000),
+            offset: None,
+        })
+        .unwrap();
+    let every = ava
+        .query(&QuerySpec {
+            object: "opportunity".into(),
+            fields: vec!["name".into()],
+            filters: None,
+            sort: vec![],
+            limit: Some(1000),
+            offset: None,
+        })
+        .unwrap();
+    assert!(!via_term.records.is_empty() && via_term.records.len() < every.records.len());
+    // A synonym changed by a deploy changes the grounding hash.
+    let before = g.hash.clone();
+    let mut doc = demo_doc(&f);
+    let opp = object_mut(&mut doc, "opportunity");
+    opp["terms"][0]["synonyms"].as_array_mut().unwrap().push(json!("live deal"));
+    let def = WorkspaceDefinition::from_json(&doc).unwrap();
+    drop(ava);
+    let mut ws = f.ws;
+    ws.deploy(&def, &DeployOptions::by("ava")).unwrap();
+    let after = ws.session("ava").unwrap().grounding("anything", 100_000);
+    assert_ne!(before, after.hash);
+    assert!(after.text.contains("live deal"));
+}
+
+#[test]
+fn a_term_on_a_field_the_user_cannot_read_is_absent_like_the_field() {
+    let f = common::demo();
+    let mut doc = demo_doc(&f);
+    object_mut(&mut doc, "opportunity")["terms"].as_array_mut().unwrap().push(json!({
+        "key": "rich_margin", "label": "Rich margin", "synonyms": ["fat margin"],
+        "filter": {"field": "margin_pct", "op": "gte", "value": 40}
+    }));
+    let def = WorkspaceDefinition::from_json(&doc).unwrap();
+    let mut ws = f.ws;
+    ws.deploy(&def, &DeployOptions::by("ava")).unwrap();
+    let ava = ws.session("ava").unwrap().grounding("anything", 100_000);
+    assert!(ava.text.contains("rich_margin"));
+    // ben cannot read margin_pct: neither the term nor its words reach his prompt or contract.
+    let ben_session = ws.session("ben").unwrap();
+    let ben = ben_session.grounding("anything", 100_000);
+    assert!(!ben.projection.canonical_json().contains("rich_margin"));
+    assert!(!ben.text.contains("fat margin"));
+    let schema = countersign_kernel::ai::ask::output_schema(
+        &ben.projection,
+        &["opportunity".into()],
+        true,
+        Some(&[]),
+        true,
+    );
+    assert!(!schema.to_string().contains("rich_margin"));
+}
+
+#[test]
+fn ask_offers_terms_as_closed_choices_and_the_kernel_expands_them() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let fake = fake(vec![plan(json!({"object": "opportunity", "terms": ["open_opportunity"],
+        "filters": [{"field": "account", "op": "eq", "value": "Acme Industries"}]}))]);
+    let a =
+        ask_with(&ava, "Which opportunities of Acme Industries are still in play?", model(&fake.url, 0.0))
+            .unwrap();
+    let req = &fake.chat_requests()[0];
+    let contract = req["response_format"].to_string();
+    assert!(contract.contains("open_opportunity") && contract.contains("account.key_account"));
+    assert!(user_message(req).contains("term open_opportunity"));
+    assert_eq!(a.terms.len(), 1);
+    assert_eq!(
+        (a.terms[0].key.as_str(), a.terms[0].label.as_str()),
+        ("open_opportunity", "Open opportunity")
+    );
+    // The spec holds the expansion as one condition, and its field is a column.
+    let spec = serde_json::to_value(&a.spec).unwrap();
+    let all = spec["filters"]["all"].as_array().unwrap();
+    assert!(all.contains(&serde_json::to_value(&a.terms[0].condition).unwrap()));
+    assert!(a.spec.fields.contains(&"stage".to_string()));
+    // The same rows as the stages written out by hand.
+    let acme = a.resolutions[0].matches[0].id.clone();
+    let by_hand = ava
+        .query(
+            &serde_json::from_value(json!({"object": "opportunity", "fields": ["name"], "limit": 1000,
+            "filters": {"all": [{"field": "account", "op": "eq", "value": acme},
+                {"not": {"field": "stage", "op": "in", "value": ["closed_won", "closed_lost"]}}]}}))
+            .unwrap(),
+        )
+        .unwrap();
+    let mut expected = countersign_kernel::ai::ask::ids(&by_hand);
+    expected.sort();
+    assert_eq!(ids(&a), expected);
+    // The trace says which terms were used.
+    let t = ava.trace(&a.trace_id).unwrap();
+    assert_eq!(t.result.unwrap()["terms"], json!(["open_opportunity"]));
+}
+
+#[test]
+fn a_picklist_value_is_justified_by_a_term_or_category_the_question_says_and_refused_otherwise() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    // "past due" is a synonym of the term whose filter is status = overdue: accepted at once.
+    let fake1 = fake(vec![plan(json!({"object": "invoice",
+        "filters": [{"field": "status", "op": "eq", "value": "overdue"}]}))]);
+    let a = ask_with(&ava, "Which invoices are past due?", model(&fake1.url, 0.0)).unwrap();
+    assert_eq!(a.timings.attempts, 1);
+    // "unpaid" is a category of sent and overdue: writing them out is justified...
+    let fake2 = fake(vec![plan(json!({"object": "invoice",
+        "filters": [{"field": "status", "op": "in", "value": ["sent", "overdue"]}]}))]);
+    let a = ask_with(&ava, "Show the unpaid invoices.", model(&fake2.url, 0.0)).unwrap();
+    assert_eq!(a.timings.attempts, 1);
+    // ...but `void` is not (the word "paid" inside "unpaid" is no evidence either).
+    let fake3 = fake(vec![
+        plan(json!({"object": "invoice", "filters": [{"field": "status", "op": "eq", "value": "void"}]})),
+        plan(json!({"object": "invoice", "terms": ["unpaid_invoice"], "filters": []})),
+    ]);
+    let a = ask_with(&ava, "Show the unpaid invoices.", model(&fake3.url, 0.0)).unwrap();
+    assert_eq!(a.timings.attempts, 2);
+    let repair = user_message(&fake3.chat_requests()[1]);
+    assert!(repair.contains("neither \"void\""), "{repair}");
+    assert_eq!(a.terms[0].key, "unpaid_invoice");
+}
+
+#[test]
+fn the_words_of_a_name_justify_nothing_else() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    // "Partners" is part of the account's name, not its type.
+    let first = fake(vec![
+        plan(json!({"object": "contact", "filters": [
+            {"field": "account", "op": "eq", "value": "Bluth Partners"},
+            {"field": "account.type", "op": "eq", "value": "partner"}]})),
+        plan(
+            json!({"object": "contact", "filters": [{"field": "account", "op": "eq", "value": "Bluth Partners"}]}),
+        ),
+    ]);
+    let a = ask_with(&ava, "List the contacts at Bluth Partners.", model(&first.url, 0.0)).unwrap();
+    assert_eq!(a.timings.attempts, 2);
+    assert!(user_message(&first.chat_requests()[1]).contains("account.type"));
+    assert!(!a.result.unwrap().records.is_empty());
+    // And the name's words do not ask for an unused picklist value either: one attempt.
+    let fake = fake(vec![plan(
+        json!({"object": "contact", "filters": [{"field": "account", "op": "eq", "value": "Bluth Partners"}]}),
+    )]);
+    let a = ask_with(&ava, "List the contacts at Bluth Partners.", model(&fake.url, 0.0)).unwrap();
+    assert_eq!(a.timings.attempts, 1);
+}
+
+#[test]
+fn a_term_the_question_says_but_the_plan_drops_gets_the_repair() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let first = fake(vec![
+        plan(json!({"object": "opportunity", "filters": []})),
+        plan(json!({"object": "opportunity", "terms": ["open_opportunity"], "filters": []})),
+    ]);
+    let a = ask_with(&ava, "Which opportunities are still in play?", model(&first.url, 0.0)).unwrap();
+    assert_eq!(a.timings.attempts, 2);
+    let repair = user_message(&first.chat_requests()[1]);
+    assert!(repair.contains("\"still in play\", the term open_opportunity"), "{repair}");
+    // A term the question does not say is refused.
+    let fake = fake(vec![
+        plan(json!({"object": "opportunity", "terms": ["won_opportunity"], "filters": []})),
+        plan(
+            json!({"object": "opportunity", "filters": [{"field": "stage", "op": "eq", "value": "negotiation"}]}),
+        ),
+    ]);
+    let a = ask_with(&ava, "Which opportunities are in negotiation?", model(&fake.url, 0.0)).unwrap();
+    assert_eq!(a.timings.attempts, 2);
+    assert!(a.terms.is_empty());
+}
