@@ -245,6 +245,18 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX ai_trace_by_actor ON ai_trace (actor, started_at);
     CREATE INDEX ai_trace_by_time ON ai_trace (started_at);
     CREATE INDEX ai_trace_running ON ai_trace (actor, capability) WHERE outcome = 'running';",
+    // 8: Ask's examples learned from corrections (a question and the spec its user corrected
+    // the answer to), with their questions indexed for similarity (FTS5, bm25).
+    "CREATE TABLE ask_example (
+        id          TEXT PRIMARY KEY,
+        trace_id    TEXT NOT NULL UNIQUE,
+        question    TEXT NOT NULL,
+        object      TEXT NOT NULL,
+        spec        TEXT NOT NULL,
+        created_by  TEXT NOT NULL,
+        created_at  TEXT NOT NULL
+    );
+    CREATE VIRTUAL TABLE ask_example_text USING fts5(example_id UNINDEXED, question, tokenize = 'porter unicode61 remove_diacritics 2');",
 ];
 
 pub fn schema_version() -> i64 {

@@ -57,7 +57,7 @@ fn projection_for_ben_leaves_out_hidden_and_never_fields() {
         assert!(!canon.contains(hidden), "{hidden} in ben's projection");
         assert!(!g.text.contains(hidden), "{hidden} in ben's prompt text");
         let schema =
-            ask::output_schema(&g.projection, &["opportunity".into(), "account".into()], true, None, false)
+            ask::output_schema(&g.projection, &["opportunity".into(), "account".into()], true, None, None)
                 .to_string();
         assert!(!schema.contains(hidden), "{hidden} in ben's output contract");
     }

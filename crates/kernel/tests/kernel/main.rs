@@ -15,6 +15,7 @@ mod hardening;
 mod in_flight;
 mod ingest;
 mod layers;
+mod learned;
 mod limits;
 mod logging;
 mod proposals;

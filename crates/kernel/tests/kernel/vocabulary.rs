@@ -110,7 +110,7 @@ fn a_term_on_a_field_the_user_cannot_read_is_absent_like_the_field() {
     let f = common::demo();
     let mut doc = demo_doc(&f);
     object_mut(&mut doc, "opportunity")["terms"].as_array_mut().unwrap().push(json!({
-        "key": "rich_margin", "label": "Rich margin", "synonyms": ["fat margin"],
+        "key": "rich_margin", "label": "Rich margin", "synonyms": ["juicy deal"],
         "filter": {"field": "margin_pct", "op": "gte", "value": 40}
     }));
     let def = WorkspaceDefinition::from_json(&doc).unwrap();
@@ -122,15 +122,17 @@ fn a_term_on_a_field_the_user_cannot_read_is_absent_like_the_field() {
     let ben_session = ws.session("ben").unwrap();
     let ben = ben_session.grounding("anything", 100_000);
     assert!(!ben.projection.canonical_json().contains("rich_margin"));
-    assert!(!ben.text.contains("fat margin"));
-    let schema = countersign_kernel::ai::ask::output_schema(
-        &ben.projection,
-        &["opportunity".into()],
-        true,
-        Some(&[]),
-        true,
-    );
-    assert!(!schema.to_string().contains("rich_margin"));
+    assert!(!ben.text.contains("juicy deal"));
+    let answer = json!({"object": "opportunity", "filters": []});
+    let for_ava = fake(vec![plan(json!({"object": "opportunity", "terms": ["rich_margin"], "filters": []}))]);
+    let a = ask_with(&ws.session("ava").unwrap(), "Which are the juicy deals?", model(&for_ava.url, 0.0))
+        .unwrap();
+    assert_eq!(a.terms[0].key, "rich_margin");
+    let for_ben = fake(vec![plan(answer)]);
+    let b = ask_with(&ben_session, "Which are the juicy deals?", model(&for_ben.url, 0.0)).unwrap();
+    assert!(b.terms.is_empty());
+    let req = for_ben.chat_requests()[0].to_string();
+    assert!(!req.contains("rich_margin") && !req.contains("margin_pct"));
 }
 
 #[test]
@@ -144,8 +146,12 @@ fn ask_offers_terms_as_closed_choices_and_the_kernel_expands_them() {
             .unwrap();
     let req = &fake.chat_requests()[0];
     let contract = req["response_format"].to_string();
-    assert!(contract.contains("open_opportunity") && contract.contains("account.key_account"));
-    assert!(user_message(req).contains("term open_opportunity"));
+    // Only the terms the question says are offered: "still in play" is open_opportunity.
+    assert!(contract.contains("open_opportunity") && !contract.contains("won_opportunity"));
+    assert!(!contract.contains("account.key_account"));
+    let message = user_message(req);
+    assert!(message.contains("term open_opportunity: \"Open opportunity\""), "the schema lists every term");
+    assert!(message.contains("\"still in play\": term open_opportunity of opportunity"), "{message}");
     assert_eq!(a.terms.len(), 1);
     assert_eq!(
         (a.terms[0].key.as_str(), a.terms[0].label.as_str()),

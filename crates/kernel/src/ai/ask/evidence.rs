@@ -88,6 +88,11 @@ pub(super) fn refusal_contradiction(p: &Projection, reason: &str) -> Option<Stri
             if object_words.contains(&w) {
                 return Some(format!("`{}` is an object of the schema", o.key));
             }
+            for t in &o.terms {
+                if t.phrases().any(|ph| crate::ai::projection::words(ph).contains(&w)) {
+                    return Some(format!("\"{}\" is the term {} of {}", t.label, t.key, o.key));
+                }
+            }
             for f in &o.fields {
                 let mut fw = crate::ai::projection::words(&f.key);
                 fw.extend(crate::ai::projection::words(&f.label));
@@ -163,8 +168,38 @@ impl Said {
     }
 }
 
+/// A term the question says, offered to the model for queries on `object`.
+#[derive(Debug, Clone)]
+pub struct SaidTerm {
+    pub object: String,
+    /// As a plan names it (`open_opportunity`, `account.key_account`).
+    pub key: String,
+    /// The words of the question that say it (its label or a synonym).
+    pub phrase: String,
+}
+
+/// The terms `question` says, for each object in `objects`: the only terms a plan may use
+/// (a term the question does not say would be refused as not asked for). The longest phrase
+/// that says a term is the one named.
+pub(super) fn said_terms(question: &str, p: &Projection, objects: &[String]) -> Vec<SaidTerm> {
+    let words = crate::ai::projection::words(question);
+    let mut out = vec![];
+    for object in objects {
+        for (key, t, _) in p.terms(object) {
+            let phrase = t
+                .phrases()
+                .filter(|ph| find_run(&words, &crate::ai::projection::words(ph)).is_some())
+                .max_by_key(|ph| ph.len());
+            if let Some(phrase) = phrase {
+                out.push(SaidTerm { object: object.clone(), key, phrase: phrase.to_string() });
+            }
+        }
+    }
+    out
+}
+
 /// Where `run` occurs in `words` as consecutive words.
-fn find_run(words: &[String], run: &[String]) -> Option<usize> {
+pub(super) fn find_run(words: &[String], run: &[String]) -> Option<usize> {
     if run.is_empty() || run.len() > words.len() {
         return None;
     }

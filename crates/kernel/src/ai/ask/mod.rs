@@ -15,6 +15,7 @@
 
 mod data_check;
 mod evidence;
+mod learned;
 mod versions;
 
 use crate::ai::dates::{read_dates, DateRange};
@@ -32,7 +33,9 @@ use crate::records::access::Session;
 use crate::records::names::{normal_text, Resolution, ResolutionStatus};
 use crate::records::query::{Direction, QueryResult, QuerySpec, SortKey};
 use data_check::Written;
-use evidence::{check_evidence, check_unused_values, refusal_contradiction};
+pub use evidence::SaidTerm;
+use evidence::{check_evidence, check_unused_values, refusal_contradiction, said_terms};
+pub use learned::{LearnedExample, LearnedUse, MAX_LEARNED};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -144,6 +147,8 @@ pub struct AskAnswer {
     /// The workspace's terms the answer filters on (a chip reads as the term's label and
     /// expands to its condition, which the spec holds).
     pub terms: Vec<TermChoice>,
+    /// Examples learned from this workspace's corrections that the prompt carried.
+    pub learned: Vec<LearnedUse>,
 }
 
 /// A term of the vocabulary that a filter of the answer stands for.
@@ -204,8 +209,11 @@ pub struct AskRun {
     question: String,
     /// The date phrases the kernel read (prompt version 2's contract); `None` under version 1.
     dates: Option<Vec<DateRange>>,
-    /// Whether the contract offers the workspace's terms (prompt version 3's).
-    terms: bool,
+    /// The terms the question says, offered as choices (prompt version 3's contract); `None`
+    /// under earlier versions.
+    terms: Option<Vec<SaidTerm>>,
+    /// Examples learned from corrections that the prompt carries.
+    learned: Vec<LearnedUse>,
     schema: Value,
     repaired: bool,
 }
@@ -286,7 +294,7 @@ pub fn output_schema(
     objects: &[String],
     refusal: bool,
     dates: Option<&[String]>,
-    terms: bool,
+    terms: Option<&[SaidTerm]>,
 ) -> Value {
     let mut alternatives = vec![];
     for key in objects {
@@ -328,8 +336,8 @@ pub fn output_schema(
         let mut properties = Map::new();
         properties.insert("object".into(), json!({"const": key}));
         let mut required = vec!["object"];
-        if terms {
-            let keys: Vec<String> = projection.terms(key).into_iter().map(|(k, _, _)| k).collect();
+        if let Some(terms) = terms {
+            let keys: Vec<&str> = terms.iter().filter(|t| &t.object == key).map(|t| t.key.as_str()).collect();
             properties.insert(
                 "terms".into(),
                 if keys.is_empty() {
@@ -411,10 +419,15 @@ impl Session<'_> {
         let today = now.format("%Y-%m-%d").to_string();
         // From prompt version 2's contract on, the kernel reads the dates (in UTC) and the model
         // picks; from version 3's, it also picks terms.
-        let terms = prompt.output_contract == CONTRACT_TERMS;
-        let dates = (prompt.output_contract == CONTRACT_DATES_READ || terms)
+        let with_terms = prompt.output_contract == CONTRACT_TERMS;
+        let dates = (prompt.output_contract == CONTRACT_DATES_READ || with_terms)
             .then(|| read_dates(question, now.date_naive()));
-        let parts = ask_parts(&grounding, &today, question, dates.as_deref());
+        let objects = self.ask_objects(&grounding.projection, &binding.settings);
+        let terms = with_terms.then(|| said_terms(question, &grounding.projection, &objects));
+        let learned =
+            if with_terms { self.learned_for(question, &grounding.projection, &objects) } else { vec![] };
+        let parts = ask_parts(&grounding, &learned, &today, question, dates.as_deref(), terms.as_deref());
+        let learned: Vec<LearnedUse> = learned.into_iter().map(|(u, _)| u).collect();
         let chat_prompt = Prompt {
             instructions: prompt.instructions.clone(),
             examples: crate::ai::pipeline::example_turns(&prompt.examples),
@@ -427,7 +440,6 @@ impl Session<'_> {
             self.finish_invocation(inv, Outcome::Failed(&e))?;
             Err(e)
         };
-        let objects = self.ask_objects(&grounding.projection, &binding.settings);
         if objects.is_empty() {
             return fail(&inv, Error::new(Code::Scope, "there are no records you can ask about"));
         }
@@ -457,7 +469,7 @@ impl Session<'_> {
             &objects,
             true,
             phrases_of(dates.as_deref()).as_deref(),
-            terms,
+            terms.as_deref(),
         );
         let request = inv.chat_request(chat_prompt, "ask_plan".into(), schema.clone());
         Ok(AskRun {
@@ -467,6 +479,7 @@ impl Session<'_> {
             question: question.to_string(),
             dates,
             terms,
+            learned,
             schema,
             repaired: false,
         })
@@ -517,6 +530,7 @@ impl Session<'_> {
                 let inv = &run.invocation;
                 let answer_json = json!({"spec": spec, "resolutions": resolutions, "dates": dates,
                     "terms": terms.iter().map(|t| &t.key).collect::<Vec<_>>(),
+                    "learned": run.learned.iter().map(|l| &l.id).collect::<Vec<_>>(),
                     "ids": result.as_ref().map(|r| r.records.iter().map(|m| m["id"].clone()).collect::<Vec<_>>())});
                 self.finish_invocation(inv, Outcome::Answered { result: &answer_json, values: &values })?;
                 let total_ms = inv.started.elapsed().as_secs_f64() * 1000.0;
@@ -526,6 +540,7 @@ impl Session<'_> {
                     resolutions,
                     dates,
                     terms,
+                    learned: run.learned.clone(),
                     result,
                     trace_id: inv.trace_id.clone(),
                     correlation_id: inv.correlation_id.clone(),
@@ -567,11 +582,19 @@ impl Session<'_> {
         violation: &str,
         refusal_allowed: bool,
     ) -> Result<AskStep> {
+        let learned = if run.learned.is_empty() {
+            vec![]
+        } else {
+            let objects = self.ask_objects(&run.grounding.projection, &run.invocation.capability.settings);
+            self.learned_for(&run.question, &run.grounding.projection, &objects)
+        };
         let mut parts = ask_parts(
             &run.grounding,
+            &learned,
             &self.ws.clock.now().format("%Y-%m-%d").to_string(),
             &run.question,
             run.dates.as_deref(),
+            run.terms.as_deref(),
         );
         parts.push(Part::Untrusted { label: "your previous answer".into(), content: answer.to_string() });
         parts.push(Part::Request(if refusal_allowed {
@@ -584,8 +607,13 @@ impl Session<'_> {
             // schema says so): the repair may not turn into a refusal.
             let objects = self.ask_objects(&run.grounding.projection, &run.invocation.capability.settings);
             let phrases = phrases_of(run.dates.as_deref());
-            let schema =
-                output_schema(&run.grounding.projection, &objects, false, phrases.as_deref(), run.terms);
+            let schema = output_schema(
+                &run.grounding.projection,
+                &objects,
+                false,
+                phrases.as_deref(),
+                run.terms.as_deref(),
+            );
             run.request.schema = Some(("ask_plan".into(), schema.clone()));
             run.schema = schema;
         }
@@ -634,11 +662,13 @@ impl Session<'_> {
             )));
         }
         if !plan.terms.is_empty() {
-            let offered: Vec<String> = if run.terms {
-                p.terms(&plan.object).into_iter().map(|(k, _, _)| k).collect()
-            } else {
-                vec![]
-            };
+            let offered: Vec<String> = run
+                .terms
+                .iter()
+                .flatten()
+                .filter(|t| t.object == plan.object)
+                .map(|t| t.key.clone())
+                .collect();
             if let Some(t) = plan.terms.iter().find(|t| !offered.contains(t)) {
                 return Err(Violation::from(format!(
                     "`{t}` is not a term of {}; terms: {}",
@@ -725,7 +755,8 @@ impl Session<'_> {
         }
         check_evidence(&run.question, p, &plan).map_err(Violation::answerable)?;
         if !run.repaired {
-            check_unused_values(&run.question, p, &plan, run.terms).map_err(Violation::answerable)?;
+            check_unused_values(&run.question, p, &plan, run.terms.is_some())
+                .map_err(Violation::answerable)?;
         }
         // The values written for text-like fields and lookups, for the data check below.
         let written: Vec<Written> = plan
@@ -993,15 +1024,32 @@ fn type_name(t: FieldType) -> String {
     serde_json::to_value(t).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 
-/// The user message: the schema (a stable prefix per user and generation), today, the question.
-fn ask_parts(g: &Grounding, today: &str, question: &str, dates: Option<&[DateRange]>) -> Vec<Part> {
-    let mut parts = vec![
-        Part::Untrusted { label: "schema".into(), content: g.text.clone() },
-        Part::Request(format!("Today is {today}.")),
-        Part::Untrusted { label: "question".into(), content: question.to_string() },
-    ];
+/// The user message: the schema (a stable prefix per user and generation), the examples
+/// learned from corrections, today, the question, and what the kernel read in it (dates, terms).
+fn ask_parts(
+    g: &Grounding,
+    learned: &[(LearnedUse, String)],
+    today: &str,
+    question: &str,
+    dates: Option<&[DateRange]>,
+    terms: Option<&[SaidTerm]>,
+) -> Vec<Part> {
+    let mut parts = vec![Part::Untrusted { label: "schema".into(), content: g.text.clone() }];
+    if !learned.is_empty() {
+        parts.push(Part::Untrusted {
+            label: "questions answered in this workspace before, as corrected by their users".into(),
+            content: learned::learned_text(learned),
+        });
+    }
+    parts.push(Part::Request(format!("Today is {today}.")));
+    parts.push(Part::Untrusted { label: "question".into(), content: question.to_string() });
     if let Some(dates) = dates.filter(|d| !d.is_empty()) {
         parts.push(Part::Untrusted { label: "dates".into(), content: dates_text(dates) });
+    }
+    if let Some(terms) = terms.filter(|t| !t.is_empty()) {
+        let lines: Vec<String> =
+            terms.iter().map(|t| format!("\"{}\": term {} of {}", t.phrase, t.key, t.object)).collect();
+        parts.push(Part::Untrusted { label: "terms".into(), content: lines.join("\n") });
     }
     parts
 }

@@ -78,6 +78,16 @@ object ticket (Ticket / Tickets); name field: subject
   term urgent_ticket: \"Urgent ticket\" (also \"urgent\", \"escalated\")
 ";
 
+/// The made-up schema's terms as the kernel reads them in a question: (phrase, term as a
+/// plan names it, the object queried).
+const EXAMPLE_TERMS: &[(&str, &str, &str)] = &[
+    ("unresolved", "open_ticket", "ticket"),
+    ("still open", "open_ticket", "ticket"),
+    ("urgent", "urgent_ticket", "ticket"),
+    ("vip", "customer.key_customer", "ticket"),
+    ("vip", "key_customer", "customer"),
+];
+
 /// Version 3's worked examples: version 2's, with terms where the question says one.
 pub fn examples_v3() -> Value {
     let turns: &[(&str, &str)] = &[
@@ -106,7 +116,7 @@ pub fn examples_v3() -> Value {
             r#"{"object":"customer","terms":[],"filters":[{"field":"region","op":"eq","value":"Europe"}],"sort":[],"limit":null}"#,
         ),
     ];
-    worked_examples(EXAMPLE_SCHEMA_TERMS, turns, true)
+    worked_examples(EXAMPLE_SCHEMA_TERMS, turns, true, EXAMPLE_TERMS)
 }
 
 const EXAMPLE_SCHEMA: &str = "object customer (Customer / Customers); name field: name
@@ -152,7 +162,7 @@ pub fn examples_v1() -> Value {
             r#"{"object":"customer","filters":[{"field":"region","op":"eq","value":"Europe"}],"sort":[],"limit":null}"#,
         ),
     ];
-    worked_examples(EXAMPLE_SCHEMA, turns, false)
+    worked_examples(EXAMPLE_SCHEMA, turns, false, &[])
 }
 
 /// Version 2's worked examples: version 1's, with dates picked from the phrases the kernel read.
@@ -183,7 +193,7 @@ pub fn examples_v2() -> Value {
             r#"{"object":"customer","filters":[{"field":"region","op":"eq","value":"Europe"}],"sort":[],"limit":null}"#,
         ),
     ];
-    worked_examples(EXAMPLE_SCHEMA, turns, true)
+    worked_examples(EXAMPLE_SCHEMA, turns, true, &[])
 }
 
 /// The examples' today.
@@ -192,7 +202,12 @@ const EXAMPLE_TODAY: &str = "2024-05-01";
 /// Worked examples as stored with a prompt version: (question, answer) turns on the made-up
 /// schema, the first also carrying the schema and today; with `with_dates`, each turn lists
 /// the dates the kernel reads in its question, as a real request does.
-fn worked_examples(schema: &str, turns: &[(&str, &str)], with_dates: bool) -> Value {
+fn worked_examples(
+    schema: &str,
+    turns: &[(&str, &str)],
+    with_dates: bool,
+    terms: &[(&str, &str, &str)],
+) -> Value {
     let today = chrono::NaiveDate::parse_from_str(EXAMPLE_TODAY, "%Y-%m-%d").expect("a valid day");
     Value::Array(
         turns
@@ -208,6 +223,17 @@ fn worked_examples(schema: &str, turns: &[(&str, &str)], with_dates: bool) -> Va
                 let dates = if with_dates { read_dates(q, today) } else { vec![] };
                 if !dates.is_empty() {
                     user.push(json!(["dates", dates_text(&dates)]));
+                }
+                let words = crate::ai::projection::words(q);
+                let said: Vec<String> = terms
+                    .iter()
+                    .filter(|(phrase, _, _)| {
+                        evidence::find_run(&words, &crate::ai::projection::words(phrase)).is_some()
+                    })
+                    .map(|(phrase, key, object)| format!("\"{phrase}\": term {key} of {object}"))
+                    .collect();
+                if !said.is_empty() {
+                    user.push(json!(["terms", said.join("\n")]));
                 }
                 json!({"user": user, "answer": a})
             })
