@@ -38,6 +38,11 @@ macro_rules! with_app_commands {
             set_auto_apply,
             save_list_view,
             list_views,
+            learn_from_correction,
+            learned_examples,
+            forget_example,
+            vocabulary,
+            save_terms,
         }
     };
 }

@@ -2,18 +2,20 @@
 //! call on the current user's session, and errors cross as the kernel's one error shape
 //! `{code, fault, message, field?, retriable}` for the UI to branch on.
 
-use countersign_kernel::ai::ask::{Ask, AskAnswer, AskProgress};
+use countersign_kernel::ai::ask::{Ask, AskAnswer, AskProgress, LearnedExample};
 use countersign_kernel::ai::extract::{Extract, ExtractAnswer};
 use countersign_kernel::ai::pins::{self, ConnectionReport, PinSettings, ProviderConfig, ProviderSettings};
 use countersign_kernel::ai::pipeline::drive::{drive, Capability, Progress, Sessions};
 use countersign_kernel::ai::provider::{Cancel, Secret};
 use countersign_kernel::ai::summarize::{Summarize, SummaryAnswer};
 use countersign_kernel::ingest;
+use countersign_kernel::metadata::definition::TermDef;
 use countersign_kernel::open::{self, Start};
 use countersign_kernel::proposals::{AutoApplyList, Proposal, ProposalReview};
 use countersign_kernel::records::csvio::{self, ExportResult, ImportMode, ImportOptions, ImportReport};
 use countersign_kernel::records::describe::{ObjectView, WorkspaceView};
 use countersign_kernel::records::query::ListView;
+use countersign_kernel::records::vocabulary::ObjectVocabulary;
 use countersign_kernel::{
     Code, Error, HistoryEntry, QueryResult, QuerySpec, Record, Result, SaveContext, SaveOutcome, SaveRequest,
     Session, Workspace, WorkspaceOptions,
@@ -459,4 +461,36 @@ pub async fn set_auto_apply(
         s.set_auto_apply(&capability, &object, &fields)?;
         s.auto_apply_list(&capability, &object)
     })
+}
+
+/// Keep the user's correction of an answer (the spec they ran or saved after editing it);
+/// `None` when the spec is the one the answer ran.
+#[tauri::command]
+pub async fn learn_from_correction(
+    desk: State<'_, Desk>,
+    trace_id: String,
+    spec: QuerySpec,
+) -> Result<Option<LearnedExample>> {
+    desk.session(|s| s.ask_learn(&trace_id, &spec))
+}
+
+#[tauri::command]
+pub async fn learned_examples(desk: State<'_, Desk>) -> Result<Vec<LearnedExample>> {
+    desk.session(|s| s.learned_examples())
+}
+
+#[tauri::command]
+pub async fn forget_example(desk: State<'_, Desk>, id: String) -> Result<()> {
+    desk.session(|s| s.forget_example(&id))
+}
+
+#[tauri::command]
+pub async fn vocabulary(desk: State<'_, Desk>) -> Result<Vec<ObjectVocabulary>> {
+    desk.session(|s| s.vocabulary())
+}
+
+/// Replace one object's terms (a deploy by the current user).
+#[tauri::command]
+pub async fn save_terms(desk: State<'_, Desk>, object: String, terms: Vec<TermDef>) -> Result<()> {
+    desk.with(|open| open.ws.deploy_terms(&open.user, &object, terms).map(|_| ()))
 }

@@ -329,6 +329,27 @@ test("ask: progress, an editable spec over a real table, save as a list view, re
   await browser.$('[data-testid="ask-chip-industry"] .x').click();
   await el("ask-rerun").click();
   await browser.waitUntil(async () => (await resultIds()) > healthcare, { timeoutMsg: "re-run did not widen the result" });
+  // The corrected spec is kept (run, then saved) and offered to the next similar question.
+  await el("ask-learned-notice").waitForDisplayed({ timeout: 10000 });
+  await el("ask-view-name").setValue("All accounts");
+  await el("ask-save-view").click();
+  await waitText("notice", "All accounts");
+  await el("ask-bar").setValue("Which accounts are in the healthcare industry?");
+  await browser.keys("Enter");
+  await browser.waitUntil(async () => (await el("ask-result").isExisting()) || (await el("ask-refusal").isExisting()), {
+    timeout: 180000,
+    timeoutMsg: "Ask never answered the similar question",
+  });
+  assert.ok(await el("ask-result").isExisting(), await el("ask-panel").getText());
+  await waitText("ask-learned", "Which accounts are in the healthcare industry?");
+  await shot("15b-ask-learned");
+  // Settings lists what was learned; deleting it means it is no longer offered.
+  await el("nav-settings").click();
+  await el("learned-row").waitForDisplayed({ timeout: 10000 });
+  assert.equal((await browser.$$('[data-testid="learned-row"]')).length, 1);
+  assert.match(await el("learned-row").getText(), /healthcare industry/);
+  await el("learned-delete").click();
+  await el("learned-empty").waitForDisplayed({ timeout: 10000 });
   await el("nav-account").click();
   await el("list-views").waitForDisplayed();
   await el("list-views").selectByAttribute("value", "Healthcare accounts");
@@ -358,6 +379,38 @@ test("ask: progress, an editable spec over a real table, save as a list view, re
   await el("ask-cancel").click();
   await el("ask-refusal").waitForDisplayed({ timeout: 15000 });
   assert.equal(await el("ask-refusal").getAttribute("data-code"), "cancelled");
+  await el("user-switcher").selectByAttribute("value", "cara");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
+});
+
+test("vocabulary: the demo's terms are listed, an admin adds one, and Ask shows a term as its label", async () => {
+  await el("user-switcher").selectByAttribute("value", "ava");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+  await el("nav-settings").click();
+  await el("vocab-object-opportunity").waitForDisplayed({ timeout: 10000 });
+  const termRows = () => browser.$('[data-testid="vocab-object-opportunity"]').$$('[data-testid="vocab-term"]');
+  const before = (await termRows()).length;
+  assert.ok(before >= 3, "the demo has opportunity terms");
+  assert.match(await el("vocab-object-opportunity").getText(), /Open opportunity/);
+  await el("vocab-edit-opportunity").click();
+  await el("vocab-add-term").click();
+  const drafts = await browser.$$('[data-testid="vocab-object-opportunity"] fieldset');
+  const last = drafts[drafts.length - 1];
+  const inputs = await last.$$("input");
+  await inputs[0].setValue("whale_deal");
+  await inputs[1].setValue("Whale deal");
+  await inputs[2].setValue("whale, huge deal");
+  await last.$("select").selectByAttribute("value", "condition");
+  await last.$("textarea").setValue('{"field": "amount", "op": "gte", "value": 250000}');
+  await el("vocab-save").click();
+  await browser.waitUntil(async () => (await termRows()).length === before + 1, { timeoutMsg: "the new term was not saved" });
+  await shot("17-vocabulary");
+  // ben reads the vocabulary but cannot edit it.
+  await el("user-switcher").selectByAttribute("value", "ben");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ben");
+  await el("nav-settings").click();
+  await el("vocab-object-opportunity").waitForDisplayed({ timeout: 10000 });
+  assert.equal(await el("vocab-edit-opportunity").isExisting(), false);
   await el("user-switcher").selectByAttribute("value", "cara");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
 });

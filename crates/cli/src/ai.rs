@@ -128,6 +128,34 @@ pub fn read_document(file: &Path) -> Result<Value> {
     to_json(&ingest::read_file(file, &Default::default())?)
 }
 
+#[derive(Subcommand)]
+pub enum LearnedCommand {
+    /// The kept corrections you may be offered, newest first.
+    List,
+    /// Keep a correction of one of your Ask answers: the spec (a JSON file) you ran instead.
+    Correct {
+        trace: String,
+        #[arg(long)]
+        spec: PathBuf,
+    },
+    /// Delete a kept correction (its author, or ai.manage).
+    Forget { id: String },
+}
+
+pub fn learned(session: &Session<'_>, command: LearnedCommand) -> Result<Value> {
+    match command {
+        LearnedCommand::List => Ok(json!({ "examples": to_json(&session.learned_examples()?)? })),
+        LearnedCommand::Correct { trace, spec } => {
+            let spec = countersign_kernel::QuerySpec::parse(&std::fs::read_to_string(spec)?)?;
+            Ok(json!({ "kept": to_json(&session.ask_learn(&trace, &spec)?)? }))
+        }
+        LearnedCommand::Forget { id } => {
+            session.forget_example(&id)?;
+            Ok(json!({ "forgotten": id }))
+        }
+    }
+}
+
 pub fn trace(session: &Session<'_>, command: TraceCommand) -> Result<Value> {
     match command {
         TraceCommand::List { limit } => Ok(json!({ "entries": to_json(&session.traces(limit)?)? })),

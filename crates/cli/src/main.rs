@@ -69,6 +69,11 @@ enum Command {
         #[command(subcommand)]
         command: ai::TraceCommand,
     },
+    /// Ask's examples learned from corrections (those you may be offered).
+    Learned {
+        #[command(subcommand)]
+        command: ai::LearnedCommand,
+    },
     /// Prompt components: versions and the active pointer.
     Prompt {
         #[command(subcommand)]
@@ -138,6 +143,7 @@ fn run(cli: Cli) -> Result<Value> {
         Command::Provider { command } => acting(workspace, user, |s| providers::provider(s, command)),
         Command::Model { command } => acting(workspace, user, |s| providers::model(s, command)),
         Command::Trace { command } => acting(workspace, user, |s| ai::trace(s, command)),
+        Command::Learned { command } => acting(workspace, user, |s| ai::learned(s, command)),
         Command::Prompt { command } => acting(workspace, user, |s| ai::prompt(s, command)),
         Command::Capability { command } => acting(workspace, user, |s| ai::binding(s, command)),
         Command::Proposals { command } => acting(workspace, user, |s| proposals::run(s, command)),

@@ -388,8 +388,7 @@ fn bench_ask(ws: &Workspace, runs: usize) -> Result<AskBench> {
     admin.bind_capability(&binding)?;
     let session = ws.session("cara")?;
     let question = "Show all paid invoices of Monarch Holdings.";
-    let plan = serde_json::json!({"object": "invoice", "terms": [], "filters": [
-        {"field": "status", "op": "eq", "value": "paid"},
+    let plan = serde_json::json!({"object": "invoice", "terms": ["paid_invoice"], "filters": [
         {"field": "account", "op": "eq", "value": "Monarch Holdings"}], "sort": [], "limit": null})
     .to_string();
     let model = crate::ai::pipeline::ModelChoice::unstored(

@@ -25,6 +25,9 @@ import type { ConnectionReport } from "../bindings/ConnectionReport";
 import type { PinSettings } from "../bindings/PinSettings";
 import type { ProviderConfig } from "../bindings/ProviderConfig";
 import type { ProviderSettings } from "../bindings/ProviderSettings";
+import type { LearnedExample } from "../bindings/LearnedExample";
+import type { ObjectVocabulary } from "../bindings/ObjectVocabulary";
+import type { TermDef } from "../bindings/TermDef";
 
 /** A failed command: carries the kernel's typed error. */
 export class CommandError extends Error {
@@ -102,4 +105,10 @@ export const api = {
   saveListView: (name: string, spec: QuerySpec, source: string | null) =>
     call<ListView>("save_list_view", { name, spec, source }),
   listViews: (object: string) => call<ListView[]>("list_views", { object }),
+  learnFromCorrection: (traceId: string, spec: QuerySpec) =>
+    call<LearnedExample | null>("learn_from_correction", { traceId, spec }),
+  learnedExamples: () => call<LearnedExample[]>("learned_examples"),
+  forgetExample: (id: string) => call<void>("forget_example", { id }),
+  vocabulary: () => call<ObjectVocabulary[]>("vocabulary"),
+  saveTerms: (object: string, terms: TermDef[]) => call<void>("save_terms", { object, terms }),
 };

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { chips, choose, datePhraseOf, describeChip, parseChipValue, setChipValue, withChips } from "./askSpec";
+import { chips, choose, conditionText, datePhraseOf, describeChip, parseChipValue, setChipValue, termOf, withChips } from "./askSpec";
 import type { QuerySpec } from "../bindings/QuerySpec";
 import type { Resolution } from "../bindings/Resolution";
+import type { TermChoice } from "../bindings/TermChoice";
 
 const spec: QuerySpec = {
   object: "contact",
@@ -78,5 +79,51 @@ describe("Date chips", () => {
     expect(datePhraseOf({ field: "issue_date", op: "lte", value: "2025-06-30" }, [before])).toBeNull();
     const other = { all: [{ field: "due_date", op: "gte" as const, value: "2026-04-01" }, range.all[1]] };
     expect(datePhraseOf(other, [march])).toBeNull();
+  });
+});
+
+describe("Term chips", () => {
+  const open: TermChoice = {
+    key: "open_opportunity",
+    label: "Open opportunity",
+    condition: { all: [
+      { field: "stage", op: "in", value: ["prospecting", "qualification"] },
+      { field: "amount", op: "gt", value: 0 },
+    ] },
+  };
+  const keyAccount: TermChoice = { key: "account.key_account", label: "Key account", condition: { field: "account.tier", op: "eq", value: "key" } };
+  const terms = [keyAccount, open];
+
+  it("a chip that is a term's condition reads as the term", () => {
+    const spec: QuerySpec = { object: "opportunity", filters: { all: [open.condition, { field: "owner", op: "eq", value: "usr_1" }] } };
+    expect(termOf(chips(spec)[0], terms)).toBe(open);
+    expect(describeChip(chips(spec)[0], [], undefined, [], terms)).toEqual({ field: "stage", op: "is", text: "Open opportunity", term: open });
+    expect(describeChip(keyAccount.condition, [], undefined, [], terms)?.term?.key).toBe("account.key_account");
+  });
+
+  it("the same condition with its keys in another order is still the term", () => {
+    const reordered = { all: [
+      { value: ["prospecting", "qualification"], op: "in" as const, field: "stage" },
+      { op: "gt" as const, value: 0, field: "amount" },
+    ] };
+    expect(termOf(reordered, terms)).toBe(open);
+    expect(describeChip(reordered, [], undefined, [], terms)?.text).toBe("Open opportunity");
+  });
+
+  it("a chip that differs from every term's condition is not a term", () => {
+    const other = { all: [{ field: "stage", op: "in" as const, value: ["prospecting"] }, { field: "amount", op: "gt" as const, value: 0 }] };
+    expect(termOf(other, terms)).toBeNull();
+    expect(termOf({ field: "account.tier", op: "eq", value: "key" }, [])).toBeNull();
+    // Lists compare in order: the spec holds a term's condition as the term wrote it.
+    expect(termOf({ all: [...other.all].reverse() }, [{ ...open, condition: other }])).toBeNull();
+    expect(describeChip({ field: "amount", op: "gt", value: 0 }, [], undefined, [], terms)).toEqual({ field: "amount", op: ">", text: "0" });
+  });
+
+  it("a term's condition reads as its comparisons", () => {
+    const label = (f: string) => ({ stage: "Stage", amount: "Amount" })[f] ?? f;
+    expect(conditionText(open.condition, label, (_f, v) => v[0].toUpperCase() + v.slice(1))).toBe(
+      "Stage is one of Prospecting, Qualification and Amount > 0",
+    );
+    expect(conditionText({ any: [{ field: "a", op: "is_set" }, { not: { field: "b", op: "eq", value: 1 } }] })).toBe("a is set or b not = 1");
   });
 });

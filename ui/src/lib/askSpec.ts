@@ -6,6 +6,8 @@ import type { Candidate } from "../bindings/Candidate";
 import type { FieldType } from "../bindings/FieldType";
 import type { JsonValue } from "../bindings/serde_json/JsonValue";
 import type { DateChoice } from "../bindings/DateChoice";
+import type { ObjectView } from "../bindings/ObjectView";
+import type { TermChoice } from "../bindings/TermChoice";
 
 /** The conditions shown as chips (an `all` is split; anything else is one chip). */
 export function chips(spec: QuerySpec): Condition[] {
@@ -54,14 +56,45 @@ export function datePhraseOf(c: Condition, dates: DateChoice[]): DateChoice | nu
   );
 }
 
+/** Whether two JSON values are the same (objects compare by their keys, in any order). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  }
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  const ka = Object.keys(a).filter((k) => (a as { [k: string]: unknown })[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => (b as { [k: string]: unknown })[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => sameJson((a as { [k: string]: unknown })[k], (b as { [k: string]: unknown })[k]));
+}
+
+/** The term a chip stands for: the one whose condition is the chip's. */
+export function termOf(c: Condition, terms: TermChoice[]): TermChoice | null {
+  return terms.find((t) => sameJson(t.condition, c)) ?? null;
+}
+
+/** The field paths a condition compares, in order (a compared other field too). */
+export function fieldsOf(c: Condition): string[] {
+  if ("all" in c) return c.all.flatMap(fieldsOf);
+  if ("any" in c) return c.any.flatMap(fieldsOf);
+  if ("not" in c) return fieldsOf(c.not);
+  return c.otherField ? [c.field, c.otherField] : [c.field];
+}
+
+export type Chip = { field: string; op: string; text: string; term?: TermChoice };
+
 /** `{field, op, text}` of a chip; a `not in` is one chip too; a date range reads as the
- * question's phrase ("due date during March 2026"). */
+ * question's phrase ("due date during March 2026"); a term's condition reads as the term
+ * ("is Open opportunity", with the term). */
 export function describeChip(
   c: Condition,
   resolutions: Resolution[],
   label: (field: string, value: string) => string = (_f, v) => v,
   dates: DateChoice[] = [],
-): { field: string; op: string; text: string } | null {
+  terms: TermChoice[] = [],
+): Chip | null {
+  const term = termOf(c, terms);
+  if (term) return { field: fieldsOf(term.condition)[0] ?? term.key, op: "is", text: term.label, term };
   const date = datePhraseOf(c, dates);
   if (date) return { field: date.field, op: "during", text: date.phrase };
   let negate = false;
@@ -77,6 +110,40 @@ export function describeChip(
   const text = v === undefined ? "" : Array.isArray(v) ? v.map(show).join(", ") : show(v);
   const op = (negate ? "not " : "") + (OPS[cmp.op] ?? cmp.op);
   return { field: cmp.field, op, text };
+}
+
+/** A condition as text, its comparisons read as chips ("Stage is one of Prospecting,
+ * Qualification"); an `all` joins them with "and", an `any` with "or". */
+export function conditionText(
+  c: Condition,
+  fieldLabel: (path: string) => string = (p) => p,
+  label: (field: string, value: string) => string = (_f, v) => v,
+  resolutions: Resolution[] = [],
+): string {
+  const inner = (x: Condition) => {
+    const t = conditionText(x, fieldLabel, label, resolutions);
+    return "all" in x || "any" in x ? `(${t})` : t;
+  };
+  if ("all" in c) return c.all.map(inner).join(" and ");
+  if ("any" in c) return c.any.map(inner).join(" or ");
+  if ("field" in c && c.otherField) return `${fieldLabel(c.field)} ${OPS[c.op] ?? c.op} ${fieldLabel(c.otherField)}`;
+  if ("not" in c && !("field" in c.not)) return `not ${inner(c.not)}`;
+  const d = describeChip(c, resolutions, label);
+  return d ? `${fieldLabel(d.field)} ${d.op}${d.text ? ` ${d.text}` : ""}` : JSON.stringify(c);
+}
+
+/** A field path's label on this object (a parent's field after its lookup's label). */
+export function fieldLabel(view: ObjectView | null, path: string): string {
+  const [head, rest] = path.split(".");
+  const f = view?.fields.find((x) => x.key === head);
+  if (!f) return path;
+  return rest && rest !== "name" && rest !== f.target ? `${f.label} › ${rest.replace(/_/g, " ")}` : f.label;
+}
+
+/** A picklist value of this object's field by its label (others as they are). */
+export function valueLabel(view: ObjectView | null, path: string, value: string): string {
+  if (path.includes(".")) return value;
+  return view?.fields.find((x) => x.key === path)?.values?.find((v) => v.value === value)?.label ?? value;
 }
 
 /** Typed text → the value of a chip for a field of this type (lists are comma-separated). */

@@ -35,6 +35,8 @@ fn export(dir: &Path) {
     countersign_kernel::ai::extract::ExtractAnswer::export_all_to(dir).unwrap();
     countersign_kernel::proposals::AutoApplyList::export_all_to(dir).unwrap();
     countersign_kernel::ai::summarize::SummaryAnswer::export_all_to(dir).unwrap();
+    countersign_kernel::ai::ask::LearnedExample::export_all_to(dir).unwrap();
+    countersign_kernel::records::vocabulary::ObjectVocabulary::export_all_to(dir).unwrap();
 }
 
 fn files(dir: &Path) -> BTreeMap<PathBuf, String> {

@@ -149,6 +149,9 @@ fn ask_offers_terms_as_closed_choices_and_the_kernel_expands_them() {
     // Only the terms the question says are offered: "still in play" is open_opportunity.
     assert!(contract.contains("open_opportunity") && !contract.contains("won_opportunity"));
     assert!(!contract.contains("account.key_account"));
+    // The stage is the term's: no filter of its own; an object where no term is said takes none.
+    assert!(!contract.contains(r#"{"const":"stage"}"#), "{contract}");
+    assert!(contract.contains(r#""terms":{"const":[]}"#));
     let message = user_message(req);
     assert!(message.contains("term open_opportunity: \"Open opportunity\""), "the schema lists every term");
     assert!(message.contains("\"still in play\": term open_opportunity of opportunity"), "{message}");
@@ -184,12 +187,19 @@ fn ask_offers_terms_as_closed_choices_and_the_kernel_expands_them() {
 fn a_picklist_value_is_justified_by_a_term_or_category_the_question_says_and_refused_otherwise() {
     let f = common::demo();
     let ava = f.ws.session("ava").unwrap();
-    // "past due" is a synonym of the term whose filter is status = overdue: accepted at once.
-    let fake1 = fake(vec![plan(json!({"object": "invoice",
-        "filters": [{"field": "status", "op": "eq", "value": "overdue"}]}))]);
+    // "past due" is a synonym of the term whose filter is status = overdue: the term is the
+    // choice, and the status is left to it.
+    let fake1 = fake(vec![plan(json!({"object": "invoice", "terms": ["overdue_invoice"], "filters": []}))]);
     let a = ask_with(&ava, "Which invoices are past due?", model(&fake1.url, 0.0)).unwrap();
     assert_eq!(a.timings.attempts, 1);
-    // "unpaid" is a category of sent and overdue: writing them out is justified...
+    let contract = fake1.chat_requests()[0]["response_format"].to_string();
+    assert!(contract.contains("overdue_invoice") && !contract.contains(r#"{"const":"status"}"#));
+    // Without the invoice terms, "unpaid" is still a category of sent and overdue: writing them
+    // out is justified...
+    drop(ava);
+    let mut ws = f.ws;
+    ws.deploy_terms("ava", "invoice", vec![]).unwrap();
+    let ava = ws.session("ava").unwrap();
     let fake2 = fake(vec![plan(json!({"object": "invoice",
         "filters": [{"field": "status", "op": "in", "value": ["sent", "overdue"]}]}))]);
     let a = ask_with(&ava, "Show the unpaid invoices.", model(&fake2.url, 0.0)).unwrap();
@@ -197,13 +207,15 @@ fn a_picklist_value_is_justified_by_a_term_or_category_the_question_says_and_ref
     // ...but `void` is not (the word "paid" inside "unpaid" is no evidence either).
     let fake3 = fake(vec![
         plan(json!({"object": "invoice", "filters": [{"field": "status", "op": "eq", "value": "void"}]})),
-        plan(json!({"object": "invoice", "terms": ["unpaid_invoice"], "filters": []})),
+        plan(
+            json!({"object": "invoice", "filters": [{"field": "status", "op": "in", "value": ["sent", "overdue"]}]}),
+        ),
     ]);
     let a = ask_with(&ava, "Show the unpaid invoices.", model(&fake3.url, 0.0)).unwrap();
     assert_eq!(a.timings.attempts, 2);
     let repair = user_message(&fake3.chat_requests()[1]);
     assert!(repair.contains("neither \"void\""), "{repair}");
-    assert_eq!(a.terms[0].key, "unpaid_invoice");
+    assert!(a.terms.is_empty());
 }
 
 #[test]
@@ -253,4 +265,42 @@ fn a_term_the_question_says_but_the_plan_drops_gets_the_repair() {
     let a = ask_with(&ava, "Which opportunities are in negotiation?", model(&fake.url, 0.0)).unwrap();
     assert_eq!(a.timings.attempts, 2);
     assert!(a.terms.is_empty());
+}
+
+#[test]
+fn an_admin_edits_an_objects_terms_by_a_deploy_and_others_may_not() {
+    let f = common::demo();
+    let mut ws = f.ws;
+    let vocab = ws.session("ava").unwrap().vocabulary().unwrap();
+    let opp = vocab.iter().find(|v| v.object == "opportunity").unwrap();
+    assert!(opp.can_edit);
+    let stage = opp.categories.iter().find(|c| c.field == "stage").unwrap();
+    assert_eq!(stage.categories[1], ("won".to_string(), vec!["Closed Won".to_string()]));
+    let generation = ws.catalog().unwrap().generation;
+    let mut terms = opp.terms.clone();
+    terms.push(
+        serde_json::from_value(json!({"key": "big_deal", "label": "Big deal", "synonyms": ["whale"],
+        "filter": {"field": "amount", "op": "gte", "value": 250000}}))
+        .unwrap(),
+    );
+    ws.deploy_terms("ava", "opportunity", terms.clone()).unwrap();
+    assert_eq!(ws.catalog().unwrap().generation, generation + 1);
+    let g = ws.session("ben").unwrap().grounding("anything", 100_000);
+    assert!(g.text.contains("term big_deal: \"Big deal\" (also \"whale\")"));
+    // A broken term is refused with its pointer, and nothing changes.
+    let mut broken = terms.clone();
+    broken.push(
+        serde_json::from_value(
+            json!({"key": "odd", "label": "Odd", "category": {"field": "stage", "is": "odd"}}),
+        )
+        .unwrap(),
+    );
+    let e = ws.deploy_terms("ava", "opportunity", broken).unwrap_err();
+    assert_eq!(e.code, Code::InvalidDefinition);
+    assert!(e.details.iter().any(|d| d.path.ends_with("/terms/4/category")), "{:?}", e.details);
+    assert_eq!(ws.catalog().unwrap().generation, generation + 1);
+    // ben may read the vocabulary but not change it.
+    let bens = ws.session("ben").unwrap().vocabulary().unwrap();
+    assert!(bens.iter().all(|v| !v.can_edit));
+    assert_eq!(ws.deploy_terms("ben", "opportunity", vec![]).unwrap_err().code, Code::Permission);
 }

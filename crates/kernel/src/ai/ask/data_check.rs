@@ -35,10 +35,24 @@ impl Session<'_> {
             if alone {
                 continue;
             }
+            // Each finding says the filter that would use it, instead of the one written.
+            let instead = |path: &str, op: &str, value: &str| {
+                format!(
+                    ": write {} instead of the filter on {}",
+                    json!({"field": path, "op": op, "value": value}),
+                    w.path
+                )
+            };
             let mut found: Vec<String> = self
                 .elsewhere(p, object, &w.path, &w.value)
                 .into_iter()
-                .map(|(path, n)| format!("“{}” is in {path} of {n} {object} record(s)", w.value))
+                .map(|(path, n, op, value)| {
+                    format!(
+                        "“{}” is in {path} of {n} {object} record(s){}",
+                        w.value,
+                        instead(&path, op, &value)
+                    )
+                })
                 .collect();
             // Stored values near the written one: in its own field first, else in the other
             // short text fields of the object.
@@ -50,7 +64,7 @@ impl Session<'_> {
                 self.nearest_values(object, &w.path, &w.value)
             };
             if !own.is_empty() {
-                found.push(format!("{} holds {}", w.path, quote(&own)));
+                found.push(format!("{} holds {}{}", w.path, quote(&own), instead(&w.path, "eq", &own[0])));
             } else if found.is_empty() {
                 for (other, f) in p.paths(object) {
                     if other == w.path || f.field_type != FieldType::Text {
@@ -58,7 +72,11 @@ impl Session<'_> {
                     }
                     let near = self.nearest_values(object, &other, &w.value);
                     if !near.is_empty() {
-                        found.push(format!("{other} holds {}", quote(&near)));
+                        found.push(format!(
+                            "{other} holds {}{}",
+                            quote(&near),
+                            instead(&other, "eq", &near[0])
+                        ));
                     }
                     if found.len() >= MAX_HINTS {
                         break;
@@ -111,30 +129,43 @@ impl Session<'_> {
     }
 
     /// Other text and picklist fields of `object` (and its parents) that hold `value`, with
-    /// how many records hold it there; the most first.
-    fn elsewhere(&self, p: &Projection, object: &str, path: &str, value: &str) -> Vec<(String, usize)> {
+    /// how many records hold it there and the filter that finds them (`eq` the stored value, or
+    /// `contains` in a long text); the most first.
+    fn elsewhere(
+        &self,
+        p: &Projection,
+        object: &str,
+        path: &str,
+        value: &str,
+    ) -> Vec<(String, usize, &'static str, String)> {
         let wanted = normal_text(value);
         let mut out = vec![];
         for (other, f) in p.paths(object) {
             if other == path {
                 continue;
             }
-            let n = match f.field_type {
-                FieldType::Text | FieldType::LongText => self.count(object, &other, Op::Contains, value),
+            let (n, op, stored) = match f.field_type {
+                FieldType::Text => match self.count(object, &other, Op::Eq, value) {
+                    0 => (self.count(object, &other, Op::Contains, value), "contains", value.to_string()),
+                    n => (n, "eq", value.to_string()),
+                },
+                FieldType::LongText => {
+                    (self.count(object, &other, Op::Contains, value), "contains", value.to_string())
+                }
                 FieldType::Picklist => {
                     match f.values.iter().find(|(v, l)| normal_text(v) == wanted || normal_text(l) == wanted)
                     {
-                        Some((v, _)) => self.count(object, &other, Op::Eq, v),
-                        None => 0,
+                        Some((v, _)) => (self.count(object, &other, Op::Eq, v), "eq", v.clone()),
+                        None => (0, "eq", String::new()),
                     }
                 }
-                _ => 0,
+                _ => (0, "eq", String::new()),
             };
             if n > 0 {
-                out.push((other, n));
+                out.push((other, n, op, stored));
             }
         }
-        out.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+        out.sort_by_key(|(_, n, _, _)| std::cmp::Reverse(*n));
         out.truncate(MAX_HINTS);
         out
     }

@@ -302,9 +302,19 @@ pub fn output_schema(
         let mut items = vec![];
         let mut all_paths = vec![];
         let mut sortable = vec![];
+        // A picklist a said term constrains ("still in play" sets the stage) takes no filter of
+        // its own: a small model otherwise lists the term's values again, or wrong ones.
+        let said: Vec<String> =
+            terms.into_iter().flatten().filter(|t| &t.object == key).map(|t| t.key.clone()).collect();
+        let covered: Vec<String> = projection
+            .terms(key)
+            .into_iter()
+            .filter(|(k, _, _)| said.contains(k))
+            .flat_map(|(_, _, c)| c.fields().into_iter().map(String::from).collect::<Vec<_>>())
+            .collect();
         for (path, f) in &paths {
             let (scalar, list) = ops_for(f.field_type);
-            if f.field_type == FieldType::Picklist && f.values.is_empty() {
+            if f.field_type == FieldType::Picklist && (f.values.is_empty() || covered.contains(path)) {
                 continue;
             }
             match (dates, matches!(f.field_type, FieldType::Date | FieldType::Datetime)) {
@@ -341,7 +351,8 @@ pub fn output_schema(
             properties.insert(
                 "terms".into(),
                 if keys.is_empty() {
-                    json!({"type": "array", "maxItems": 0})
+                    // (llama.cpp's grammar ignores `maxItems: 0` without `items`; a const holds.)
+                    json!({"const": []})
                 } else {
                     json!({"type": "array", "items": {"enum": keys}, "maxItems": 4, "uniqueItems": true})
                 },
@@ -814,7 +825,10 @@ impl Session<'_> {
         let mut fields = self.describe_object(&plan.object)?.list_columns;
         // Terms first: each is one condition (a chip), its fields shown as columns.
         let mut terms = vec![];
-        for key in &plan.terms {
+        for (i, key) in plan.terms.iter().enumerate() {
+            if plan.terms[..i].contains(key) {
+                continue; // named twice: one condition
+            }
             let (_, term, condition) = p
                 .terms(&plan.object)
                 .into_iter()
