@@ -84,11 +84,44 @@ cases = [
      [o for o in visible_opportunities("ava") if o["account"] == acc_by_name["Monarch Holdings"] and o["stage"] in {"negotiation", "proposal"}]),
 ]
 
+# A right answer to each case, as a plan of Ask's prompt version 3 (terms, dates picked from the
+# phrases the kernel reads): the kernel must accept each at once and find exactly the expected
+# records (`vocabulary::the_kernel_accepts_every_reference_plan_at_once`). Written by hand; the
+# expected ids above are not derived from them.
+def plan(obj, terms=(), *filters):
+    return {"object": obj, "terms": list(terms),
+            "filters": [dict(zip(("field", "op", "value"), f)) for f in filters], "sort": [], "limit": None}
+
+
+PLANS = [
+    plan("invoice", ["overdue_invoice"]),
+    plan("invoice", ["unpaid_invoice"], ("account", "eq", "Monarch Holdings")),
+    plan("invoice", ["unpaid_invoice"], ("currency_code", "eq", "EUR")),
+    plan("opportunity", ["open_opportunity"], ("account", "eq", "Acme Industries")),
+    plan("opportunity", ["open_opportunity"]),
+    plan("opportunity", ["won_opportunity"], ("close_date", "during", "2025")),
+    plan("opportunity", ["lost_opportunity"], ("close_date", "during", "2026")),
+    plan("opportunity", ["open_opportunity"], ("close_date", "during", "the first half of 2026")),
+    plan("invoice", [], ("due_date", "during", "March 2026")),
+    plan("invoice", [], ("issue_date", "during", "the second half of 2025")),
+    plan("invoice", ["paid_invoice"], ("paid_date", "during", "before the end of June 2025")),
+    plan("note", [], ("written_at", "during", "October 2026")),
+    plan("contact", [], ("account", "eq", "Bluth Partners")),
+    plan("contact", [], ("account", "eq", "Stark Partners")),
+    plan("note", [], ("title", "eq", "Payment delay")),
+    plan("note", [], ("title", "eq", "Expansion interest")),
+    plan("contact", [], ("account.billing_country", "eq", "Germany")),
+    plan("invoice", ["overdue_invoice"], ("account.billing_country", "eq", "France")),
+    plan("account", ["customer"], ("billing_country", "eq", "Canada")),
+    plan("opportunity", [], ("account", "eq", "Monarch Holdings"), ("stage", "in", ["negotiation", "proposal"])),
+]
+assert len(PLANS) == len(cases)
+
 out = ROOT / "eval" / "ask-extra.jsonl"
 with open(out, "w") as f:
-    for n, (user, question, obj, found) in enumerate(cases, 1):
+    for n, ((user, question, obj, found), reference) in enumerate(zip(cases, PLANS), 1):
         ids = sorted(r["id"] for r in found)
         assert 0 < len(ids) <= 100, (question, len(ids))  # Ask returns at most 100 rows unless asked
         f.write(json.dumps({"id": f"ask-extra-{n:02}", "user": user, "question": question, "object": obj,
-                            "expected_ids": ids, "ordered": False}) + "\n")
+                            "expected_ids": ids, "ordered": False, "plan": reference}) + "\n")
 print(f"{len(cases)} cases written to {out.relative_to(ROOT)}")

@@ -85,16 +85,25 @@ impl Session<'_> {
 }
 
 impl Workspace {
-    /// Replace `object`'s terms, as `user`: a deploy of the current definition with that one
-    /// list changed (checked like any definition; problems carry their JSON pointers).
+    /// Replace the terms of `object` that `user` can see, as `user`: a deploy of the current
+    /// definition with that list changed (checked like any definition; problems carry their
+    /// JSON pointers). Terms on fields the user cannot read stay as they are, after the others.
     pub fn deploy_terms(&mut self, user: &str, object: &str, terms: Vec<TermDef>) -> Result<DeployReport> {
+        let seen: Vec<String> = self
+            .session(user)?
+            .vocabulary()?
+            .into_iter()
+            .filter(|v| v.object == object)
+            .flat_map(|v| v.terms.into_iter().map(|t| t.key))
+            .collect();
         let mut def = self.catalog()?.definition.clone();
         let target = def
             .objects
             .iter_mut()
             .find(|o| o.key == object)
             .ok_or_else(|| Error::new(Code::UnknownObject, format!("no object `{object}`")))?;
-        target.terms = terms;
+        let unseen = target.terms.iter().filter(|t| !seen.contains(&t.key)).cloned();
+        target.terms = terms.into_iter().chain(unseen).collect();
         self.deploy(&def, &DeployOptions::by(user))
     }
 }

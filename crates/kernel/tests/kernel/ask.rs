@@ -56,9 +56,15 @@ fn projection_for_ben_leaves_out_hidden_and_never_fields() {
     for hidden in ["margin_pct", "credit_limit", "tax_id", "birthdate"] {
         assert!(!canon.contains(hidden), "{hidden} in ben's projection");
         assert!(!g.text.contains(hidden), "{hidden} in ben's prompt text");
-        let schema =
-            ask::output_schema(&g.projection, &["opportunity".into(), "account".into()], true, None, None)
-                .to_string();
+        let schema = ask::output_schema(
+            &g.projection,
+            &["opportunity".into(), "account".into()],
+            true,
+            None,
+            None,
+            &[],
+        )
+        .to_string();
         assert!(!schema.contains(hidden), "{hidden} in ben's output contract");
     }
     // Retired picklist values are not offered, active ones are (a term's condition may still
@@ -108,7 +114,7 @@ fn ask_runs_the_spec_itself_and_resolves_partial_names() {
         "{schema}"
     );
     // ...except the status the term the question says ("paid") sets: the term is the choice.
-    assert!(schema.contains("paid_invoice") && !schema.contains(r#"{"const":"status"}"#));
+    assert!(schema.contains("paid_invoice") && !schema.contains(r#""field":{"const":"status"}"#));
 }
 
 #[test]

@@ -117,18 +117,20 @@ pub(super) const NUMBER_WORDS: &[&str] = &[
     "twelve", "fifteen", "twenty",
 ];
 
-/// What a question says, as evidence for a plan: its words (stemmed), and the same words with
-/// the names the plan writes taken out — a word inside a name ("Bluth Partners") is that name,
-/// not a picklist value or a term.
+/// What a question says, as evidence for a plan: its words (stemmed); the same words with the
+/// names the plan writes taken out — a word inside a name ("Bluth Partners") is that name, not
+/// a picklist value or a term; and with the words of the terms the plan uses taken out too — a
+/// word of "still in play" is that term, not a text value or a field.
 pub(super) struct Said {
     words: Vec<String>,
     outside_names: Vec<String>,
+    plain: Vec<String>,
 }
 
 impl Said {
     pub(super) fn of(question: &str, p: &Projection, plan: &PlanOut) -> Said {
         let words = crate::ai::projection::words(question);
-        let mut outside_names: Vec<Option<String>> = words.iter().cloned().map(Some).collect();
+        let mut in_name = vec![false; words.len()];
         for f in &plan.filters {
             let Some((owner, field)) = p.field(&plan.object, &f.field) else { continue };
             if field.field_type != FieldType::Lookup && field.key != owner.name_field {
@@ -142,11 +144,31 @@ impl Said {
             for v in values {
                 let name = crate::ai::projection::words(v);
                 if let Some(at) = find_run(&words, &name) {
-                    outside_names[at..at + name.len()].iter_mut().for_each(|w| *w = None);
+                    in_name[at..at + name.len()].iter_mut().for_each(|w| *w = true);
                 }
             }
         }
-        Said { words, outside_names: outside_names.into_iter().flatten().collect() }
+        let mut in_term = vec![false; words.len()];
+        for (_, t, _) in p.terms(&plan.object).iter().filter(|(k, _, _)| plan.terms.contains(k)) {
+            for phrase in t.phrases() {
+                let w = crate::ai::projection::words(phrase);
+                if let Some(at) = find_run(&words, &w) {
+                    in_term[at..at + w.len()].iter_mut().for_each(|x| *x = true);
+                }
+            }
+        }
+        let keep = |mask: &dyn Fn(usize) -> bool| -> Vec<String> {
+            words.iter().enumerate().filter(|(i, _)| !mask(*i)).map(|(_, w)| w.clone()).collect()
+        };
+        let outside_names = keep(&|i| in_name[i]);
+        let plain = keep(&|i| in_name[i] || in_term[i]);
+        Said { words, outside_names, plain }
+    }
+
+    /// Every word of `text` somewhere outside the names and the terms the plan uses.
+    fn plainly(&self, text: &str) -> bool {
+        let w = crate::ai::projection::words(text);
+        !w.is_empty() && w.iter().all(|x| self.plain.contains(x))
     }
 
     /// The phrase's words, in order, outside the names.
@@ -250,6 +272,22 @@ fn picklist_evidence(
     })
 }
 
+/// Why a plan is not what the question asks: the repair's message, and the filter field the
+/// repair's contract leaves out (a small model otherwise writes the same filter again).
+pub(super) struct Unasked {
+    pub message: String,
+    pub field: Option<String>,
+}
+
+impl Unasked {
+    fn plan(message: String) -> Unasked {
+        Unasked { message, field: None }
+    }
+    fn filter(field: &str, message: String) -> Unasked {
+        Unasked { message, field: Some(field.to_string()) }
+    }
+}
+
 /// Every literal in the plan must come from the question: a term is said (its label or a
 /// synonym), a picklist value is said or stands for a category or term that is (outside the
 /// names the plan writes), a number or a text value appears in it, and a sorted answer to a
@@ -258,7 +296,7 @@ pub(super) fn check_evidence(
     question: &str,
     p: &Projection,
     plan: &PlanOut,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Unasked> {
     let said = Said::of(question, p, plan);
     let q = question.to_lowercase();
     let q_words: Vec<String> = crate::ai::projection::words(&q);
@@ -281,14 +319,29 @@ pub(super) fn check_evidence(
     for key in &plan.terms {
         let Some((_, t, _)) = terms.iter().find(|(k, _, _)| k == key) else { continue };
         if !t.phrases().any(|ph| said.says(ph)) {
-            return Err(format!(
+            return Err(Unasked::plan(format!(
                 "the term {key} (\"{}\") is not asked for: the question says none of its words{}. Answer again without that term.",
                 t.label,
                 if t.synonyms.is_empty() { String::new() } else { format!(" (\"{}\")", t.synonyms.join("\", \"")) }
-            ));
+            )));
         }
     }
     for (i, f) in plan.filters.iter().enumerate() {
+        if f.op == "is_blank" {
+            // "without an email": the question names the field. (`is_set` is left alone: a
+            // small model adds it to a field it filters anyway, and it rarely changes an answer.)
+            let Some((_, field)) = p.field(&plan.object, &f.field) else { continue };
+            if !(said.plainly(&field.label) || said.plainly(&field.key)) {
+                return Err(Unasked::filter(
+                    &f.field,
+                    format!(
+                        "filters[{i}] ({} {}) is not asked for: the question does not name {}. Answer again without that filter.",
+                        f.field, f.op, field.label
+                    ),
+                ));
+            }
+            continue;
+        }
         let values: Vec<&Value> = match &f.value {
             Some(Value::Array(a)) => a.iter().collect(),
             Some(v) => vec![v],
@@ -302,12 +355,12 @@ pub(super) fn check_evidence(
         {
             for v in values.iter().filter_map(|v| v.as_str()) {
                 if !picklist_evidence(&said, p, &plan.object, &f.field, field, v) {
-                    return Err(format!(
+                    return Err(Unasked::plan(format!(
                         "filters[{i}] ({} {} {}) is not asked for: the question says neither \"{v}\" nor a word that means it. Answer again without that value.",
                         f.field,
                         f.op,
                         f.value.as_ref().map(Value::to_string).unwrap_or_default(),
-                    ));
+                    )));
                 }
             }
             continue;
@@ -328,18 +381,34 @@ pub(super) fn check_evidence(
                 }
                 Value::String(s) if s.len() == 10 && s.as_bytes()[4] == b'-' => true, // dates: checked by type
                 Value::String(s) => {
+                    // A name (a lookup, a name field) may use any word of the question; another
+                    // text value not the words of a term the plan uses.
+                    let named = p.field(&plan.object, &f.field).is_some_and(|(owner, x)| {
+                        x.field_type == FieldType::Lookup || x.key == owner.name_field
+                    });
                     let w = crate::ai::projection::words(s);
-                    w.is_empty()
-                        || w.iter().any(|x| said.mentions(x) || q.contains(x.as_str()))
-                        || q.contains(&s.to_lowercase())
+                    let found = |x: &String| {
+                        if named {
+                            said.mentions(x) || q.contains(x.as_str())
+                        } else {
+                            said.plainly(x)
+                        }
+                    };
+                    w.is_empty() || w.iter().any(found) || (named && q.contains(&s.to_lowercase()))
                 }
                 _ => true,
             };
             if !evidenced {
-                return Err(format!(
+                let message = format!(
                     "filters[{i}] ({} {} {v}) is not asked for: the question never mentions {v}. Answer again without that filter.",
                     f.field, f.op
-                ));
+                );
+                // A record the question does not name at all: the repair may not name one
+                // either. (A number or a text value may be the right field with a wrong value.)
+                let named = p
+                    .field(&plan.object, &f.field)
+                    .is_some_and(|(owner, x)| x.field_type == FieldType::Lookup || x.key == owner.name_field);
+                return Err(if named { Unasked::filter(&f.field, message) } else { Unasked::plan(message) });
             }
         }
     }
@@ -354,7 +423,9 @@ pub(super) fn check_evidence(
         });
         if let Some(n) = n.filter(|n| *n >= 1) {
             if !plan.filters.iter().any(|f| f.value.as_ref().and_then(Value::as_f64) == Some(n as f64)) {
-                return Err(format!("the question asks for {n} records: set \"limit\" to {n}"));
+                return Err(Unasked::plan(format!(
+                    "the question asks for {n} records: set \"limit\" to {n}"
+                )));
             }
         }
     }

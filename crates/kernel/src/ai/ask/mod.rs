@@ -214,6 +214,9 @@ pub struct AskRun {
     terms: Option<Vec<SaidTerm>>,
     /// Examples learned from corrections that the prompt carries.
     learned: Vec<LearnedUse>,
+    /// Filter fields an answer wrote that the question does not ask for: the repair's contract
+    /// leaves them out.
+    unasked: Vec<String>,
     schema: Value,
     repaired: bool,
 }
@@ -295,6 +298,7 @@ pub fn output_schema(
     refusal: bool,
     dates: Option<&[String]>,
     terms: Option<&[SaidTerm]>,
+    unasked: &[String],
 ) -> Value {
     let mut alternatives = vec![];
     for key in objects {
@@ -315,6 +319,12 @@ pub fn output_schema(
         for (path, f) in &paths {
             let (scalar, list) = ops_for(f.field_type);
             if f.field_type == FieldType::Picklist && (f.values.is_empty() || covered.contains(path)) {
+                continue;
+            }
+            if unasked.contains(path) {
+                if !matches!(f.field_type, FieldType::LongText | FieldType::Lookup) {
+                    sortable.push(path.clone());
+                }
                 continue;
             }
             match (dates, matches!(f.field_type, FieldType::Date | FieldType::Datetime)) {
@@ -481,6 +491,7 @@ impl Session<'_> {
             true,
             phrases_of(dates.as_deref()).as_deref(),
             terms.as_deref(),
+            &[],
         );
         let request = inv.chat_request(chat_prompt, "ask_plan".into(), schema.clone());
         Ok(AskRun {
@@ -491,6 +502,7 @@ impl Session<'_> {
             dates,
             terms,
             learned,
+            unasked: vec![],
             schema,
             repaired: false,
         })
@@ -569,7 +581,8 @@ impl Session<'_> {
                     },
                 })))
             }
-            Err(Violation { message: violation, refusal_allowed }) if !run.repaired => {
+            Err(Violation { message: violation, refusal_allowed, unasked }) if !run.repaired => {
+                run.unasked.extend(unasked);
                 self.ask_repair(run, &resp.content, &violation, refusal_allowed)
             }
             Err(Violation { message: violation, .. }) => {
@@ -613,17 +626,19 @@ impl Session<'_> {
             } else {
                 format!("Your previous answer was rejected: {violation}\nAnswer again with a corrected JSON plan.")
             }));
-        if !refusal_allowed {
+        if !refusal_allowed || !run.unasked.is_empty() {
             // The question is answerable from the schema (the model's own plan or the
-            // schema says so): the repair may not turn into a refusal.
+            // schema says so): the repair may not turn into a refusal. A filter the question
+            // does not ask for cannot be written again.
             let objects = self.ask_objects(&run.grounding.projection, &run.invocation.capability.settings);
             let phrases = phrases_of(run.dates.as_deref());
             let schema = output_schema(
                 &run.grounding.projection,
                 &objects,
-                false,
+                refusal_allowed,
                 phrases.as_deref(),
                 run.terms.as_deref(),
+                &run.unasked,
             );
             run.request.schema = Some(("ask_plan".into(), schema.clone()));
             run.schema = schema;
@@ -764,7 +779,11 @@ impl Session<'_> {
                 if e.instance_path().as_str().is_empty() { "/" } else { e.instance_path().as_str() }
             )));
         }
-        check_evidence(&run.question, p, &plan).map_err(Violation::answerable)?;
+        check_evidence(&run.question, p, &plan).map_err(|u| Violation {
+            message: u.message,
+            refusal_allowed: false,
+            unasked: u.field,
+        })?;
         if !run.repaired {
             check_unused_values(&run.question, p, &plan, run.terms.is_some())
                 .map_err(Violation::answerable)?;
@@ -1015,17 +1034,19 @@ impl Session<'_> {
 struct Violation {
     message: String,
     refusal_allowed: bool,
+    /// A filter field the question does not ask for (left out of the repair's contract).
+    unasked: Option<String>,
 }
 
 impl Violation {
     fn answerable(message: String) -> Violation {
-        Violation { message, refusal_allowed: false }
+        Violation { message, refusal_allowed: false, unasked: None }
     }
 }
 
 impl From<String> for Violation {
     fn from(message: String) -> Violation {
-        Violation { message, refusal_allowed: true }
+        Violation { message, refusal_allowed: true, unasked: None }
     }
 }
 
