@@ -90,6 +90,40 @@ impl IdSource for SequentialIds {
     }
 }
 
+/// The calendar day `now` falls on in the workspace's time zone (an IANA name such as
+/// `Europe/Berlin`; `None` or a name this machine does not know: UTC).
+pub fn local_day(now: DateTime<Utc>, time_zone: Option<&str>) -> chrono::NaiveDate {
+    let Some(tz) = zone(time_zone) else { return now.date_naive() };
+    let Ok(ts) = jiff::Timestamp::from_second(now.timestamp()) else { return now.date_naive() };
+    let d = ts.to_zoned_datetime(tz).date();
+    chrono::NaiveDate::from_ymd_opt(d.year() as i32, d.month() as u32, d.day() as u32)
+        .unwrap_or(now.date_naive())
+}
+
+/// The instant a calendar day starts in the workspace's time zone (UTC when none).
+pub fn day_start(day: chrono::NaiveDate, time_zone: Option<&str>) -> DateTime<Utc> {
+    use chrono::Datelike;
+    let utc = day.and_hms_opt(0, 0, 0).expect("midnight exists").and_utc();
+    let Some(tz) = zone(time_zone) else { return utc };
+    let Ok(date) = jiff::civil::Date::new(day.year() as i16, day.month() as i8, day.day() as i8) else {
+        return utc;
+    };
+    // A day that starts in a DST gap starts at the first instant that exists.
+    match date.to_zoned_datetime(tz) {
+        Ok(z) => DateTime::from_timestamp(z.timestamp().as_second(), 0).unwrap_or(utc),
+        Err(_) => utc,
+    }
+}
+
+/// Whether this machine knows the time zone name.
+pub fn known_time_zone(name: &str) -> bool {
+    jiff::tz::TimeZone::get(name).is_ok()
+}
+
+fn zone(name: Option<&str>) -> Option<jiff::tz::TimeZone> {
+    jiff::tz::TimeZone::get(name?).ok()
+}
+
 /// The one timestamp format stored and shown: RFC 3339, UTC, seconds.
 pub fn timestamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)

@@ -143,6 +143,16 @@ impl WorkspaceDefinition {
                 }
             }
         }
+        if let Some(tz) = &self.time_zone {
+            if !crate::clock::known_time_zone(tz) {
+                p.add(
+                    "/timeZone".into(),
+                    format!(
+                        "`{tz}` is not a time zone this machine knows (an IANA name such as Europe/Berlin)"
+                    ),
+                );
+            }
+        }
         let mut set_keys = HashSet::new();
         for (si, set) in self.permission_sets.iter().enumerate() {
             let at = format!("/permissionSets/{si}");

@@ -15,6 +15,10 @@ pub struct WorkspaceDefinition {
     pub name: String,
     #[serde(default = "default_currency")]
     pub currency: String,
+    /// The IANA time zone the business works in (`Europe/Berlin`): what "today", "this month"
+    /// and a date-time field's days mean. Absent: UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
     pub objects: Vec<ObjectDef>,
     pub permission_sets: Vec<PermissionSetDef>,
     pub users: Vec<UserDef>,

@@ -485,6 +485,33 @@ fn a_date_time_field_takes_whole_days_and_relative_phrases_are_read_against_toda
 }
 
 #[test]
+fn dates_are_read_against_today_and_days_in_the_workspace_time_zone() {
+    let f = common::demo();
+    // 2026-11-29T10:00Z; plus 18 hours is 04:00Z on Nov 30 — still Nov 29 in Los Angeles.
+    f.clock.advance(chrono::Duration::hours(18));
+    let mut def = f.ws.catalog().unwrap().definition.clone();
+    def.time_zone = Some("America/Los_Angeles".into());
+    let mut ws = f.ws;
+    ws.deploy(&def, &countersign_kernel::DeployOptions::by("ava")).unwrap();
+    let ava = ws.session("ava").unwrap();
+    let fake = fake(vec![plan(json!({"object": "note", "filters": [
+        {"field": "written_at", "op": "during", "value": "yesterday"}]}))]);
+    let a = ask_with(&ava, "Notes written yesterday.", model(&fake.url, 0.0)).unwrap();
+    assert!(user_message(&fake.chat_requests()[0]).contains("Today is 2026-11-29."));
+    assert_eq!(a.dates[0].start.as_deref(), Some("2026-11-28"));
+    // A local day, from its midnight to the next, in UTC (Pacific standard time: UTC-8).
+    let spec = serde_json::to_value(&a.spec).unwrap();
+    assert_eq!(
+        spec["filters"],
+        json!({"all": [{"field": "written_at", "op": "gte", "value": "2026-11-28T08:00:00Z"}, {"field": "written_at", "op": "lt", "value": "2026-11-29T08:00:00Z"}]})
+    );
+    // A name no time zone database knows is refused with its pointer.
+    def.time_zone = Some("Mars/Olympus_Mons".into());
+    let e = ws.deploy(&def, &countersign_kernel::DeployOptions::by("ava")).unwrap_err();
+    assert!(e.details.iter().any(|d| d.path == "/timeZone"), "{:?}", e.details);
+}
+
+#[test]
 fn without_a_date_in_the_question_the_model_cannot_invent_one() {
     let f = common::demo();
     let ava = f.ws.session("ava").unwrap();

@@ -421,3 +421,23 @@ fn a_record_the_question_does_not_name_cannot_be_named_again_in_the_repair() {
         "the repair's contract has no account filter"
     );
 }
+
+#[test]
+fn a_name_written_over_a_term_is_no_name_of_the_question() {
+    let f = common::demo();
+    let ben = f.ws.session("ben").unwrap();
+    let endpoint = fake(vec![
+        plan(json!({"object": "account", "terms": ["customer"], "filters": [
+            {"field": "billing_country", "op": "eq", "value": "Canada"},
+            {"field": "name", "op": "eq", "value": "Customer"}]})),
+        plan(json!({"object": "account", "terms": ["customer"], "filters": [
+            {"field": "billing_country", "op": "eq", "value": "Canada"}]})),
+    ]);
+    let a = ask_with(&ben, "Which accounts in Canada are customers?", model(&endpoint.url, 0.0)).unwrap();
+    assert_eq!(a.timings.attempts, 2);
+    let repair = user_message(&endpoint.chat_requests()[1]);
+    assert!(repair.contains("name eq \"Customer\""), "the name is what is refused, not the term: {repair}");
+    let contract = endpoint.chat_requests()[1]["response_format"].to_string();
+    assert!(!contract.contains(r#""field":{"const":"name"}"#));
+    assert_eq!(a.terms[0].key, "customer");
+}

@@ -122,7 +122,7 @@ pub(super) const NUMBER_WORDS: &[&str] = &[
 /// a picklist value or a term; and with the words of the terms the plan uses taken out too — a
 /// word of "still in play" is that term, not a text value or a field.
 pub(super) struct Said {
-    words: Vec<String>,
+    outside_terms: Vec<String>,
     outside_names: Vec<String>,
     plain: Vec<String>,
 }
@@ -130,24 +130,8 @@ pub(super) struct Said {
 impl Said {
     pub(super) fn of(question: &str, p: &Projection, plan: &PlanOut) -> Said {
         let words = crate::ai::projection::words(question);
-        let mut in_name = vec![false; words.len()];
-        for f in &plan.filters {
-            let Some((owner, field)) = p.field(&plan.object, &f.field) else { continue };
-            if field.field_type != FieldType::Lookup && field.key != owner.name_field {
-                continue;
-            }
-            let values: Vec<&str> = match &f.value {
-                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-                Some(Value::String(v)) => vec![v.as_str()],
-                _ => vec![],
-            };
-            for v in values {
-                let name = crate::ai::projection::words(v);
-                if let Some(at) = find_run(&words, &name) {
-                    in_name[at..at + name.len()].iter_mut().for_each(|w| *w = true);
-                }
-            }
-        }
+        // The words of the terms the plan uses first: a name written over them ("Customer" for
+        // "customers", a term) is no name of the question.
         let mut in_term = vec![false; words.len()];
         for (_, t, _) in p.terms(&plan.object).iter().filter(|(k, _, _)| plan.terms.contains(k)) {
             for phrase in t.phrases() {
@@ -157,12 +141,34 @@ impl Said {
                 }
             }
         }
+        let mut in_name = vec![false; words.len()];
+        for f in plan.filters.iter().filter(|f| name_root(p, &plan.object, &f.field).is_some()) {
+            let values: Vec<&str> = match &f.value {
+                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+                Some(Value::String(v)) => vec![v.as_str()],
+                _ => vec![],
+            };
+            for v in values {
+                let name = crate::ai::projection::words(v);
+                if let Some(at) = find_run(&words, &name) {
+                    if !in_term[at..at + name.len()].iter().any(|x| *x) {
+                        in_name[at..at + name.len()].iter_mut().for_each(|w| *w = true);
+                    }
+                }
+            }
+        }
         let keep = |mask: &dyn Fn(usize) -> bool| -> Vec<String> {
             words.iter().enumerate().filter(|(i, _)| !mask(*i)).map(|(_, w)| w.clone()).collect()
         };
         let outside_names = keep(&|i| in_name[i]);
+        let outside_terms = keep(&|i| in_term[i]);
         let plain = keep(&|i| in_name[i] || in_term[i]);
-        Said { words, outside_names, plain }
+        Said { outside_terms, outside_names, plain }
+    }
+
+    /// Some word of a name somewhere outside the terms the plan uses.
+    fn names(&self, text: &str) -> bool {
+        crate::ai::projection::words(text).iter().any(|x| self.outside_terms.contains(x))
     }
 
     /// Every word of `text` somewhere outside the names and the terms the plan uses.
@@ -175,12 +181,6 @@ impl Said {
     pub(super) fn says(&self, phrase: &str) -> bool {
         let w = crate::ai::projection::words(phrase);
         !w.is_empty() && find_run(&self.outside_names, &w).is_some()
-    }
-
-    /// Every word of `text` somewhere in the question (names included).
-    fn mentions(&self, text: &str) -> bool {
-        let w = crate::ai::projection::words(text);
-        !w.is_empty() && w.iter().all(|x| self.words.contains(x))
     }
 
     /// Every word of `text` somewhere outside the names.
@@ -218,6 +218,20 @@ pub(super) fn said_terms(question: &str, p: &Projection, objects: &[String]) -> 
         }
     }
     out
+}
+
+/// For a path that names a record — a lookup (`account`), a parent's name field
+/// (`account.name`) or the object's own name field — the path that stands for that record
+/// (`account`; the name field itself for the object's own records).
+pub(super) fn name_root(p: &Projection, object: &str, path: &str) -> Option<String> {
+    let (owner, field) = p.field(object, path)?;
+    if field.field_type == FieldType::Lookup {
+        return Some(path.to_string());
+    }
+    if field.key != owner.name_field {
+        return None;
+    }
+    Some(path.split_once('.').map_or(path, |(lookup, _)| lookup).to_string())
 }
 
 /// Where `run` occurs in `words` as consecutive words.
@@ -381,20 +395,15 @@ pub(super) fn check_evidence(
                 }
                 Value::String(s) if s.len() == 10 && s.as_bytes()[4] == b'-' => true, // dates: checked by type
                 Value::String(s) => {
-                    // A name (a lookup, a name field) may use any word of the question; another
-                    // text value not the words of a term the plan uses.
-                    let named = p.field(&plan.object, &f.field).is_some_and(|(owner, x)| {
-                        x.field_type == FieldType::Lookup || x.key == owner.name_field
-                    });
+                    // A name (a lookup, a name field) needs some word of the question that is
+                    // not a term the plan uses; another text value words outside names and terms.
                     let w = crate::ai::projection::words(s);
-                    let found = |x: &String| {
-                        if named {
-                            said.mentions(x) || q.contains(x.as_str())
+                    w.is_empty()
+                        || if name_root(p, &plan.object, &f.field).is_some() {
+                            said.names(s)
                         } else {
-                            said.plainly(x)
+                            w.iter().any(|x| said.plainly(x))
                         }
-                    };
-                    w.is_empty() || w.iter().any(found) || (named && q.contains(&s.to_lowercase()))
                 }
                 _ => true,
             };

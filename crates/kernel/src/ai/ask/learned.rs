@@ -228,7 +228,8 @@ impl Session<'_> {
             Some(Condition::All(all)) => all.all.clone(),
             Some(c) => vec![c.clone()],
         };
-        let day = chrono::NaiveDate::parse_from_str(created_at.get(..10)?, "%Y-%m-%d").ok()?;
+        let at = chrono::DateTime::parse_from_rfc3339(created_at).ok()?.with_timezone(&chrono::Utc);
+        let day = crate::clock::local_day(at, self.time_zone());
         let dates = read_dates(question, day);
         let terms = p.terms(&spec.object);
         let mut plan_terms = vec![];
@@ -252,7 +253,7 @@ impl Session<'_> {
                     };
                     let (_, f) = p.field(&spec.object, &field)?;
                     let range = dates.iter().find(|r| {
-                        let ends = date_conditions(&field, f.field_type, r);
+                        let ends = date_conditions(&field, f.field_type, r, self.time_zone());
                         ends.len() == all.all.len() && ends == all.all
                     })?;
                     filters.push(json!({"field": field, "op": "during", "value": range.phrase}));
@@ -266,7 +267,9 @@ impl Session<'_> {
             let (owner, f) = p.field(&spec.object, &cmp.field)?;
             if matches!(f.field_type, FieldType::Date | FieldType::Datetime) {
                 let ends = [c.clone()];
-                let range = dates.iter().find(|r| date_conditions(&cmp.field, f.field_type, r) == ends)?;
+                let range = dates
+                    .iter()
+                    .find(|r| date_conditions(&cmp.field, f.field_type, r, self.time_zone()) == ends)?;
                 filters.push(json!({"field": cmp.field, "op": "during", "value": range.phrase}));
                 continue;
             }

@@ -70,8 +70,15 @@ fn phrases_of(dates: Option<&[DateRange]>) -> Option<Vec<String>> {
 }
 
 /// The conditions a date range sets on a date field (first and last day included) or a
-/// date-time field (from the first day's start to the next day after the last, in UTC).
-fn date_conditions(field: &str, field_type: FieldType, range: &DateRange) -> Vec<Condition> {
+/// date-time field (from the first day's start to the start of the day after the last, in the
+/// workspace's time zone).
+fn date_conditions(
+    field: &str,
+    field_type: FieldType,
+    range: &DateRange,
+    tz: Option<&str>,
+) -> Vec<Condition> {
+    let start_of = |day: chrono::NaiveDate| crate::clock::timestamp(crate::clock::day_start(day, tz));
     let compare = |op: Op, value: String| {
         Condition::Compare(Comparison {
             field: field.to_string(),
@@ -83,13 +90,13 @@ fn date_conditions(field: &str, field_type: FieldType, range: &DateRange) -> Vec
     let mut out = vec![];
     if let Some(start) = range.start {
         out.push(match field_type {
-            FieldType::Datetime => compare(Op::Gte, format!("{start}T00:00:00Z")),
+            FieldType::Datetime => compare(Op::Gte, start_of(start)),
             _ => compare(Op::Gte, start.to_string()),
         });
     }
     if let Some(end) = range.end {
         out.push(match field_type {
-            FieldType::Datetime => compare(Op::Lt, format!("{}T00:00:00Z", end + chrono::Duration::days(1))),
+            FieldType::Datetime => compare(Op::Lt, start_of(end + chrono::Duration::days(1))),
             _ => compare(Op::Lte, end.to_string()),
         });
     }
@@ -321,7 +328,9 @@ pub fn output_schema(
             if f.field_type == FieldType::Picklist && (f.values.is_empty() || covered.contains(path)) {
                 continue;
             }
-            if unasked.contains(path) {
+            if evidence::name_root(projection, key, path).is_some_and(|root| unasked.contains(&root))
+                || unasked.contains(path)
+            {
                 if !matches!(f.field_type, FieldType::LongText | FieldType::Lookup) {
                     sortable.push(path.clone());
                 }
@@ -419,6 +428,15 @@ impl Session<'_> {
             .collect()
     }
 
+    /// Today in the workspace's time zone.
+    fn today(&self) -> chrono::NaiveDate {
+        crate::clock::local_day(self.ws.clock.now(), self.time_zone())
+    }
+
+    fn time_zone(&self) -> Option<&str> {
+        self.catalog().definition.time_zone.as_deref()
+    }
+
     /// Record a call refused before any model was chosen (no `ai.use`).
     /// Authorize before anything else (no model is resolved for a user who may not ask).
     pub fn ask_authorize(&self, question: &str) -> Result<()> {
@@ -436,13 +454,13 @@ impl Session<'_> {
         let binding = self.capability(CAPABILITY)?;
         let prompt = self.active_prompt(&binding.prompt)?;
         let grounding = self.grounding(question, binding.settings.projection_tokens);
-        let now = self.ws.clock.now();
-        let today = now.format("%Y-%m-%d").to_string();
-        // From prompt version 2's contract on, the kernel reads the dates (in UTC) and the model
-        // picks; from version 3's, it also picks terms.
+        let day = self.today();
+        let today = day.to_string();
+        // From prompt version 2's contract on, the kernel reads the dates (against today in the
+        // workspace's time zone) and the model picks; from version 3's, it also picks terms.
         let with_terms = prompt.output_contract == CONTRACT_TERMS;
-        let dates = (prompt.output_contract == CONTRACT_DATES_READ || with_terms)
-            .then(|| read_dates(question, now.date_naive()));
+        let dates =
+            (prompt.output_contract == CONTRACT_DATES_READ || with_terms).then(|| read_dates(question, day));
         let objects = self.ask_objects(&grounding.projection, &binding.settings);
         let terms = with_terms.then(|| said_terms(question, &grounding.projection, &objects));
         let learned =
@@ -615,7 +633,7 @@ impl Session<'_> {
         let mut parts = ask_parts(
             &run.grounding,
             &learned,
-            &self.ws.clock.now().format("%Y-%m-%d").to_string(),
+            &self.today().to_string(),
             &run.question,
             run.dates.as_deref(),
             run.terms.as_deref(),
@@ -887,7 +905,7 @@ impl Session<'_> {
                     .find(|d| Some(d.phrase.as_str()) == f.value.as_ref().and_then(Value::as_str))
                     .ok_or_else(|| Error::internal("checked above"))?;
                 // One condition (a chip) for the range: both ends together.
-                let mut ends = date_conditions(&f.field, field.field_type, range);
+                let mut ends = date_conditions(&f.field, field.field_type, range, self.time_zone());
                 conditions.push(match ends.len() {
                     1 => ends.remove(0),
                     _ => Condition::All(crate::metadata::condition::AllOf { all: ends }),
