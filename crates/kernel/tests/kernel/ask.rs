@@ -570,6 +570,7 @@ fn an_empty_result_gets_one_repair_with_what_the_data_holds() {
     let repair = user_message(&reqs[1]);
     assert!(repair.contains("no account is named “Germany”"), "{repair}");
     assert!(repair.contains("account.billing_country"), "{repair}");
+    assert!(repair.contains(r#"write {"field":"account.billing_country","op":"eq","value":"Germany"} instead"#), "{repair}");
     let want = query_ids(
         &ava,
         json!({"object": "contact", "filters": {"field": "account.billing_country", "op": "eq", "value": "Germany"}, "limit": 1000}),
