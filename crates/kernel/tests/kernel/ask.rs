@@ -63,6 +63,7 @@ fn projection_for_ben_leaves_out_hidden_and_never_fields() {
             None,
             None,
             &[],
+            &[],
         )
         .to_string();
         assert!(!schema.contains(hidden), "{hidden} in ben's output contract");
@@ -570,7 +571,10 @@ fn an_empty_result_gets_one_repair_with_what_the_data_holds() {
     let repair = user_message(&reqs[1]);
     assert!(repair.contains("no account is named “Germany”"), "{repair}");
     assert!(repair.contains("account.billing_country"), "{repair}");
-    assert!(repair.contains(r#"write {"field":"account.billing_country","op":"eq","value":"Germany"} instead"#), "{repair}");
+    assert!(
+        repair.contains(r#"write {"field":"account.billing_country","op":"eq","value":"Germany"} instead"#),
+        "{repair}"
+    );
     let want = query_ids(
         &ava,
         json!({"object": "contact", "filters": {"field": "account.billing_country", "op": "eq", "value": "Germany"}, "limit": 1000}),

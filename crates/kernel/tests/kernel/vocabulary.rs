@@ -441,3 +441,18 @@ fn a_name_written_over_a_term_is_no_name_of_the_question() {
     assert!(!contract.contains(r#""field":{"const":"name"}"#));
     assert_eq!(a.terms[0].key, "customer");
 }
+
+#[test]
+fn values_the_question_lists_beside_a_term_stay_offered() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    // "unpaid" is a term, but the question spells out the statuses: both stay choices.
+    let endpoint = fake(vec![plan(json!({"object": "invoice", "filters": [
+        {"field": "total", "op": "gt", "value": 50000},
+        {"field": "status", "op": "in", "value": ["sent", "overdue"]}]}))]);
+    let q = "Invoices with a total above 50000 that are still unpaid (sent or overdue).";
+    let a = ask_with(&ava, q, model(&endpoint.url, 0.0)).unwrap();
+    assert_eq!(a.timings.attempts, 1);
+    let contract = endpoint.chat_requests()[0]["response_format"].to_string();
+    assert!(contract.contains(r#""field":{"const":"status"}"#) && contract.contains("unpaid_invoice"));
+}

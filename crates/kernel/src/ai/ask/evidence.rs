@@ -220,6 +220,38 @@ pub(super) fn said_terms(question: &str, p: &Projection, objects: &[String]) -> 
     out
 }
 
+/// The picklists (object, path) of `objects` whose values (key or label) the question says
+/// outside the words of the terms it says: their filters stay offered beside those terms.
+pub(super) fn values_said(
+    question: &str,
+    p: &Projection,
+    objects: &[String],
+    terms: &[SaidTerm],
+) -> Vec<(String, String)> {
+    let words = crate::ai::projection::words(question);
+    let mut in_term = vec![false; words.len()];
+    for t in terms {
+        let w = crate::ai::projection::words(&t.phrase);
+        if let Some(at) = find_run(&words, &w) {
+            in_term[at..at + w.len()].iter_mut().for_each(|x| *x = true);
+        }
+    }
+    let outside: Vec<String> =
+        words.iter().enumerate().filter(|(i, _)| !in_term[*i]).map(|(_, w)| w.clone()).collect();
+    let mut out = vec![];
+    for object in objects {
+        for (path, f) in p.paths(object) {
+            let said = f.values.iter().any(|(v, l)| {
+                [v, l].iter().any(|x| find_run(&outside, &crate::ai::projection::words(x)).is_some())
+            });
+            if f.field_type == FieldType::Picklist && said {
+                out.push((object.clone(), path));
+            }
+        }
+    }
+    out
+}
+
 /// For a path that names a record — a lookup (`account`), a parent's name field
 /// (`account.name`) or the object's own name field — the path that stands for that record
 /// (`account`; the name field itself for the object's own records).

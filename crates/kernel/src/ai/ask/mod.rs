@@ -224,6 +224,8 @@ pub struct AskRun {
     /// Filter fields an answer wrote that the question does not ask for: the repair's contract
     /// leaves them out.
     unasked: Vec<String>,
+    /// Picklists (object, path) whose values the question says outside a said term's words.
+    values_said: Vec<(String, String)>,
     schema: Value,
     repaired: bool,
 }
@@ -306,6 +308,7 @@ pub fn output_schema(
     dates: Option<&[String]>,
     terms: Option<&[SaidTerm]>,
     unasked: &[String],
+    values_said: &[(String, String)],
 ) -> Value {
     let mut alternatives = vec![];
     for key in objects {
@@ -314,7 +317,9 @@ pub fn output_schema(
         let mut all_paths = vec![];
         let mut sortable = vec![];
         // A picklist a said term constrains ("still in play" sets the stage) takes no filter of
-        // its own: a small model otherwise lists the term's values again, or wrong ones.
+        // its own — a small model otherwise lists the term's values again, or wrong ones —
+        // unless the question also says values of it outside the term's words ("unpaid (sent
+        // or overdue)").
         let said: Vec<String> =
             terms.into_iter().flatten().filter(|t| &t.object == key).map(|t| t.key.clone()).collect();
         let covered: Vec<String> = projection
@@ -322,6 +327,7 @@ pub fn output_schema(
             .into_iter()
             .filter(|(k, _, _)| said.contains(k))
             .flat_map(|(_, _, c)| c.fields().into_iter().map(String::from).collect::<Vec<_>>())
+            .filter(|path| !values_said.iter().any(|(o, f)| o == key && f == path))
             .collect();
         for (path, f) in &paths {
             let (scalar, list) = ops_for(f.field_type);
@@ -463,6 +469,10 @@ impl Session<'_> {
             (prompt.output_contract == CONTRACT_DATES_READ || with_terms).then(|| read_dates(question, day));
         let objects = self.ask_objects(&grounding.projection, &binding.settings);
         let terms = with_terms.then(|| said_terms(question, &grounding.projection, &objects));
+        let values_said = terms
+            .as_deref()
+            .map(|t| evidence::values_said(question, &grounding.projection, &objects, t))
+            .unwrap_or_default();
         let learned =
             if with_terms { self.learned_for(question, &grounding.projection, &objects) } else { vec![] };
         let parts = ask_parts(&grounding, &learned, &today, question, dates.as_deref(), terms.as_deref());
@@ -510,6 +520,7 @@ impl Session<'_> {
             phrases_of(dates.as_deref()).as_deref(),
             terms.as_deref(),
             &[],
+            &values_said,
         );
         let request = inv.chat_request(chat_prompt, "ask_plan".into(), schema.clone());
         Ok(AskRun {
@@ -521,6 +532,7 @@ impl Session<'_> {
             terms,
             learned,
             unasked: vec![],
+            values_said,
             schema,
             repaired: false,
         })
@@ -657,6 +669,7 @@ impl Session<'_> {
                 phrases.as_deref(),
                 run.terms.as_deref(),
                 &run.unasked,
+                &run.values_said,
             );
             run.request.schema = Some(("ask_plan".into(), schema.clone()));
             run.schema = schema;
