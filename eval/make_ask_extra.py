@@ -33,6 +33,11 @@ UNPAID = {"sent", "overdue"}
 CLOSED = {"closed_won", "closed_lost"}
 
 
+def is_key(a):
+    """A key account: a customer with an annual revenue of 30 million or more."""
+    return a["type"] == "customer" and float(a["annual_revenue"] or 0) >= 30_000_000
+
+
 def visible_opportunities(user):
     return [o for o in opportunity if user == "ava" or o["owner"] == user]
 
@@ -82,6 +87,22 @@ cases = [
      [a for a in account if a["type"] == "customer" and a["billing_country"] == "Canada"]),
     ("ava", "Which opportunities of Monarch Holdings are in negotiation or proposal?", "opportunity",
      [o for o in visible_opportunities("ava") if o["account"] == acc_by_name["Monarch Holdings"] and o["stage"] in {"negotiation", "proposal"}]),
+    ("ava", "Which key accounts are in Germany?", "account",
+     [a for a in account if is_key(a) and a["billing_country"] == "Germany"]),
+    ("ava", "Contacts at key accounts.", "contact",
+     [c for c in contact if is_key(acc_by_id[c["account"]])]),
+    ("ava", "Former customers in Germany.", "account",
+     [a for a in account if a["type"] == "churned" and a["billing_country"] == "Germany"]),
+    ("ava", "Outstanding invoices with a total over 10000.", "invoice",
+     [i for i in invoice if i["status"] in UNPAID and float(i["total"]) > 10000]),
+    ("ava", "Lost deals with an amount above 100000.", "opportunity",
+     [o for o in visible_opportunities("ava") if o["stage"] == "closed_lost" and float(o["amount"] or 0) > 100000]),
+    ("ava", "Notes about support escalations.", "note",
+     [n for n in note if n["title"] == "Support escalation"]),
+    ("ben", "Customers in the software industry.", "account",
+     [a for a in account if a["type"] == "customer" and a["industry"] == "software"]),
+    ("cara", "Which of Monarch Holdings' invoices are still owed?", "invoice",
+     [i for i in invoice if i["account"] == acc_by_name["Monarch Holdings"] and i["status"] in UNPAID]),
 ]
 
 # A right answer to each case, as a plan of Ask's prompt version 3 (terms, dates picked from the
@@ -114,6 +135,14 @@ PLANS = [
     plan("invoice", ["overdue_invoice"], ("account.billing_country", "eq", "France")),
     plan("account", ["customer"], ("billing_country", "eq", "Canada")),
     plan("opportunity", [], ("account", "eq", "Monarch Holdings"), ("stage", "in", ["negotiation", "proposal"])),
+    plan("account", ["key_account"], ("billing_country", "eq", "Germany")),
+    plan("contact", ["account.key_account"]),
+    plan("account", ["former_customer"], ("billing_country", "eq", "Germany")),
+    plan("invoice", ["unpaid_invoice"], ("total", "gt", 10000)),
+    plan("opportunity", ["lost_opportunity"], ("amount", "gt", 100000)),
+    plan("note", [], ("title", "eq", "Support escalation")),
+    plan("account", ["customer"], ("industry", "eq", "software")),
+    plan("invoice", ["unpaid_invoice"], ("account", "eq", "Monarch Holdings")),
 ]
 assert len(PLANS) == len(cases)
 

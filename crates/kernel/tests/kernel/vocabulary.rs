@@ -455,4 +455,6 @@ fn values_the_question_lists_beside_a_term_stay_offered() {
     assert_eq!(a.timings.attempts, 1);
     let contract = endpoint.chat_requests()[0]["response_format"].to_string();
     assert!(contract.contains(r#""field":{"const":"status"}"#) && contract.contains("unpaid_invoice"));
+    // "overdue" there is one of the listed values, not the term.
+    assert!(!contract.contains("overdue_invoice"), "{contract}");
 }

@@ -252,6 +252,27 @@ pub(super) fn values_said(
     out
 }
 
+/// Whether a said term's phrase is the name of a value of a picklist its condition sets, while
+/// the question lists values of that picklist (`values_said`).
+pub(super) fn names_a_listed_value(
+    said: &SaidTerm,
+    p: &Projection,
+    values_said: &[(String, String)],
+) -> bool {
+    let phrase = crate::ai::projection::words(&said.phrase);
+    let Some((_, _, condition)) = p.terms(&said.object).into_iter().find(|(k, _, _)| *k == said.key) else {
+        return false;
+    };
+    condition.fields().into_iter().any(|path| {
+        values_said.iter().any(|(o, f)| *o == said.object && f == path)
+            && p.field(&said.object, path).is_some_and(|(_, f)| {
+                f.values.iter().any(|(v, l)| {
+                    crate::ai::projection::words(v) == phrase || crate::ai::projection::words(l) == phrase
+                })
+            })
+    })
+}
+
 /// For a path that names a record — a lookup (`account`), a parent's name field
 /// (`account.name`) or the object's own name field — the path that stands for that record
 /// (`account`; the name field itself for the object's own records).

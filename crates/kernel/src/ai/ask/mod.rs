@@ -468,11 +468,16 @@ impl Session<'_> {
         let dates =
             (prompt.output_contract == CONTRACT_DATES_READ || with_terms).then(|| read_dates(question, day));
         let objects = self.ask_objects(&grounding.projection, &binding.settings);
-        let terms = with_terms.then(|| said_terms(question, &grounding.projection, &objects));
+        let mut terms = with_terms.then(|| said_terms(question, &grounding.projection, &objects));
         let values_said = terms
             .as_deref()
             .map(|t| evidence::values_said(question, &grounding.projection, &objects, t))
             .unwrap_or_default();
+        // A term said only by a value's name ("overdue") in a question that lists values of that
+        // field ("sent or overdue") is that value, not the term.
+        if let Some(t) = terms.as_mut() {
+            t.retain(|said| !evidence::names_a_listed_value(said, &grounding.projection, &values_said));
+        }
         let learned =
             if with_terms { self.learned_for(question, &grounding.projection, &objects) } else { vec![] };
         let parts = ask_parts(&grounding, &learned, &today, question, dates.as_deref(), terms.as_deref());
