@@ -383,7 +383,7 @@ test("ask: progress, an editable spec over a real table, save as a list view, re
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
 });
 
-test("vocabulary: the demo's terms are listed, an admin adds one, and Ask shows a term as its label", async () => {
+test("vocabulary: the demo's terms are listed, an admin adds one, a sales rep only reads them", async () => {
   await el("user-switcher").selectByAttribute("value", "ava");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
   await el("nav-settings").click();

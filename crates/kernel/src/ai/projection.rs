@@ -282,19 +282,6 @@ fn type_text(f: &ProjectedField) -> String {
     }
 }
 
-/// A picklist's categories in value order, each with its active values.
-fn categories(f: &crate::metadata::types::FieldDef) -> Vec<(String, Vec<String>)> {
-    let mut out: Vec<(String, Vec<String>)> = vec![];
-    for v in f.values.iter().flatten().filter(|v| v.active) {
-        let Some(c) = &v.category else { continue };
-        match out.iter_mut().find(|(k, _)| k == c) {
-            Some((_, vs)) => vs.push(v.value.clone()),
-            None => out.push((c.clone(), vec![v.value.clone()])),
-        }
-    }
-    out
-}
-
 /// (user, generation, scope).
 type ProjectionKey = (String, i64, Vec<String>);
 
@@ -373,7 +360,11 @@ impl Session<'_> {
                         .filter(|v| v.active)
                         .map(|v| (v.value.clone(), v.label.clone()))
                         .collect(),
-                    categories: categories(f),
+                    categories: f
+                        .categories(true)
+                        .into_iter()
+                        .map(|(c, vs)| (c, vs.iter().map(|v| v.value.clone()).collect()))
+                        .collect(),
                     target: f.target.clone().filter(|t| self.readable_object(t).is_ok()),
                 }
             })

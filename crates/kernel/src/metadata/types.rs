@@ -179,6 +179,22 @@ pub struct FieldDef {
     pub ai_visibility: AiVisibility,
 }
 
+impl FieldDef {
+    /// A picklist's categories in the order their first value comes, each with the values that
+    /// carry it (`active_only`: without retired values).
+    pub fn categories(&self, active_only: bool) -> Vec<(String, Vec<&PicklistValue>)> {
+        let mut out: Vec<(String, Vec<&PicklistValue>)> = vec![];
+        for v in self.values.iter().flatten().filter(|v| v.active || !active_only) {
+            let Some(c) = &v.category else { continue };
+            match out.iter_mut().find(|(k, _)| k == c) {
+                Some((_, vs)) => vs.push(v),
+                None => out.push((c.clone(), vec![v])),
+            }
+        }
+        out
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ValidationRuleDef {

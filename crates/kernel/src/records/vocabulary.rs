@@ -56,14 +56,12 @@ impl Session<'_> {
                 .iter()
                 .filter(|f| f.field_type == FieldType::Picklist && readable(&f.key))
                 .filter_map(|f| {
-                    let mut cats: Vec<(String, Vec<String>)> = vec![];
-                    for v in f.values.iter().flatten() {
-                        let Some(c) = &v.category else { continue };
-                        match cats.iter_mut().find(|(k, _)| k == c) {
-                            Some((_, vs)) => vs.push(v.label.clone()),
-                            None => cats.push((c.clone(), vec![v.label.clone()])),
-                        }
-                    }
+                    // Retired values too: a term's category still holds them.
+                    let cats: Vec<(String, Vec<String>)> = f
+                        .categories(false)
+                        .into_iter()
+                        .map(|(c, vs)| (c, vs.iter().map(|v| v.label.clone()).collect()))
+                        .collect();
                     (!cats.is_empty()).then(|| FieldCategories {
                         field: f.key.clone(),
                         label: f.label.clone(),
