@@ -119,7 +119,7 @@ PLANS = [
     plan("invoice", ["unpaid_invoice"], ("account", "eq", "Monarch Holdings")),
     plan("invoice", ["unpaid_invoice"], ("currency_code", "eq", "EUR")),
     plan("opportunity", ["open_opportunity"], ("account", "eq", "Acme Industries")),
-    plan("opportunity", ["open_opportunity"]),
+    plan("opportunity", ["mine", "open_opportunity"]),
     plan("opportunity", ["won_opportunity"], ("close_date", "during", "2025")),
     plan("opportunity", ["lost_opportunity"], ("close_date", "during", "2026")),
     plan("opportunity", ["open_opportunity"], ("close_date", "during", "the first half of 2026")),

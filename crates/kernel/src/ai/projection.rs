@@ -282,6 +282,22 @@ fn type_text(f: &ProjectedField) -> String {
     }
 }
 
+/// The term every object has: the user's own records ("my opportunities"), `owner` = the user.
+fn mine(user: &str) -> ProjectedTerm {
+    use crate::metadata::types::{Comparison, Condition, Op};
+    ProjectedTerm {
+        key: crate::metadata::definition::MINE.into(),
+        label: "Mine".into(),
+        synonyms: vec!["my".into(), "I own".into(), "owned by me".into()],
+        condition: Condition::Compare(Comparison {
+            field: "owner".into(),
+            op: Op::Eq,
+            value: Some(serde_json::Value::String(user.to_string())),
+            other_field: None,
+        }),
+    }
+}
+
 /// (user, generation, scope).
 type ProjectionKey = (String, i64, Vec<String>);
 
@@ -381,7 +397,7 @@ impl Session<'_> {
             .map(|r| (r.object.clone(), r.field.clone()))
             .collect();
         let rules = meta.rules.iter().map(|r| r.message.clone()).collect();
-        let terms = meta
+        let mut terms: Vec<ProjectedTerm> = meta
             .def
             .terms
             .iter()
@@ -394,6 +410,7 @@ impl Session<'_> {
                 condition,
             })
             .collect();
+        terms.push(mine(&self.user().key));
         Some(ProjectedObject {
             key: meta.key().to_string(),
             label: meta.def.label.clone(),

@@ -16,6 +16,8 @@ pub const SCHEMA_TEXT: &str = include_str!("../../../../schemas/workspace.schema
 /// Keys the kernel keeps for itself.
 pub const SYSTEM_FIELDS: [&str; 5] = ["id", "owner", "version", "created_at", "updated_at"];
 pub const SYSTEM_USER: &str = "system";
+/// The term every object has for the reader's own records (`owner` = the user).
+pub const MINE: &str = "mine";
 
 pub use crate::metadata::types::{
     AiVisibility, CategoryRef, FieldDef, FieldLevel, FieldType, LayoutDef, LayoutSection, ObjectDef,
@@ -379,6 +381,12 @@ fn check_terms(obj: &ObjectDef, at: &str, p: &mut Problems) {
         let tat = format!("{at}/terms/{ti}");
         if !term_keys.insert(term.key.as_str()) {
             p.add(format!("{tat}/key"), format!("term key `{}` is used twice", term.key));
+        }
+        if term.key == MINE {
+            p.add(
+                format!("{tat}/key"),
+                format!("the term key `{MINE}` is the kernel's (the reader's own records)"),
+            );
         }
         if let Some(filter) = &term.filter {
             check_condition(obj, filter, &format!("{tat}/filter"), "a term", p);

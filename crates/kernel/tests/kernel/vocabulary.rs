@@ -330,7 +330,11 @@ fn the_kernel_accepts_every_reference_plan_at_once() {
                     .collect();
                 assert_eq!(ids(&a), expected, "{question}");
             }
-            other => refused.push(format!("{question}: {:?}", other.map(|a| a.timings.attempts))),
+            other => {
+                let why = endpoint.chat_requests().get(1).map(user_message).unwrap_or_default();
+                let why = why.lines().rev().find(|l| l.contains("rejected")).unwrap_or_default().to_string();
+                refused.push(format!("{question}: {:?} {why}", other.map(|a| a.timings.attempts)))
+            }
         }
     }
     assert!(refused.is_empty(), "right answers refused: {refused:#?}");
@@ -457,4 +461,35 @@ fn values_the_question_lists_beside_a_term_stay_offered() {
     assert!(contract.contains(r#""field":{"const":"status"}"#) && contract.contains("unpaid_invoice"));
     // "overdue" there is one of the listed values, not the term.
     assert!(!contract.contains("overdue_invoice"), "{contract}");
+}
+
+#[test]
+fn my_records_are_the_readers_own_through_the_term_every_object_has() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    // ava sees every opportunity; "my" is hers only.
+    let endpoint = fake(vec![plan(
+        json!({"object": "opportunity", "terms": ["mine", "open_opportunity"], "filters": []}),
+    )]);
+    let a = ask_with(&ava, "Which of my opportunities are still open?", model(&endpoint.url, 0.0)).unwrap();
+    assert_eq!(a.timings.attempts, 1);
+    assert_eq!(a.terms[0].label, "Mine");
+    let mine = ava
+        .query(
+            &serde_json::from_value(json!({"object": "opportunity", "fields": ["name"], "limit": 1000,
+            "filters": {"all": [{"field": "owner", "op": "eq", "value": "ava"},
+                {"not": {"field": "stage", "op": "in", "value": ["closed_won", "closed_lost"]}}]}}))
+            .unwrap(),
+        )
+        .unwrap();
+    let mut expected = countersign_kernel::ai::ask::ids(&mine);
+    expected.sort();
+    assert!(!expected.is_empty());
+    assert_eq!(ids(&a), expected);
+    // The key is the kernel's: a definition may not take it.
+    let mut doc = demo_doc(&f);
+    object_mut(&mut doc, "account")["terms"].as_array_mut().unwrap().push(json!({
+        "key": "mine", "label": "Ours", "filter": {"field": "type", "op": "eq", "value": "customer"}}));
+    let e = WorkspaceDefinition::from_json(&doc).unwrap_err();
+    assert!(e.details.iter().any(|d| d.message.contains("the kernel's")), "{:?}", e.details);
 }

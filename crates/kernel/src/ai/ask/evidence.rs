@@ -532,6 +532,16 @@ pub(super) fn check_unused_values(
                 continue;
             }
             if let Some(phrase) = t.phrases().find(|ph| said.says(ph)) {
+                // The same words may say a term of the object and one of its parent ("my":
+                // mine, account.mine): one of them used is enough.
+                let same_words = crate::ai::projection::words(phrase);
+                if terms
+                    .iter()
+                    .filter(|(k, _, _)| plan.terms.contains(k))
+                    .any(|(_, u, _)| u.phrases().any(|ph| crate::ai::projection::words(ph) == same_words))
+                {
+                    continue;
+                }
                 return Err(format!(
                     "the question says \"{phrase}\", the term {key} (\"{}\"), but the plan does not use it. If the question means it, add \"{key}\" to \"terms\".",
                     t.label
