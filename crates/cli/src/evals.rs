@@ -44,10 +44,14 @@ pub enum EvalCommand {
         demo: bool,
     },
     /// Summaries of records: accepted after at most one repair, refused, problems in the first
-    /// answers, and accepted summaries re-checked for unverified claims.
+    /// answers, accepted summaries re-checked for unverified claims, and with `--cases` the key
+    /// facts each summary states.
     Summarize {
-        #[arg(long)]
-        object: String,
+        /// Cases (JSON lines: object, id, user, facts), instead of --object/--ids/--user.
+        #[arg(long, conflicts_with_all = ["object", "ids"])]
+        cases: Option<PathBuf>,
+        #[arg(long, required_unless_present = "cases")]
+        object: Option<String>,
         #[arg(long, value_delimiter = ',')]
         ids: Vec<String>,
         #[arg(long, default_value = "ava")]
@@ -87,7 +91,11 @@ pub fn run(file: WorkspaceFile, command: EvalCommand) -> Result<Value> {
             eval_ask(&ws, &cases, endpoint.as_deref(), only.as_deref())
         }
         EvalCommand::Extract { cases, endpoint, .. } => eval_extract(&ws, &cases, endpoint.as_deref()),
+        EvalCommand::Summarize { cases: Some(cases), endpoint, .. } => {
+            eval_summarize_cases(&ws, &cases, endpoint.as_deref())
+        }
         EvalCommand::Summarize { object, ids, user, endpoint, .. } => {
+            let object = object.unwrap_or_default();
             eval_summarize(&ws, &object, &ids, &user, endpoint.as_deref())
         }
     }
@@ -182,6 +190,31 @@ fn eval_summarize(
         }
         let case = tally.record(&session, id, first, outcome, wall * 1000.0)?;
         print_summary_case(case, wall);
+    }
+    to_json(&tally.finish())
+}
+
+/// The Summarize eval over cases: each record summarized as its case's user, and the key
+/// facts its summary states counted.
+fn eval_summarize_cases(ws: &Workspace, cases: &Path, endpoint: Option<&str>) -> Result<Value> {
+    let cases = countersign_kernel::eval::summarize::read_cases(&std::fs::read_to_string(cases)?)?;
+    let rt = runtime()?;
+    let mut tally = SummarizeTally::default();
+    for c in &cases {
+        let session = ws.session(&c.user)?;
+        let started = Instant::now();
+        let mut summarize = Summarize::new(&c.object, &c.id);
+        let outcome = run_capability_on(&rt, &session, &mut summarize, endpoint);
+        let wall = started.elapsed().as_secs_f64();
+        let first = summarize.first.unwrap_or_default();
+        for p in &first.problems {
+            eprintln!("      first answer: {p}");
+        }
+        let case = tally.record(&session, &c.id, first, outcome, wall * 1000.0)?;
+        print_summary_case(case, wall);
+        let stated = tally.key_facts(&c.facts);
+        let keys: Vec<&str> = c.facts.iter().map(|f| f.key.as_str()).collect();
+        eprintln!("      key facts stated: {stated:?} of {keys:?} (as {})", c.user);
     }
     to_json(&tally.finish())
 }

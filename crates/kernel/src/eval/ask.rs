@@ -5,7 +5,7 @@
 
 use super::{mean, percentile, share, Spread};
 use crate::ai::ask::{self, AskAnswer, AskTimings};
-use crate::error::{Code, Error, Result};
+use crate::error::{Code, Result};
 use crate::records::query::QuerySpec;
 use crate::records::workspace::Workspace;
 use serde::{Deserialize, Serialize};
@@ -31,14 +31,7 @@ pub struct AskCase {
 
 /// The cases of a JSON-lines file (blank lines skipped).
 pub fn read_cases(text: &str) -> Result<Vec<AskCase>> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l)
-                .map_err(|e| Error::new(Code::InvalidQuery, format!("case on line {}: {e}", i + 1)))
-        })
-        .collect()
+    super::json_lines(text)
 }
 
 /// Codes that are refusals (the kernel declining to answer), not failures of the platform.
@@ -273,6 +266,7 @@ pub struct ProjectionTokens {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use serde_json::json;
 
     fn case(v: Value) -> AskCase {

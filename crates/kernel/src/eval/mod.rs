@@ -21,6 +21,22 @@ pub fn percentile(xs: &[f64], p: f64) -> f64 {
 }
 
 /// The median and the 90th percentile of a measurement (0 for no measurements).
+/// Cases, one JSON object a line (blank lines skipped); a broken line is an error naming it.
+pub fn json_lines<T: serde::de::DeserializeOwned>(text: &str) -> crate::error::Result<Vec<T>> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| {
+                crate::error::Error::new(
+                    crate::error::Code::InvalidQuery,
+                    format!("case on line {}: {e}", i + 1),
+                )
+            })
+        })
+        .collect()
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Spread {
     pub p50: f64,

@@ -7,7 +7,86 @@ use super::{share, Spread};
 use crate::ai::summarize::{recheck, CitationStats, FirstAnswer, SummaryAnswer};
 use crate::error::{Error, Result};
 use crate::records::access::Session;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
+
+/// A case of a Summarize eval set: a record, who reads it, and the key facts a reader of it
+/// needs (`open_pipeline`, `overdue`: amounts; `latest_note`: a title).
+#[derive(Debug, Clone, Deserialize)]
+pub struct SummarizeEvalCase {
+    pub object: String,
+    pub id: String,
+    pub user: String,
+    #[serde(default)]
+    pub facts: Vec<KeyFact>,
+}
+
+/// A key fact: `total` (one amount per currency) or `each` of its amounts stated, or the
+/// `title` stated.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+pub struct KeyFact {
+    pub key: String,
+    #[serde(default)]
+    pub total: Vec<String>,
+    #[serde(default)]
+    pub each: Vec<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+/// Cases, one JSON object a line; a broken line is an error naming it.
+pub fn read_cases(text: &str) -> Result<Vec<SummarizeEvalCase>> {
+    super::json_lines(text)
+}
+
+/// The amounts a text writes, in any usual formatting: 628000, 628,000, 628,000.00, 628k,
+/// $0.628M, 1.2 million.
+pub fn amounts_in(text: &str) -> Vec<f64> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = vec![];
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_ascii_digit() || (i > 0 && chars[i - 1].is_alphanumeric()) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len()
+            && (chars[i].is_ascii_digit()
+                || ((chars[i] == ',' || chars[i] == '.')
+                    && chars.get(i + 1).is_some_and(char::is_ascii_digit)))
+        {
+            i += 1;
+        }
+        let Ok(x) = chars[start..i].iter().filter(|c| **c != ',').collect::<String>().parse::<f64>() else {
+            continue;
+        };
+        let rest: String = chars[i..].iter().take(9).collect::<String>().to_lowercase();
+        let rest = rest.trim_start();
+        let scale = if rest.starts_with("million") || rest.starts_with('m') && !rest.starts_with("m2") {
+            1_000_000.0
+        } else if rest.starts_with("thousand") || rest.starts_with('k') {
+            1_000.0
+        } else {
+            1.0
+        };
+        out.push(x);
+        if scale != 1.0 {
+            out.push(x * scale);
+        }
+    }
+    out
+}
+
+/// Whether a summary's text states a key fact.
+pub fn states_key_fact(text: &str, fact: &KeyFact) -> bool {
+    if let Some(title) = &fact.title {
+        return text.to_lowercase().contains(&title.to_lowercase());
+    }
+    let written = amounts_in(text);
+    let said = |v: &String| v.parse::<f64>().is_ok_and(|x| written.iter().any(|w| (w - x).abs() < 0.5));
+    (!fact.total.is_empty() && fact.total.iter().all(said))
+        || (!fact.each.is_empty() && fact.each.iter().all(said))
+}
 
 /// One record's run: its first answer's figures and the summary or the refusal.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +135,10 @@ pub struct SummarizeTally {
     first_citations: CitationStats,
     unverified: usize,
     wall_ms: Vec<f64>,
+    key_facts: u32,
+    key_facts_stated: u32,
+    prompt_tokens: Vec<f64>,
+    completion_tokens: Vec<f64>,
 }
 
 impl SummarizeTally {
@@ -76,9 +159,27 @@ impl SummarizeTally {
         Ok(self.add(SummaryCase { id: id.to_string(), first, outcome }, unverified, wall_ms))
     }
 
+    /// Count which of a case's key facts the last recorded run's summary states (none when it
+    /// was refused); returns the keys stated.
+    pub fn key_facts(&mut self, facts: &[KeyFact]) -> Vec<String> {
+        let text = match self.cases.last().map(|c| &c.outcome) {
+            Some(Ok(a)) => a.sentences.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join(" "),
+            _ => String::new(),
+        };
+        self.key_facts += facts.len() as u32;
+        let stated: Vec<String> =
+            facts.iter().filter(|f| states_key_fact(&text, f)).map(|f| f.key.clone()).collect();
+        self.key_facts_stated += stated.len() as u32;
+        stated
+    }
+
     /// Count a run whose accepted summary (if any) re-checked with `unverified` problems.
     fn add(&mut self, case: SummaryCase, unverified: usize, wall_ms: f64) -> &SummaryCase {
         self.wall_ms.push(wall_ms);
+        if let Ok(a) = &case.outcome {
+            self.prompt_tokens.push(a.figures.prompt_tokens as f64);
+            self.completion_tokens.push(a.figures.completion_tokens as f64);
+        }
         self.first_problems += case.first.problems.len();
         self.first_citations.add(&case.first.citations);
         match &case.outcome {
@@ -125,6 +226,11 @@ impl SummarizeTally {
             problems_in_first_answers: self.first_problems,
             first_answers,
             unverified_claims_in_accepted_summaries: self.unverified,
+            key_facts: self.key_facts,
+            key_facts_stated: self.key_facts_stated,
+            key_fact_coverage: ratio(self.key_facts_stated, self.key_facts),
+            prompt_tokens: Spread::of(&self.prompt_tokens),
+            completion_tokens: Spread::of(&self.completion_tokens),
             wall_ms: Spread::of(&self.wall_ms),
             cases: self.cases,
         }
@@ -152,6 +258,13 @@ pub struct SummarizeReport {
     pub first_answers: FirstAnswers,
     /// Always 0 for summaries the kernel accepted; counted to show it.
     pub unverified_claims_in_accepted_summaries: usize,
+    /// Key facts of the cases (`--cases`) and how many the summaries state.
+    pub key_facts: u32,
+    pub key_facts_stated: u32,
+    pub key_fact_coverage: Option<f64>,
+    /// Per accepted summary, all its calls.
+    pub prompt_tokens: Spread,
+    pub completion_tokens: Spread,
     /// Milliseconds.
     pub wall_ms: Spread,
     pub cases: Vec<SummaryCase>,
@@ -189,6 +302,7 @@ mod tests {
             value: json!("x"),
             display: "x".into(),
             record_name: "Acme".into(),
+            set: None,
         };
         Citation { fact, at: 0, by_model }
     }
@@ -299,6 +413,11 @@ mod tests {
                 "problems_in_first_answers",
                 "first_answers",
                 "unverified_claims_in_accepted_summaries",
+                "key_facts",
+                "key_facts_stated",
+                "key_fact_coverage",
+                "prompt_tokens",
+                "completion_tokens",
                 "wall_ms",
                 "cases"
             ]
@@ -315,5 +434,36 @@ mod tests {
         let order = |i: usize| v["cases"][i].as_object().unwrap().keys().cloned().collect::<Vec<_>>();
         assert_eq!(order(0), ["id", "accepted", "attempts", "first", "answer"]);
         assert_eq!(order(1), ["id", "accepted", "code", "message", "first"]);
+    }
+
+    #[test]
+    fn a_key_fact_is_stated_in_any_usual_formatting() {
+        let total = KeyFact {
+            key: "open_pipeline".into(),
+            total: vec!["628000.00".into()],
+            each: vec!["326000.00".into(), "302000.00".into()],
+            title: None,
+        };
+        for text in [
+            "worth 628000",
+            "worth 628,000",
+            "worth 628,000.00 USD",
+            "worth 628k",
+            "worth $0.628M",
+            "326,000 and 302,000",
+        ] {
+            assert!(states_key_fact(text, &total), "{text}");
+        }
+        for text in ["worth 62,800", "326,000 only", "nothing"] {
+            assert!(!states_key_fact(text, &total), "{text}");
+        }
+        let note = KeyFact {
+            key: "latest_note".into(),
+            total: vec![],
+            each: vec![],
+            title: Some("Renewal risk".into()),
+        };
+        assert!(states_key_fact("The newest note is renewal risk.", &note));
+        assert!(!states_key_fact("A note about renewals.", &note));
     }
 }

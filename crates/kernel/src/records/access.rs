@@ -84,6 +84,16 @@ impl<'w> Session<'w> {
     }
 
     /// The object and the user's rights on it, if the user can read it at all.
+    /// Today in the workspace's time zone.
+    pub fn today(&self) -> chrono::NaiveDate {
+        crate::clock::local_day(self.ws.clock.now(), self.time_zone())
+    }
+
+    /// The workspace's time zone (an IANA name), if its definition sets one.
+    pub fn time_zone(&self) -> Option<&str> {
+        self.catalog().definition.time_zone.as_deref()
+    }
+
     pub fn readable_object(&self, key: &str) -> Result<(&ObjectMeta, &ObjectAccess)> {
         let unknown = || Error::new(Code::UnknownObject, format!("no object `{key}`"));
         let meta = self.catalog.object_meta(key).map_err(|_| unknown())?;

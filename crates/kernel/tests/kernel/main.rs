@@ -24,4 +24,5 @@ mod query;
 mod real_model;
 mod save_path;
 mod summarize;
+mod summary_slots;
 mod vocabulary;

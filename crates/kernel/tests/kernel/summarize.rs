@@ -1,4 +1,4 @@
-//! Summarize against the fake endpoint: every number, date, listed value and name a sentence
+//! Summarize (prompt version 2) against the fake endpoint: every number, date, listed value and name a sentence
 //! states must be the value of a fact it cites, and every cited fact must be stated; one
 //! repair, then a typed refusal; the grounding holds only what the reader may read.
 
@@ -11,10 +11,13 @@ use countersign_kernel::ai::summarize::{Fact, Summarize};
 use countersign_kernel::{Code, Session};
 use serde_json::{json, Value};
 
+/// A run under prompt version 2 (`[Fn]` markers after values the model writes; version 3's
+/// slots are `summary_slots.rs`).
 fn run(
     s: &Session<'_>,
     answers: Vec<Value>,
 ) -> (countersign_kernel::Result<countersign_kernel::ai::summarize::SummaryAnswer>, Vec<Value>) {
+    s.workspace().session("ava").unwrap().activate_prompt("summarize", 2).unwrap();
     let fake = fake(answers.into_iter().map(|a| Answer::Text(a.to_string())).collect());
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut summarize = Summarize::new("account", "acc_0009");

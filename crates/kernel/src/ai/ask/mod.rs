@@ -434,15 +434,6 @@ impl Session<'_> {
             .collect()
     }
 
-    /// Today in the workspace's time zone.
-    fn today(&self) -> chrono::NaiveDate {
-        crate::clock::local_day(self.ws.clock.now(), self.time_zone())
-    }
-
-    fn time_zone(&self) -> Option<&str> {
-        self.catalog().definition.time_zone.as_deref()
-    }
-
     /// Record a call refused before any model was chosen (no `ai.use`).
     /// Authorize before anything else (no model is resolved for a user who may not ask).
     pub fn ask_authorize(&self, question: &str) -> Result<()> {

@@ -23,7 +23,7 @@ pub trait Capability {
     /// The capability's key: its binding, its prompt, its trace rows.
     const KEY: &'static str;
     /// One invocation between model calls.
-    type Run: Send;
+    type Run: Send + Sync;
     type Answer;
 
     /// Checks made before a model is chosen (a refusal here is traced); none by default.
@@ -35,6 +35,12 @@ pub trait Capability {
     /// The request the next model call sends.
     fn request(run: &Self::Run) -> &ChatRequest;
     fn invocation(run: &Self::Run) -> &Invocation;
+    /// The text streamed so far as the user may see it (the model's own by default; a
+    /// capability whose values are slots renders them). What it returns for a longer text
+    /// must begin with what it returned for a shorter one.
+    fn draft(_run: &Self::Run, raw: &str) -> String {
+        raw.to_string()
+    }
     /// The steps after a model call (or its failure, which is traced and returned).
     fn advance(
         &mut self,
@@ -88,7 +94,15 @@ pub async fn drive<C: Capability>(
             Some(Err(e)) => Err(e),
             _ => {
                 progress(Progress::Thinking { attempt: C::invocation(&run).attempts + 1 });
-                let mut text = |delta: &str| progress(Progress::Text(delta));
+                let (mut raw, mut shown) = (String::new(), 0);
+                let mut text = |delta: &str| {
+                    raw.push_str(delta);
+                    let draft = C::draft(&run, &raw);
+                    if draft.len() > shown && draft.is_char_boundary(shown) {
+                        progress(Progress::Text(&draft[shown..]));
+                        shown = draft.len();
+                    }
+                };
                 chat_with_retry(&*endpoint, C::request(&run), &RetryPolicy::default(), cancel, &mut text)
                     .await
             }

@@ -1,0 +1,364 @@
+//! Facts worth saying, computed by the kernel: rollups over a record's related lists — counts,
+//! sums (per currency), earliest dates — for each child object as a whole and for each of the
+//! workspace's terms on it ("open" opportunities, "unpaid" invoices), the newest child record
+//! of objects kept in time order (the latest note), and the days since it. Each rollup is a fact
+//! with a **set citation**: the child object, the filter that defines the set, the field and the
+//! operation — the UI opens it as the filtered list.
+//!
+//! Every set is read with `Session::query`, the one enforcement path: ben's rollups count only
+//! the opportunities ben can read, and a field he cannot read is neither summed nor named.
+//! Nothing here names an object of the demo: children, terms, currencies and time order come
+//! from the metadata.
+
+use super::*;
+use crate::ai::projection::{ProjectedObject, Projection};
+use crate::metadata::condition::{AllOf, Comparison, Condition, Op};
+use crate::metadata::definition::{FieldType, MINE};
+use crate::records::query::{Direction, QuerySpec, SortKey};
+
+/// The set a rollup fact is computed over, as the UI opens it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SetCitation {
+    /// The child object listed.
+    pub object: String,
+    /// The rows of the set: the lookup to the summarized record, and the term's condition.
+    pub filter: Condition,
+    /// The field aggregated (none for a count).
+    #[ts(optional)]
+    pub field: Option<String>,
+    /// `count`, `sum`, `earliest`, `newest`, `days_since`.
+    pub operation: String,
+    /// What the set is called: "open opportunities", "invoices".
+    pub label: String,
+}
+
+/// How many rows of one set are read at most (a rollup over more says so in its label).
+const SET_ROWS: u32 = 1_000;
+
+/// A fact with its rank: higher is what a reader of the record needs first.
+pub(super) struct Ranked {
+    pub fact: Fact,
+    pub rank: u32,
+}
+
+impl Session<'_> {
+    /// The rollup facts of a record: per readable child object (one hop), the whole set and
+    /// one set per term of the child the user may see.
+    pub(super) fn rollups(&self, p: &Projection, object: &str, id: &str, name: &str) -> Vec<Ranked> {
+        let Some(subject) = p.object(object) else { return vec![] };
+        let mut out = vec![];
+        for (child_key, lookup) in &subject.children {
+            let Some(child) = p.object(child_key) else { continue };
+            let base = Condition::Compare(Comparison {
+                field: lookup.clone(),
+                op: Op::Eq,
+                value: Some(Value::String(id.to_string())),
+                other_field: None,
+            });
+            let mut sets = vec![(child.plural_label.to_lowercase(), base.clone(), None)];
+            for t in child.terms.iter().filter(|t| t.key != MINE) {
+                let condition = Condition::All(AllOf { all: vec![base.clone(), t.condition.clone()] });
+                sets.push((plural_of_term(&t.label, child), condition, Some(t.key.clone())));
+            }
+            for (label, filter, term) in sets {
+                self.set_facts(child, &label, &filter, term.is_some(), name, id, &mut out);
+            }
+            self.newest(child, &base, name, id, &mut out);
+        }
+        out
+    }
+
+    /// Count, sums per currency and earliest dates of one set.
+    #[allow(clippy::too_many_arguments)]
+    fn set_facts(
+        &self,
+        child: &ProjectedObject,
+        label: &str,
+        filter: &Condition,
+        is_term: bool,
+        name: &str,
+        id: &str,
+        out: &mut Vec<Ranked>,
+    ) {
+        let money: Vec<&str> = child
+            .fields
+            .iter()
+            .filter(|f| f.field_type == FieldType::Currency)
+            .map(|f| f.key.as_str())
+            .collect();
+        let dates: Vec<&str> =
+            child.fields.iter().filter(|f| f.field_type == FieldType::Date).map(|f| f.key.as_str()).collect();
+        let code = currency_code(child);
+        let mut fields: Vec<String> = money.iter().chain(dates.iter()).map(|s| s.to_string()).collect();
+        fields.extend(code.map(String::from));
+        let spec = QuerySpec {
+            object: child.key.clone(),
+            fields,
+            filters: Some(filter.clone()),
+            sort: vec![],
+            limit: Some(SET_ROWS),
+            offset: None,
+        };
+        let Ok(rows) = self.query(&spec) else { return };
+        let n = rows.records.len();
+        if is_term && n == 0 {
+            return;
+        }
+        let currency = self.catalog().definition.currency.clone();
+        let slug = slug(label);
+        let fact = |key: String,
+                    field: &str,
+                    label: String,
+                    operation: &str,
+                    value: Value,
+                    display: String,
+                    set_filter: Condition| {
+            Fact {
+                reference: key,
+                object: child.key.clone(),
+                id: id.to_string(),
+                field: field.to_string(),
+                label: label.clone(),
+                field_type: match operation {
+                    "sum" => "currency",
+                    "earliest" => "date",
+                    _ => "number",
+                }
+                .into(),
+                value,
+                display,
+                record_name: name.to_string(),
+                set: Some(SetCitation {
+                    object: child.key.clone(),
+                    filter: set_filter,
+                    field: (!field.is_empty()).then(|| field.to_string()),
+                    operation: operation.into(),
+                    label,
+                }),
+            }
+        };
+        let more = if rows.has_more { " (first 1,000)" } else { "" };
+        out.push(Ranked {
+            fact: fact(
+                format!("{slug}_count"),
+                "",
+                format!("number of {label}{more}"),
+                "count",
+                json!(n),
+                n.to_string(),
+                filter.clone(),
+            ),
+            rank: if is_term { 95 } else { 60 },
+        });
+        if n == 0 {
+            return;
+        }
+        for m in &money {
+            let label_of =
+                child.fields.iter().find(|f| f.key == *m).map(|f| f.label.to_lowercase()).unwrap_or_default();
+            // Sums per currency: by the object's currency-code picklist, else the workspace's.
+            let mut groups: Vec<(String, f64)> = vec![];
+            for r in &rows.records {
+                let Some(x) = r.get(*m).and_then(number) else { continue };
+                let c = code
+                    .and_then(|c| r.get(c))
+                    .and_then(Value::as_str)
+                    .map(String::from)
+                    .unwrap_or_else(|| currency.clone());
+                match groups.iter_mut().find(|(k, _)| *k == c) {
+                    Some((_, s)) => *s += x,
+                    None => groups.push((c, x)),
+                }
+            }
+            for (c, sum) in groups {
+                let set_filter = match code {
+                    Some(code)
+                        if !rows.records.iter().all(|r| r.get(code).and_then(Value::as_str) == Some(&c)) =>
+                    {
+                        Condition::All(AllOf {
+                            all: vec![
+                                filter.clone(),
+                                Condition::Compare(Comparison {
+                                    field: code.to_string(),
+                                    op: Op::Eq,
+                                    value: Some(Value::String(c.clone())),
+                                    other_field: None,
+                                }),
+                            ],
+                        })
+                    }
+                    _ => filter.clone(),
+                };
+                let value = (sum * 100.0).round() / 100.0;
+                let what =
+                    if label_of == "total" { "total".to_string() } else { format!("total {label_of}") };
+                out.push(Ranked {
+                    fact: fact(
+                        format!("{slug}_{m}_{}", c.to_lowercase()),
+                        m,
+                        format!("{what} of {label} in {c}{more}"),
+                        "sum",
+                        json!(value),
+                        money_text(value, &c),
+                        set_filter,
+                    ),
+                    rank: if is_term { 100 } else { 55 },
+                });
+            }
+        }
+        if is_term {
+            for d in &dates {
+                let earliest = rows.records.iter().filter_map(|r| r.get(*d).and_then(Value::as_str)).min();
+                let Some(day) = earliest else { continue };
+                let label_of = child
+                    .fields
+                    .iter()
+                    .find(|f| f.key == *d)
+                    .map(|f| f.label.to_lowercase())
+                    .unwrap_or_default();
+                out.push(Ranked {
+                    fact: fact(
+                        format!("{slug}_earliest_{d}"),
+                        d,
+                        format!("earliest {label_of} of {label}"),
+                        "earliest",
+                        json!(day),
+                        day.to_string(),
+                        filter.clone(),
+                    ),
+                    rank: 80,
+                });
+            }
+        }
+    }
+
+    /// For a child object kept in time order (it has a date-time field), its newest record's
+    /// name and how many days ago it was (the latest note, "last activity").
+    fn newest(&self, child: &ProjectedObject, base: &Condition, name: &str, id: &str, out: &mut Vec<Ranked>) {
+        let Some(when) = child.fields.iter().find(|f| f.field_type == FieldType::Datetime) else { return };
+        let spec = QuerySpec {
+            object: child.key.clone(),
+            fields: vec![child.name_field.clone(), when.key.clone()],
+            filters: Some(base.clone()),
+            sort: vec![SortKey { field: when.key.clone(), direction: Direction::Desc }],
+            limit: Some(1),
+            offset: None,
+        };
+        let Ok(rows) = self.query(&spec) else { return };
+        let Some(row) = rows.records.first() else { return };
+        let Some(title) = row.get(&child.name_field).and_then(Value::as_str) else { return };
+        let label = child.label.to_lowercase();
+        let set = |field: &str, operation: &str, label: String| SetCitation {
+            object: child.key.clone(),
+            filter: base.clone(),
+            field: Some(field.to_string()),
+            operation: operation.into(),
+            label,
+        };
+        let record_id = row.get("id").and_then(Value::as_str).unwrap_or_default();
+        out.push(Ranked {
+            fact: Fact {
+                reference: format!("newest_{}", child.key),
+                object: child.key.clone(),
+                id: record_id.to_string(),
+                field: child.name_field.clone(),
+                label: format!("newest {label}"),
+                field_type: "text".into(),
+                value: Value::String(title.to_string()),
+                display: title.to_string(),
+                record_name: title.to_string(),
+                set: Some(set(&child.name_field, "newest", format!("newest {label}"))),
+            },
+            rank: 90,
+        });
+        let at = row
+            .get(&when.key)
+            .and_then(Value::as_str)
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
+        if let Some(at) = at {
+            let day = crate::clock::local_day(at.with_timezone(&chrono::Utc), self.time_zone());
+            let days = (self.today() - day).num_days().max(0);
+            out.push(Ranked {
+                fact: Fact {
+                    reference: format!("days_since_newest_{}", child.key),
+                    object: child.key.clone(),
+                    id: id.to_string(),
+                    field: when.key.clone(),
+                    label: format!("days since the newest {label}"),
+                    field_type: "number".into(),
+                    value: json!(days),
+                    display: days.to_string(),
+                    record_name: name.to_string(),
+                    set: Some(set(&when.key, "days_since", format!("days since the newest {label}"))),
+                },
+                rank: 85,
+            });
+        }
+    }
+}
+
+/// The picklist that says an object's rows' currency: one whose every value is a 3-letter
+/// upper-case code (`USD`, `EUR`).
+fn currency_code(o: &ProjectedObject) -> Option<&str> {
+    o.fields
+        .iter()
+        .find(|f| {
+            f.field_type == FieldType::Picklist
+                && !f.values.is_empty()
+                && f.values.iter().all(|(v, _)| v.len() == 3 && v.chars().all(|c| c.is_ascii_uppercase()))
+        })
+        .map(|f| f.key.as_str())
+}
+
+/// "Open opportunity" → "open opportunities" (the object's plural when the label ends with
+/// the object's singular label).
+fn plural_of_term(label: &str, o: &ProjectedObject) -> String {
+    let l = label.to_lowercase();
+    let singular = o.label.to_lowercase();
+    match l.strip_suffix(&singular) {
+        Some(head) => format!("{head}{}", o.plural_label.to_lowercase()),
+        None => format!("{l} {}", o.plural_label.to_lowercase()),
+    }
+}
+
+/// A label as a slot's name: "open opportunities" → `open_opportunities`.
+fn slug(label: &str) -> String {
+    label
+        .to_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+fn number(v: &Value) -> Option<f64> {
+    v.as_f64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+}
+
+/// An amount as a reader writes it: thousands separated, two decimals, the currency code.
+pub(super) fn money_text(x: f64, currency: &str) -> String {
+    format!("{} {currency}", grouped(x, 2))
+}
+
+/// A number with thousands separators and `decimals` decimals.
+pub(super) fn grouped(x: f64, decimals: usize) -> String {
+    let s = format!("{:.*}", decimals, x.abs());
+    let (int, frac) = s.split_once('.').map_or((s.as_str(), None), |(i, f)| (i, Some(f)));
+    let mut out = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if let Some(f) = frac {
+        out.push('.');
+        out.push_str(f);
+    }
+    if x < 0.0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}

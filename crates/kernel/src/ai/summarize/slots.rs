@@ -1,0 +1,207 @@
+//! Slots, not values (prompt version 3): the model writes sentences whose values are slots
+//! naming facts (`{F3}`), never a number, date, amount, listed value or record name of its own.
+//! The kernel renders each slot from its fact — formatted by type, amounts with their currency —
+//! and the citation is the slot, so a sentence states exactly what it cites by construction.
+//! The check refuses a literal value outside a slot, a slot naming no fact, and a sentence with
+//! no slot at all; "the facts are not enough" stays an answer.
+
+use super::claims::{claims_in, contains_words};
+use super::*;
+
+/// A fact's value as a sentence shows it.
+pub(super) fn rendered(f: &Fact, currency: &str) -> String {
+    match f.field_type.as_str() {
+        _ if f.set.is_some() && f.field_type != "date" => f.display.clone(),
+        "currency" => f
+            .value
+            .as_f64()
+            .map(|x| super::rollups::money_text(x, currency))
+            .unwrap_or_else(|| f.display.clone()),
+        "number" => match f.value.as_f64() {
+            Some(x) if x.fract() == 0.0 && x.abs() >= 10_000.0 => super::rollups::grouped(x, 0),
+            _ => f.display.clone(),
+        },
+        "date" => f
+            .value
+            .as_str()
+            .and_then(|s| chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").ok())
+            .map(long_date)
+            .unwrap_or_else(|| f.display.clone()),
+        _ => f.display.clone(),
+    }
+}
+
+/// "3 March 2026".
+pub(super) fn long_date(d: chrono::NaiveDate) -> String {
+    use chrono::Datelike;
+    let month = crate::ai::dates::MONTHS[d.month0() as usize];
+    let month = format!("{}{}", month[..1].to_uppercase(), &month[1..]);
+    format!("{} {month} {}", d.day(), d.year())
+}
+
+/// The slots of a template, in order: (byte range, slot name) — `{open_deals_count}`.
+fn slots(template: &str) -> Vec<(std::ops::Range<usize>, String)> {
+    let mut out = vec![];
+    let bytes = template.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'{' && bytes.get(i + 1).is_some_and(u8::is_ascii_alphabetic) {
+            let mut j = i + 1;
+            while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_') {
+                j += 1;
+            }
+            if bytes.get(j) == Some(&b'}') {
+                out.push((i..j + 1, template[i + 1..j].to_string()));
+                i = j + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// A draft as it streams, with every complete slot rendered and an unfinished one (or a `{`
+/// that may start one) held back, so what is shown only ever grows. Values are written
+/// JSON-escaped: the draft is the model's JSON.
+pub(super) fn draft(raw: &str, facts: &[Fact], currency: &str) -> String {
+    let mut out = String::new();
+    let mut last = 0;
+    for (range, r) in slots(raw) {
+        out.push_str(&raw[last..range.start]);
+        match facts.iter().find(|f| f.reference == r) {
+            Some(f) => {
+                let v = serde_json::to_string(&rendered(f, currency)).unwrap_or_default();
+                out.push_str(&v[1..v.len() - 1]);
+            }
+            None => out.push_str(&raw[range.clone()]),
+        }
+        last = range.end;
+    }
+    let tail = &raw[last..];
+    let held =
+        tail.rfind('{').filter(|at| tail[at + 1..].chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    out.push_str(&tail[..held.unwrap_or(tail.len())]);
+    out
+}
+
+/// Check and render one template: its sentence with citations, or its problems.
+pub(super) fn render(
+    template: &str,
+    facts: &[Fact],
+    currency: &str,
+) -> std::result::Result<Sentence, Vec<String>> {
+    let template = crate::metadata::value::strip_unsafe_chars(template);
+    let found = slots(&template);
+    let mut problems = vec![];
+    if found.is_empty() {
+        problems.push(
+            "it uses no fact: write the slots of the facts it states, in braces, where their values go"
+                .to_string(),
+        );
+    }
+    // What the sentence writes outside its slots must hold no value of its own.
+    let mut outside = String::new();
+    let mut last = 0;
+    for (range, _) in &found {
+        outside.push_str(&template[last..range.start]);
+        outside.push_str(" … ");
+        last = range.end;
+    }
+    outside.push_str(&template[last..]);
+    for (claim, _) in claims_in(&outside, facts) {
+        let which = facts.iter().find(|f| claims::claim_states(&claim, f));
+        let written = match claim {
+            claims::Claim::Number(_, w) | claims::Claim::Date(_, w) | claims::Claim::Time(_, w) => w,
+        };
+        problems.push(match which {
+            Some(f) => format!("it writes “{written}” itself: write {{{}}} instead", f.reference),
+            None => format!("it writes “{written}”, which no fact holds: leave it out"),
+        });
+    }
+    for f in facts.iter().filter(|f| names_or_lists(f)) {
+        if f.display.chars().count() >= 3 && contains_words(&outside, &f.display) {
+            problems.push(format!("it writes “{}” itself: write {{{}}} instead", f.display, f.reference));
+        }
+    }
+    let mut text = String::new();
+    let mut citations = vec![];
+    let mut last = 0;
+    for (range, r) in &found {
+        text.push_str(&template[last..range.start]);
+        match facts.iter().find(|f| &f.reference == r) {
+            Some(f) => {
+                text.push_str(&rendered(f, currency));
+                citations.push(Citation {
+                    fact: f.clone(),
+                    at: text.encode_utf16().count() as u32,
+                    by_model: true,
+                });
+            }
+            None => problems.push(format!("{{{r}}} is not a slot of the facts")),
+        }
+        last = range.end;
+    }
+    text.push_str(&template[last..]);
+    problems.dedup();
+    if problems.is_empty() {
+        Ok(Sentence { text: text.trim().to_string(), citations })
+    } else {
+        Err(problems)
+    }
+}
+
+/// Facts whose value is a name or a listed value: a record's name, a lookup, a picklist.
+fn names_or_lists(f: &Fact) -> bool {
+    matches!(f.field_type.as_str(), "picklist" | "lookup")
+        || (f.display == f.record_name && f.field_type == "text")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fact(reference: &str, field_type: &str, value: Value, display: &str) -> Fact {
+        Fact {
+            reference: reference.into(),
+            object: "account".into(),
+            id: "a1".into(),
+            field: "f".into(),
+            label: "f".into(),
+            field_type: field_type.into(),
+            value,
+            display: display.into(),
+            record_name: "Acme".into(),
+            set: None,
+        }
+    }
+
+    #[test]
+    fn a_draft_only_grows_and_never_shows_a_slot() {
+        let facts = [
+            fact("name", "text", json!("Acme \"One\""), "Acme \"One\""),
+            fact("unpaid_total_eur", "currency", json!(1500.5), "1500.5"),
+        ];
+        let raw = r#"{"sentences":["{name} owes {unpaid_total_eur}."]}"#;
+        let mut shown = String::new();
+        for end in 1..=raw.len() {
+            let d = draft(&raw[..end], &facts, "EUR");
+            assert!(d.starts_with(&shown), "{shown:?} then {d:?}");
+            assert!(!d.contains("{name") && !d.contains("{unpaid"), "{d}");
+            shown = d;
+        }
+        assert_eq!(shown, r#"{"sentences":["Acme \"One\" owes 1,500.50 EUR."]}"#);
+    }
+
+    #[test]
+    fn values_are_rendered_by_type() {
+        assert_eq!(
+            rendered(&fact("F1", "currency", json!(28950000), "28950000"), "USD"),
+            "28,950,000.00 USD"
+        );
+        assert_eq!(rendered(&fact("F1", "number", json!(11908), "11908"), "USD"), "11,908");
+        assert_eq!(rendered(&fact("F1", "number", json!(877), "877"), "USD"), "877");
+        assert_eq!(rendered(&fact("F1", "date", json!("2026-03-05"), "2026-03-05"), "USD"), "5 March 2026");
+        assert_eq!(rendered(&fact("F1", "picklist", json!("hot"), "Hot"), "USD"), "Hot");
+    }
+}
