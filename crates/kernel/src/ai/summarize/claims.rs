@@ -603,7 +603,7 @@ mod tests {
 
     #[test]
     fn a_copied_example_is_refused_and_a_repeated_sentence_shown_once() {
-        let schema = answer_schema(false, None);
+        let schema = answer_schema(false, None, 6);
         let facts = vec![fact("F1", "a1", "close_date", "date", json!("2026-01-16"), "Acme")];
         let copied = r#"{"sentences": ["It departs next on 2026-01-16 [F1]."]}"#;
         let (out, _) = check(&schema, &facts, copied);
@@ -616,7 +616,7 @@ mod tests {
 
     #[test]
     fn control_and_bidi_characters_are_stripped_before_a_sentence_is_checked_or_shown() {
-        let schema = answer_schema(false, None);
+        let schema = answer_schema(false, None, 6);
         let facts = vec![fact("F1", "a1", "close_date", "date", json!("2026-01-16"), "Acme")];
         let written = "Acme\u{202E} closes on \u{2066}2026-01-16\u{2069} [F1]\u{1b}.\u{2028}\u{85}";
         let content = json!({"sentences": [written]}).to_string();

@@ -222,13 +222,13 @@ pub const MAX_TOOL_CALLS: u32 = 2;
 /// the tool's closed input (`tools::specs`).
 /// With `slots` (version 3, for the request only), a sentence is held at decode time to text
 /// without digits or braces, and slots naming the facts.
-fn answer_schema(tools: bool, slots: Option<&[String]>) -> Value {
+fn answer_schema(tools: bool, slots: Option<&[String]>, most: usize) -> Value {
     let mut sentence = json!({"type": "string", "minLength": 1, "maxLength": 400});
     if let Some(keys) = slots {
         sentence["pattern"] = json!(format!("^([^{{}}0-9]|\\{{({})\\}})*$", keys.join("|")));
     }
     let mut any = vec![
-        json!({"type": "object", "properties": {"sentences": {"type": "array", "minItems": 1, "maxItems": 6,
+        json!({"type": "object", "properties": {"sentences": {"type": "array", "minItems": 1, "maxItems": most,
             "items": sentence}},
          "required": ["sentences"], "additionalProperties": false}),
         json!({"type": "object", "properties": {"insufficient": {"type": "string", "maxLength": 300}},
@@ -390,7 +390,7 @@ impl Session<'_> {
         };
         run.request.prompt.parts.push(part);
         if run.tool_calls >= MAX_TOOL_CALLS {
-            run.schema = answer_schema(false, None);
+            run.schema = answer_schema(false, None, 6);
             run.request.prompt.parts.push(Part::Request("Write the summary now.".into()));
         }
         if let Some((_, schema)) = run.request.schema.as_mut() {
@@ -504,9 +504,11 @@ impl Session<'_> {
         // Version 3's sheet already holds the rollups and the newest notes: no tool rounds, and
         // the request's schema holds the sentences to its slots (the kernel's check names the
         // problems itself, so it validates the shape only).
-        let schema = answer_schema(!slots, None);
+        // A version-3 answer longer than asked is cut to its first sentences, not refused.
+        let schema = if slots { answer_schema(false, None, 12) } else { answer_schema(true, None, 6) };
         let keys: Vec<String> = facts.iter().map(|f| f.reference.clone()).collect();
-        let request_schema = if slots { answer_schema(false, Some(&keys)) } else { schema.clone() };
+        let request_schema =
+            if slots { answer_schema(false, Some(&keys), MOST_SENTENCES) } else { schema.clone() };
         let request = inv.chat_request(chat_prompt, "summary".into(), request_schema);
         Ok(SummarizeRun {
             invocation: inv,
@@ -628,6 +630,8 @@ fn check_slots(
         }
         match slots::render(template, facts, currency) {
             Ok(s) if sentences.iter().any(|t| t.text == s.text) => {}
+            // The first sentences only (the model was asked for at most this many).
+            Ok(_) if sentences.len() >= MOST_SENTENCES => {}
             Ok(s) => sentences.push(s),
             Err(ps) => {
                 problems.extend(ps.into_iter().map(|p| format!("sentence {} (“{template}”): {p}", i + 1)))
@@ -640,6 +644,9 @@ fn check_slots(
         Err(problems)
     }
 }
+
+/// The most sentences a version-3 summary shows.
+const MOST_SENTENCES: usize = 4;
 
 /// The token budget of version 3's fact sheet (the ranked facts past it are left out).
 pub const SHEET_TOKENS: u64 = 450;
@@ -655,9 +662,10 @@ fn sheet_line(f: &Fact, currency: &str) -> String {
 /// returns; the eval counts it independently of the run.
 pub fn recheck(session: &Session<'_>, answer: &SummaryAnswer) -> Result<usize> {
     let (mut facts, _) = session.summary_facts(&answer.object, &answer.id)?;
-    // Version 3 cites rollups too: read them afresh beside the record's values.
+    // A version-3 summary is grounded on the sheet (the record's values and the rollups):
+    // read it afresh.
     if answer.sentences.iter().flat_map(|s| &s.citations).any(|c| c.fact.set.is_some()) {
-        facts.extend(session.fact_sheet(&answer.object, &answer.id)?.0);
+        facts = session.fact_sheet(&answer.object, &answer.id)?.0;
     }
     Ok(answer
         .sentences

@@ -57,12 +57,14 @@ impl Session<'_> {
                 other_field: None,
             });
             let mut sets = vec![(child.plural_label.to_lowercase(), base.clone(), None)];
-            for t in child.terms.iter().filter(|t| t.key != MINE) {
+            // A term's position in the definition says how soon a reader needs its set.
+            for (position, t) in child.terms.iter().filter(|t| t.key != MINE).enumerate() {
                 let condition = Condition::All(AllOf { all: vec![base.clone(), t.condition.clone()] });
-                sets.push((plural_of_term(&t.label, child), condition, Some(t.key.clone())));
+                sets.push((plural_of_term(&t.label, child), condition, Some(position as u32)));
             }
-            for (label, filter, term) in sets {
-                self.set_facts(child, &label, &filter, term.is_some(), name, id, &mut out);
+            let with_terms = sets.len() > 1;
+            for (label, filter, position) in sets {
+                self.set_facts(child, &label, &filter, position, with_terms, name, id, &mut out);
             }
             self.newest(child, &base, name, id, &mut out);
         }
@@ -76,7 +78,8 @@ impl Session<'_> {
         child: &ProjectedObject,
         label: &str,
         filter: &Condition,
-        is_term: bool,
+        position: Option<u32>,
+        with_terms: bool,
         name: &str,
         id: &str,
         out: &mut Vec<Ranked>,
@@ -102,6 +105,7 @@ impl Session<'_> {
         };
         let Ok(rows) = self.query(&spec) else { return };
         let n = rows.records.len();
+        let is_term = position.is_some();
         if is_term && n == 0 {
             return;
         }
@@ -149,11 +153,13 @@ impl Session<'_> {
                 n.to_string(),
                 filter.clone(),
             ),
-            rank: if is_term { 95 } else { 60 },
+            rank: position.map_or(60, |p| 99u32.saturating_sub(3 * p)),
         });
         if n == 0 {
             return;
         }
+        // An object with terms is summed by its terms' sets; the whole set is only counted.
+        let money = if with_terms && !is_term { vec![] } else { money };
         for m in &money {
             let label_of =
                 child.fields.iter().find(|f| f.key == *m).map(|f| f.label.to_lowercase()).unwrap_or_default();
@@ -203,11 +209,13 @@ impl Session<'_> {
                         money_text(value, &c),
                         set_filter,
                     ),
-                    rank: if is_term { 100 } else { 55 },
+                    rank: position.map_or(55, |p| 100u32.saturating_sub(3 * p)),
                 });
             }
         }
-        if is_term {
+        // The earliest dates of the first term's set only ("next close date" of the open
+        // opportunities, "oldest due date" of the overdue invoices).
+        if position == Some(0) {
             for d in &dates {
                 let earliest = rows.records.iter().filter_map(|r| r.get(*d).and_then(Value::as_str)).min();
                 let Some(day) = earliest else { continue };
@@ -227,7 +235,7 @@ impl Session<'_> {
                         day.to_string(),
                         filter.clone(),
                     ),
-                    rank: 80,
+                    rank: 80u32.saturating_sub(position.unwrap_or(0)),
                 });
             }
         }
@@ -270,7 +278,7 @@ impl Session<'_> {
                 record_name: title.to_string(),
                 set: Some(set(&child.name_field, "newest", format!("newest {label}"))),
             },
-            rank: 90,
+            rank: 98,
         });
         let at = row
             .get(&when.key)
@@ -292,7 +300,7 @@ impl Session<'_> {
                     record_name: name.to_string(),
                     set: Some(set(&when.key, "days_since", format!("days since the newest {label}"))),
                 },
-                rank: 85,
+                rank: 90,
             });
         }
     }

@@ -128,19 +128,28 @@ pub(super) fn render(
     let mut citations = vec![];
     let mut last = 0;
     for (range, r) in &found {
-        text.push_str(&template[last..range.start]);
+        text.push_str(&template[last.min(range.start)..range.start]);
+        last = range.end;
         match facts.iter().find(|f| &f.reference == r) {
             Some(f) => {
-                text.push_str(&rendered(f, currency));
+                let value = rendered(f, currency);
+                text.push_str(&value);
                 citations.push(Citation {
                     fact: f.clone(),
                     at: text.encode_utf16().count() as u32,
                     by_model: true,
                 });
+                // An amount's currency is rendered with it: the same code written after the
+                // slot ("{x} EUR", "{x} in EUR") is the model restating it, and is dropped.
+                let code = value.rsplit(' ').next().filter(|c| {
+                    f.field_type == "currency" && c.len() == 3 && c.chars().all(|x| x.is_ascii_uppercase())
+                });
+                if let Some(code) = code {
+                    last += restated_code(&template[last..], code);
+                }
             }
             None => problems.push(format!("{{{r}}} is not a slot of the facts")),
         }
-        last = range.end;
     }
     text.push_str(&template[last..]);
     problems.dedup();
@@ -149,6 +158,17 @@ pub(super) fn render(
     } else {
         Err(problems)
     }
+}
+
+/// How many bytes at the start of `rest` restate the currency `code` (" EUR", " in EUR").
+fn restated_code(rest: &str, code: &str) -> usize {
+    for lead in [" ", " in "] {
+        let said = format!("{lead}{code}");
+        if rest.starts_with(&said) && !rest[said.len()..].starts_with(|c: char| c.is_alphanumeric()) {
+            return said.len();
+        }
+    }
+    0
 }
 
 /// Facts whose value is a name or a listed value: a record's name, a lookup, a picklist.
@@ -191,6 +211,17 @@ mod tests {
             shown = d;
         }
         assert_eq!(shown, r#"{"sentences":["Acme \"One\" owes 1,500.50 EUR."]}"#);
+    }
+
+    #[test]
+    fn a_currency_restated_after_its_amount_is_dropped() {
+        let facts = [fact("overdue_total_eur", "currency", json!(88850), "88850")];
+        let s = render("It owes {overdue_total_eur} EUR in total.", &facts, "EUR").unwrap();
+        assert_eq!(s.text, "It owes 88,850.00 EUR in total.");
+        let s = render("It owes {overdue_total_eur} in EUR.", &facts, "EUR").unwrap();
+        assert_eq!(s.text, "It owes 88,850.00 EUR.");
+        let s = render("It owes {overdue_total_eur} EURO.", &facts, "EUR").unwrap();
+        assert_eq!(s.text, "It owes 88,850.00 EUR EURO.");
     }
 
     #[test]
