@@ -43,6 +43,15 @@ function rowTexts() {
   return browser.execute(() => [...document.querySelectorAll('[role="row"][data-index]')].map((r) => r.textContent));
 }
 
+/** How many rows the list on screen holds once loaded ("12 shown", "200+ shown": more to page in). */
+async function listCount() {
+  await browser.waitUntil(async () => (await rowTexts()).length > 0 || (await el("list-empty").isExisting()), {
+    timeoutMsg: "the list never loaded",
+  });
+  const text = await el("list-count").getText();
+  return { n: Number.parseInt(text, 10), more: text.includes("+") };
+}
+
 /**
  * Memory of the app and its WebKit child processes, from /proc: RSS (counts shared pages in every
  * process) and PSS (shares them out, so the sum is the real footprint), in MiB.
@@ -576,11 +585,15 @@ test("summarize: the draft streams, the checked summary links each value to its 
   );
   assert.ok(citations.length > 0, "a verified summary cites something");
   assert.ok(citations.every((c) => c.field !== "credit_limit" && c.field !== "tax_id"), JSON.stringify(citations));
+  // The model chooses what it says: a field of this account, a rollup over its related lists
+  // ("number of open opportunities"), or both. A rollup names this account too, but opens its set.
+  const mine = (c) => !c.set && c.object === "account" && c.id === "acc_0026";
+  const own = citations.findIndex((c) => mine(c) && c.field !== "name");
+  const target = own >= 0 ? own : citations.findIndex(mine);
+  const rollup = citations.findIndex((c) => c.set);
+  assert.ok(target >= 0 || rollup >= 0, `the summary cites neither a field of this account nor a rollup: ${JSON.stringify(citations)}`);
   // A citation of this record's field scrolls to it and highlights it.
-  const own = citations.findIndex((c) => c.object === "account" && c.id === "acc_0026" && c.field !== "name");
-  const target = own >= 0 ? own : citations.findIndex((c) => c.id === "acc_0026");
-  assert.ok(target >= 0, "the summary cites a field of this account");
-  {
+  if (target >= 0) {
     const field = citations[target].field;
     await (await browser.$$(tid("summary-citation")))[target].click();
     await browser.waitUntil(async () => (await el(`field-${field}`).getAttribute("class")).includes("highlight"), {
@@ -588,13 +601,39 @@ test("summarize: the draft streams, the checked summary links each value to its 
     });
     await shot("23-summary-citation-highlight");
   }
-  // A citation of a related record opens that record.
-  const related = citations.findIndex((c) => c.id !== "acc_0026");
-  if (related >= 0) {
-    await (await browser.$$(tid("summary-citation")))[related].click();
-    await waitText("record-title", citations[related].name);
+  // A rollup's citation opens the list of the rows it is computed over; "Show all" drops the set.
+  // (Following it leaves the summary, so a related record's citation is followed only without one.)
+  if (rollup >= 0) {
+    const c = citations[rollup];
+    await (await browser.$$(tid("summary-citation")))[rollup].click();
+    await el("list-set").waitForDisplayed();
+    assert.match(await el("list-set").getText(), /of Sterling Industries — from a summary/);
+    assert.ok(await el(`list-${c.object}`).isExisting(), `the list of ${c.object} is open`);
     assert.equal(await el("summary-panel").isExisting(), false);
+    const inSet = await listCount();
+    if (c.set === "count") {
+      const n = Number(c.value.replace(/\D/g, ""));
+      assert.equal(inSet.n, n, `${c.value} counted, ${inSet.n} listed`);
+      assert.equal(inSet.more, false);
+      if (n <= 10) assert.equal((await rowTexts()).length, n);
+    } else {
+      assert.ok(inSet.n > 0, `a ${c.set} is computed over some rows`);
+    }
+    await shot("23-summary-rollup-set");
+    await el("list-set-clear").click();
+    await browser.waitUntil(async () => !(await el("list-set").isExisting()), { timeoutMsg: "the set was not dropped" });
+    const all = await listCount();
+    assert.ok(all.more || all.n >= inSet.n, `${all.n} of all, ${inSet.n} in the set`);
     await openAccount("Sterling Industries", "acc_0026");
+  } else {
+    // A citation of a related record opens that record.
+    const related = citations.findIndex((c) => !c.set && c.id !== "acc_0026");
+    if (related >= 0) {
+      await (await browser.$$(tid("summary-citation")))[related].click();
+      await waitText("record-title", citations[related].name);
+      assert.equal(await el("summary-panel").isExisting(), false);
+      await openAccount("Sterling Industries", "acc_0026");
+    }
   }
   // Cancel stops a summary in flight.
   await el("summarize").click();

@@ -13,12 +13,18 @@ export type ListState = {
   sort: SortKey[];
   /** Per-column filters: column → text (contains) or, for picklists and booleans, a value (eq). */
   columnFilters?: { [column: string]: { op: "contains" | "eq"; value: string | boolean } };
-  /** Extra filter, e.g. a related list's parent link. */
+  /** Extra filter, e.g. a related list's parent link or a saved view's filters. */
   where?: Condition;
+  /** The rows of a set opened from a summary's rollup citation; kept under a saved view's filters. */
+  set?: Condition;
 };
+
+/** A set opened from a summary's rollup citation: its rows, what the fact is, and whose. */
+export type SummarySet = { filter: Condition; label: string; recordName: string };
 
 export function listSpec(s: ListState, offset: number, limit = PAGE): QuerySpec {
   const parts: Condition[] = [];
+  if (s.set) parts.push(s.set);
   if (s.where) parts.push(s.where);
   const q = s.search.trim();
   if (q) parts.push({ field: s.columns[0], op: "contains", value: q });

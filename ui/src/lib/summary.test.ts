@@ -1,9 +1,28 @@
 import { describe, expect, it } from "vitest";
-import { citationNumbers, citationTarget, draftSentences, sentencePieces, stripMarkers, stripUnsafe } from "./summary";
+import { citationNumbers, citationTarget, citationTitle, draftSentences, sentencePieces, stripMarkers, stripUnsafe } from "./summary";
 import type { Citation } from "../bindings/Citation";
+import type { SetCitation } from "../bindings/SetCitation";
 
 const cite = (reference: string, at: number, field = "f", id = "a1"): Citation =>
   ({ reference, at, byModel: true, object: "account", id, field, label: field, fieldType: "text", value: null, display: "", recordName: "" }) as Citation;
+
+const open: SetCitation = {
+  object: "opportunity",
+  filter: { all: [{ field: "account", op: "eq", value: "a1" }, { field: "stage", op: "in", value: ["prospecting", "proposal"] }] },
+  operation: "count",
+  label: "number of open opportunities",
+};
+// A rollup: the kernel cites it with the child object and the summarized record's id.
+const rollup = (set: SetCitation, display: string, byModel = true): Citation => ({
+  ...cite("open_opportunities_count", 0, set.field ?? "", "a1"),
+  object: set.object,
+  label: set.label,
+  fieldType: "number",
+  display,
+  byModel,
+  recordName: "Initech GmbH",
+  set,
+});
 
 describe("the streamed draft", () => {
   it("reads finished and unfinished sentences without markers", () => {
@@ -35,5 +54,21 @@ describe("a checked sentence", () => {
   it("leads to a field here, or to another record", () => {
     expect(citationTarget(cite("F1", 0, "rating"), "account", "a1")).toEqual({ field: "rating" });
     expect(citationTarget(cite("F9", 0, "body", "n7"), "account", "a1")).toEqual({ object: "account", id: "n7" });
+  });
+  it("leads a rollup to the rows it is computed over, even when it names this record or another", () => {
+    expect(citationTarget(rollup(open, "2"), "account", "a1")).toEqual({ set: open });
+    const newest = { ...open, field: "name", operation: "newest", label: "newest note" };
+    expect(citationTarget({ ...rollup(newest, "Call back"), id: "n7" }, "account", "a1")).toEqual({ set: newest });
+    expect(citationTarget({ ...rollup(open, "2"), object: "account" }, "account", "a1")).toEqual({ set: open });
+  });
+  it("says in its tooltip what a citation states, and which rows a rollup opens", () => {
+    expect(citationTitle({ ...cite("F1", 0, "rating"), display: "Hot" }, "account", "a1")).toBe("rating: Hot");
+    expect(citationTitle({ ...cite("F9", 0, "body", "n7"), object: "note", recordName: "Call" }, "account", "a1")).toBe("body of Call (note): ");
+    expect(citationTitle(rollup(open, "2"), "account", "a1")).toBe("number of open opportunities: 2 — opens the 2 rows");
+    expect(citationTitle(rollup(open, "1"), "account", "a1")).toBe("number of open opportunities: 1 — opens the 1 row");
+    const sum = { ...open, field: "amount", operation: "sum", label: "total amount of open opportunities in USD" };
+    expect(citationTitle(rollup(sum, "12,000.00 USD", false), "account", "a1")).toBe(
+      "total amount of open opportunities in USD: 12,000.00 USD — opens the rows it is computed over — cited by Countersign: the one fact that states this value",
+    );
   });
 });

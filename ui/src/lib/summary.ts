@@ -2,6 +2,7 @@
 // into text and citation links.
 import type { Citation } from "../bindings/Citation";
 import type { Sentence } from "../bindings/Sentence";
+import type { SetCitation } from "../bindings/SetCitation";
 
 /**
  * The sentences of a summary the model is still writing: `{"sentences": ["…", "…` read as far
@@ -103,7 +104,28 @@ export function citationNumbers(sentences: Sentence[]): (c: Citation) => number 
   return (c) => numbers.get(c.reference) ?? 0;
 }
 
-/** Where a citation leads: a field of the record on screen, or another record (related, a note). */
-export function citationTarget(c: Citation, object: string, id: string): { field: string } | { object: string; id: string } {
+export type CitationTarget = { set: SetCitation } | { field: string } | { object: string; id: string };
+
+/**
+ * Where a citation leads: a rollup to the rows it is computed over, a field of the record on
+ * screen, or another record (related, a note).
+ */
+export function citationTarget(c: Citation, object: string, id: string): CitationTarget {
+  if (c.set) return { set: c.set };
   return c.object === object && c.id === id ? { field: c.field } : { object: c.object, id: c.id };
+}
+
+/**
+ * A citation's tooltip: what the fact is and its value, and for a rollup that the link opens the
+ * rows it is computed over ("number of open opportunities: 2 — opens the 2 rows").
+ */
+export function citationTitle(c: Citation, object: string, id: string): string {
+  const where = c.set || (c.object === object && c.id === id) ? c.label : `${c.label} of ${c.recordName} (${c.object})`;
+  const value = c.display.length > 120 ? `${c.display.slice(0, 117)}…` : c.display;
+  const opens = !c.set
+    ? ""
+    : c.set.operation === "count"
+      ? ` — opens the ${c.display} row${c.display === "1" ? "" : "s"}`
+      : " — opens the rows it is computed over";
+  return `${where}: ${value}${opens}${c.byModel ? "" : " — cited by Countersign: the one fact that states this value"}`;
 }

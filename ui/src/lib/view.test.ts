@@ -40,6 +40,13 @@ describe("list specs", () => {
     const cols = listSpec({ ...state, columnFilters: { industry: { op: "eq", value: "retail" }, name: { op: "contains", value: "" } } }, 0);
     expect(cols.filters).toEqual({ field: "industry", op: "eq", value: "retail" });
   });
+  it("keeps a summary's set under a saved view's filters and the search", () => {
+    const set = { all: [{ field: "account", op: "eq" as const, value: "acc_1" }, { field: "stage", op: "in" as const, value: ["prospecting"] }] };
+    expect(listSpec({ ...state, set }, 0).filters).toEqual(set);
+    const s = listSpec({ ...state, set, where: { field: "amount", op: "gt", value: 100 }, search: "big" }, 0);
+    expect(s.filters).toEqual({ all: [set, { field: "amount", op: "gt", value: 100 }, { field: "name", op: "contains", value: "big" }] });
+    expect(exportSpec({ ...state, set }).filters).toEqual(set);
+  });
   it("cycles a column's sort", () => {
     expect(toggleSort([], "total")).toEqual([{ field: "total", direction: "asc" }]);
     expect(toggleSort([{ field: "total", direction: "asc" }], "total")).toEqual([{ field: "total", direction: "desc" }]);

@@ -29,7 +29,8 @@ pub struct SetCitation {
     pub field: Option<String>,
     /// `count`, `sum`, `earliest`, `newest`, `days_since`.
     pub operation: String,
-    /// What the set is called: "open opportunities", "invoices".
+    /// What the set is called: "open opportunities", "invoices" (the fact's own label says
+    /// what was computed over it).
     pub label: String,
 }
 
@@ -111,9 +112,10 @@ impl Session<'_> {
         }
         let currency = self.catalog().definition.currency.clone();
         let slug = slug(label);
+        let set_name = label.to_string();
         let fact = |key: String,
                     field: &str,
-                    label: String,
+                    what: String,
                     operation: &str,
                     value: Value,
                     display: String,
@@ -123,7 +125,7 @@ impl Session<'_> {
                 object: child.key.clone(),
                 id: id.to_string(),
                 field: field.to_string(),
-                label: label.clone(),
+                label: what,
                 field_type: match operation {
                     "sum" => "currency",
                     "earliest" => "date",
@@ -138,7 +140,7 @@ impl Session<'_> {
                     filter: set_filter,
                     field: (!field.is_empty()).then(|| field.to_string()),
                     operation: operation.into(),
-                    label,
+                    label: set_name.clone(),
                 }),
             }
         };
@@ -276,7 +278,7 @@ impl Session<'_> {
                 value: Value::String(title.to_string()),
                 display: title.to_string(),
                 record_name: title.to_string(),
-                set: Some(set(&child.name_field, "newest", format!("newest {label}"))),
+                set: Some(set(&child.name_field, "newest", child.plural_label.to_lowercase())),
             },
             rank: 98,
         });
@@ -298,7 +300,7 @@ impl Session<'_> {
                     value: json!(days),
                     display: days.to_string(),
                     record_name: name.to_string(),
-                    set: Some(set(&when.key, "days_since", format!("days since the newest {label}"))),
+                    set: Some(set(&when.key, "days_since", child.plural_label.to_lowercase())),
                 },
                 rank: 90,
             });

@@ -103,12 +103,15 @@ pub(super) fn render(
     // What the sentence writes outside its slots must hold no value of its own.
     let mut outside = String::new();
     let mut last = 0;
-    for (range, _) in &found {
-        outside.push_str(&template[last..range.start]);
+    for (range, r) in &found {
+        outside.push_str(&template[last.min(range.start)..range.start]);
         outside.push_str(" … ");
         last = range.end;
+        if let Some(f) = facts.iter().find(|f| &f.reference == r) {
+            last += restated(&template[last..], f, &rendered(f, currency));
+        }
     }
-    outside.push_str(&template[last..]);
+    outside.push_str(&template[last.min(template.len())..]);
     for (claim, _) in claims_in(&outside, facts) {
         let which = facts.iter().find(|f| claims::claim_states(&claim, f));
         let written = match claim {
@@ -139,14 +142,7 @@ pub(super) fn render(
                     at: text.encode_utf16().count() as u32,
                     by_model: true,
                 });
-                // An amount's currency is rendered with it: the same code written after the
-                // slot ("{x} EUR", "{x} in EUR") is the model restating it, and is dropped.
-                let code = value.rsplit(' ').next().filter(|c| {
-                    f.field_type == "currency" && c.len() == 3 && c.chars().all(|x| x.is_ascii_uppercase())
-                });
-                if let Some(code) = code {
-                    last += restated_code(&template[last..], code);
-                }
+                last += restated(&template[last..], f, &value);
             }
             None => problems.push(format!("{{{r}}} is not a slot of the facts")),
         }
@@ -160,12 +156,22 @@ pub(super) fn render(
     }
 }
 
-/// How many bytes at the start of `rest` restate the currency `code` (" EUR", " in EUR").
-fn restated_code(rest: &str, code: &str) -> usize {
-    for lead in [" ", " in "] {
-        let said = format!("{lead}{code}");
-        if rest.starts_with(&said) && !rest[said.len()..].starts_with(|c: char| c.is_alphanumeric()) {
-            return said.len();
+/// How many bytes at the start of `rest` restate the value a slot just rendered: the value
+/// again ("{rating} Cold"), or an amount's currency code (" EUR", " in EUR"). The model
+/// restating what the kernel writes is dropped, not refused: it claims nothing new.
+fn restated(rest: &str, f: &Fact, value: &str) -> usize {
+    let code = value
+        .rsplit(' ')
+        .next()
+        .filter(|c| f.field_type == "currency" && c.len() == 3 && c.chars().all(|x| x.is_ascii_uppercase()));
+    let mut said = vec![format!(" {value}")];
+    if let Some(code) = code {
+        said.extend([format!(" {code}"), format!(" in {code}")]);
+    }
+    for s in said {
+        let head = rest.get(..s.len()).unwrap_or_default();
+        if head.eq_ignore_ascii_case(&s) && !rest[s.len()..].starts_with(|c: char| c.is_alphanumeric()) {
+            return s.len();
         }
     }
     0
@@ -222,6 +228,10 @@ mod tests {
         assert_eq!(s.text, "It owes 88,850.00 EUR.");
         let s = render("It owes {overdue_total_eur} EURO.", &facts, "EUR").unwrap();
         assert_eq!(s.text, "It owes 88,850.00 EUR EURO.");
+        // A listed value restated right after its slot is dropped; elsewhere it is refused.
+        let facts = [fact("rating", "picklist", json!("cold"), "Cold")];
+        assert_eq!(render("It is {rating} cold.", &facts, "EUR").unwrap().text, "It is Cold.");
+        assert!(render("Cold, it is {rating}.", &facts, "EUR").is_err());
     }
 
     #[test]
