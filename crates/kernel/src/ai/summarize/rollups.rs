@@ -34,6 +34,10 @@ pub struct SetCitation {
     pub label: String,
 }
 
+/// How far each later term's sets rank below the one before: the first term's sets come first,
+/// then the newest record and the days since it, then the second term's.
+const TERM_STEP: u32 = 12;
+
 /// How many rows of one set are read at most (a rollup over more says so in its label).
 const SET_ROWS: u32 = 1_000;
 
@@ -155,7 +159,7 @@ impl Session<'_> {
                 n.to_string(),
                 filter.clone(),
             ),
-            rank: position.map_or(60, |p| 99u32.saturating_sub(3 * p)),
+            rank: position.map_or(60, |p| 99u32.saturating_sub(TERM_STEP * p)),
         });
         if n == 0 {
             return;
@@ -211,7 +215,7 @@ impl Session<'_> {
                         money_text(value, &c),
                         set_filter,
                     ),
-                    rank: position.map_or(55, |p| 100u32.saturating_sub(3 * p)),
+                    rank: position.map_or(55, |p| 100u32.saturating_sub(TERM_STEP * p)),
                 });
             }
         }
