@@ -22,6 +22,7 @@ field?: string,
  */
 operation: string, 
 /**
- * What the set is called: "open opportunities", "invoices".
+ * What the set is called: "open opportunities", "invoices" (the fact's own label says
+ * what was computed over it).
  */
 label: string, };

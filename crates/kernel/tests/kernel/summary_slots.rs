@@ -211,3 +211,42 @@ fn the_draft_streams_with_its_slots_rendered() {
     assert!(streamed.contains("Initech GmbH is a partner account."), "{streamed}");
     assert!(!streamed.contains("{F"), "{streamed}");
 }
+
+#[test]
+fn a_tool_call_brings_more_facts_as_slots() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let (facts, _) = ava.fact_sheet("account", "acc_0002").unwrap();
+    let next = format!("F{}", facts.len() + 1);
+    let (out, reqs) = run(
+        &ava,
+        "acc_0002",
+        vec![
+            json!({"tool": "search_corpus", "text": "Initech renewal"}),
+            json!({"sentences": [format!("A note about it reads: {{{next}}}")]}),
+        ],
+    );
+    let a = out.unwrap();
+    assert_eq!(reqs.len(), 2);
+    let more =
+        reqs[1]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
+    assert!(more.contains(&format!("{{{next}}} = ")), "{more}");
+    // The second request holds the sentences to the sheet's slots and the new one.
+    assert!(reqs[1]["response_format"].to_string().contains(&format!("|{next}")));
+    assert_eq!(a.sentences[0].citations[0].fact.reference, next);
+}
+
+#[test]
+fn every_object_gets_a_sheet_from_its_metadata() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    // An invoice: its lines are its related list, summed by their amount.
+    let (facts, _) = cara.fact_sheet("invoice", "inv_0001").unwrap();
+    let lines = by_label(&facts, "number of invoice lines");
+    assert!(lines.value.as_u64().unwrap() > 0);
+    assert!(facts.iter().any(|x| x.label.starts_with("total amount of invoice lines")), "{facts:#?}");
+    assert!(facts.iter().any(|x| x.reference == "number"), "the invoice's own values come first");
+    // An opportunity has no related list in the demo: its own values only.
+    let (facts, _) = cara.fact_sheet("opportunity", "opp_0001").unwrap();
+    assert!(!facts.is_empty() && facts.iter().all(|x| x.set.is_none()));
+}

@@ -80,6 +80,7 @@ Answer with JSON: {"sentences": ["...", "..."]} — two to four short sentences 
 - Never write a value yourself. Where a value goes, write the fact's slot and the kernel writes the value: "It has {open_deals_count} open deals worth {open_deals_amount_usd}."
 - Use a slot only where its value belongs: a count where a number of things goes, an amount where money goes, a name where a name goes.
 - Every sentence uses at least one slot. No digits, dates, amounts, status values or names outside slots.
+- Only if a fact you need is not listed, you may first ask for more with {"tool": "search_corpus", "text": "words to look for in notes"}; the results come back as more facts with their slots.
 - If the facts are not enough for a summary, answer {"insufficient": "why"}."#;
 
 /// Version 3's worked example: slots over a made-up record's facts and rollups.
@@ -377,7 +378,13 @@ impl Session<'_> {
                     run.invocation.values.extend(traced_values(f));
                     run.facts.push(f.clone());
                 }
-                let lines: Vec<String> = more.iter().map(fact_line).collect();
+                let lines: Vec<String> = more
+                    .iter()
+                    .map(|f| match &run.slots {
+                        Some(currency) => sheet_line(f, currency),
+                        None => fact_line(f),
+                    })
+                    .collect();
                 let name = match call {
                     ToolCall::ReadRecord { .. } => "read_record",
                     ToolCall::ListRelated { .. } => "list_related",
@@ -389,12 +396,24 @@ impl Session<'_> {
             Err(f) => Part::Untrusted { label: format!("tool failure {}", f.kind), content: f.message },
         };
         run.request.prompt.parts.push(part);
-        if run.tool_calls >= MAX_TOOL_CALLS {
-            run.schema = answer_schema(false, None, 6);
+        let tools_left = run.tool_calls < MAX_TOOL_CALLS;
+        if !tools_left {
             run.request.prompt.parts.push(Part::Request("Write the summary now.".into()));
         }
+        let (checked, requested) = match &run.slots {
+            // Version 3: the new facts are slots too ({F24}), held at decode time like the rest.
+            Some(_) => {
+                let keys: Vec<String> = run.facts.iter().map(|f| f.reference.clone()).collect();
+                (answer_schema(tools_left, None, 12), answer_schema(tools_left, Some(&keys), MOST_SENTENCES))
+            }
+            None => {
+                let schema = answer_schema(tools_left, None, 6);
+                (schema.clone(), schema)
+            }
+        };
+        run.schema = checked;
         if let Some((_, schema)) = run.request.schema.as_mut() {
-            *schema = run.schema.clone();
+            *schema = requested;
         }
     }
 
@@ -501,14 +520,13 @@ impl Session<'_> {
         let mut inv = self.begin_invocation(&binding, model, &format!("{object} {id}"), estimate)?;
         inv.grounding_hash = format!("sha256:{:x}", Sha256::digest(facts_text.as_bytes()));
         inv.values = facts.iter().flat_map(traced_values).collect();
-        // Version 3's sheet already holds the rollups and the newest notes: no tool rounds, and
-        // the request's schema holds the sentences to its slots (the kernel's check names the
-        // problems itself, so it validates the shape only).
-        // A version-3 answer longer than asked is cut to its first sentences, not refused.
-        let schema = if slots { answer_schema(false, None, 12) } else { answer_schema(true, None, 6) };
+        // Under version 3 the request's schema holds the sentences to the sheet's slots (the
+        // kernel's check names the problems itself, so it validates the shape only), and an
+        // answer longer than asked is cut to its first sentences, not refused.
+        let schema = answer_schema(true, None, if slots { 12 } else { 6 });
         let keys: Vec<String> = facts.iter().map(|f| f.reference.clone()).collect();
         let request_schema =
-            if slots { answer_schema(false, Some(&keys), MOST_SENTENCES) } else { schema.clone() };
+            if slots { answer_schema(true, Some(&keys), MOST_SENTENCES) } else { schema.clone() };
         let request = inv.chat_request(chat_prompt, "summary".into(), request_schema);
         Ok(SummarizeRun {
             invocation: inv,
