@@ -80,8 +80,8 @@ Answer with JSON: {"sentences": ["...", "..."]} — two to four short sentences 
 - Never write a value yourself. Where a value goes, write the fact's slot and the kernel writes the value: "It has {open_deals_count} open deals worth {open_deals_amount_usd}."
 - Use a slot only where its value belongs: a count where a number of things goes, an amount where money goes, a name where a name goes.
 - Every sentence uses at least one slot. No digits, dates, amounts, status values or names outside slots.
-- Only if a fact you need is not listed, you may first ask for more with {"tool": "search_corpus", "text": "words to look for in notes"}; the results come back as more facts with their slots.
-- If the facts are not enough for a summary, answer {"insufficient": "why"}."#;
+- If the facts are not enough for a summary, answer {"insufficient": "why"}.
+- Rarely needed: {"tool": "search_corpus", "text": "..."} asks for more facts from notes."#;
 
 /// Version 3's worked example: slots over a made-up record's facts and rollups.
 pub fn examples_v3() -> Value {
