@@ -163,7 +163,8 @@ impl Projection {
         let mut out: Vec<_> = o.terms.iter().map(|t| (t.key.clone(), t, t.condition.clone())).collect();
         for l in o.fields.iter().filter(|f| f.field_type == FieldType::Lookup) {
             let Some(parent) = l.target.as_deref().and_then(|t| self.object(t)) else { continue };
-            for t in &parent.terms {
+            // The reader's own records are the object's own `mine`, not a parent's.
+            for t in parent.terms.iter().filter(|t| t.key != crate::metadata::definition::MINE) {
                 out.push((format!("{}.{}", l.key, t.key), t, t.condition.through(&l.key)));
             }
         }
@@ -226,7 +227,8 @@ impl Projection {
             if !parents.is_empty() {
                 let _ = writeln!(s, "  parent paths: {}", parents.join(", "));
             }
-            for t in &o.terms {
+            // `mine` is every object's: listed once, after the objects.
+            for t in o.terms.iter().filter(|t| t.key != crate::metadata::definition::MINE) {
                 let _ = write!(s, "  term {}: \"{}\"", t.key, t.label);
                 if !t.synonyms.is_empty() {
                     let _ = write!(s, " (also \"{}\")", t.synonyms.join("\", \""));
@@ -242,6 +244,17 @@ impl Projection {
                     let _ = writeln!(s, "  rule: {r}");
                 }
             }
+        }
+        if let Some(t) =
+            self.objects.iter().flat_map(|o| &o.terms).find(|t| t.key == crate::metadata::definition::MINE)
+        {
+            let _ = writeln!(
+                s,
+                "every object: term {}: \"{}\" (also \"{}\") — the records you own",
+                t.key,
+                t.label,
+                t.synonyms.join("\", \"")
+            );
         }
         s
     }

@@ -474,6 +474,9 @@ fn my_records_are_the_readers_own_through_the_term_every_object_has() {
     let a = ask_with(&ava, "Which of my opportunities are still open?", model(&endpoint.url, 0.0)).unwrap();
     assert_eq!(a.timings.attempts, 1);
     assert_eq!(a.terms[0].label, "Mine");
+    // "my" is the object's own records: a parent's `mine` is not offered beside it.
+    let contract = endpoint.chat_requests()[0]["response_format"].to_string();
+    assert!(contract.contains(r#""mine""#) && !contract.contains("account.mine"), "{contract}");
     let mine = ava
         .query(
             &serde_json::from_value(json!({"object": "opportunity", "fields": ["name"], "limit": 1000,
