@@ -180,18 +180,31 @@ fn eval_summarize(
     let session = ws.session(user)?;
     let mut tally = SummarizeTally::default();
     for id in ids {
-        let started = Instant::now();
-        let mut summarize = Summarize::new(object, id);
-        let outcome = run_capability_on(&rt, &session, &mut summarize, endpoint);
-        let wall = started.elapsed().as_secs_f64();
-        let first = summarize.first.unwrap_or_default();
-        for p in &first.problems {
-            eprintln!("      first answer: {p}");
-        }
-        let case = tally.record(&session, id, first, outcome, wall * 1000.0)?;
-        print_summary_case(case, wall);
+        summarize_one(&rt, &session, object, id, endpoint, &mut tally)?;
     }
     to_json(&tally.finish())
+}
+
+/// One record summarized on `session`, counted in `tally`, its progress lines printed.
+fn summarize_one(
+    rt: &tokio::runtime::Runtime,
+    session: &countersign_kernel::Session<'_>,
+    object: &str,
+    id: &str,
+    endpoint: Option<&str>,
+    tally: &mut SummarizeTally,
+) -> Result<()> {
+    let started = Instant::now();
+    let mut summarize = Summarize::new(object, id);
+    let outcome = run_capability_on(rt, session, &mut summarize, endpoint);
+    let wall = started.elapsed().as_secs_f64();
+    let first = summarize.first.unwrap_or_default();
+    for p in &first.problems {
+        eprintln!("      first answer: {p}");
+    }
+    let case = tally.record(session, id, first, outcome, wall * 1000.0)?;
+    print_summary_case(case, wall);
+    Ok(())
 }
 
 /// The Summarize eval over cases: each record summarized as its case's user, and the key
@@ -202,16 +215,7 @@ fn eval_summarize_cases(ws: &Workspace, cases: &Path, endpoint: Option<&str>) ->
     let mut tally = SummarizeTally::default();
     for c in &cases {
         let session = ws.session(&c.user)?;
-        let started = Instant::now();
-        let mut summarize = Summarize::new(&c.object, &c.id);
-        let outcome = run_capability_on(&rt, &session, &mut summarize, endpoint);
-        let wall = started.elapsed().as_secs_f64();
-        let first = summarize.first.unwrap_or_default();
-        for p in &first.problems {
-            eprintln!("      first answer: {p}");
-        }
-        let case = tally.record(&session, &c.id, first, outcome, wall * 1000.0)?;
-        print_summary_case(case, wall);
+        summarize_one(&rt, &session, &c.object, &c.id, endpoint, &mut tally)?;
         let stated = tally.key_facts(&c.facts);
         let keys: Vec<&str> = c.facts.iter().map(|f| f.key.as_str()).collect();
         eprintln!("      key facts stated: {stated:?} of {keys:?} (as {})", c.user);

@@ -219,8 +219,9 @@ pub struct AskRun {
     /// The terms the question says, offered as choices (prompt version 3's contract); `None`
     /// under earlier versions.
     terms: Option<Vec<SaidTerm>>,
-    /// Examples learned from corrections that the prompt carries.
-    learned: Vec<LearnedUse>,
+    /// Examples learned from corrections that the prompt carries, with their plans (the
+    /// repair's prompt carries the same).
+    learned: Vec<(LearnedUse, String)>,
     /// Filter fields an answer wrote that the question does not ask for: the repair's contract
     /// leaves them out.
     unasked: Vec<String>,
@@ -472,7 +473,6 @@ impl Session<'_> {
         let learned =
             if with_terms { self.learned_for(question, &grounding.projection, &objects) } else { vec![] };
         let parts = ask_parts(&grounding, &learned, &today, question, dates.as_deref(), terms.as_deref());
-        let learned: Vec<LearnedUse> = learned.into_iter().map(|(u, _)| u).collect();
         let chat_prompt = Prompt {
             instructions: prompt.instructions.clone(),
             examples: crate::ai::pipeline::example_turns(&prompt.examples),
@@ -579,7 +579,7 @@ impl Session<'_> {
                 let inv = &run.invocation;
                 let answer_json = json!({"spec": spec, "resolutions": resolutions, "dates": dates,
                     "terms": terms.iter().map(|t| &t.key).collect::<Vec<_>>(),
-                    "learned": run.learned.iter().map(|l| &l.id).collect::<Vec<_>>(),
+                    "learned": run.learned.iter().map(|(l, _)| &l.id).collect::<Vec<_>>(),
                     "ids": result.as_ref().map(|r| r.records.iter().map(|m| m["id"].clone()).collect::<Vec<_>>())});
                 self.finish_invocation(inv, Outcome::Answered { result: &answer_json, values: &values })?;
                 let total_ms = inv.started.elapsed().as_secs_f64() * 1000.0;
@@ -589,7 +589,7 @@ impl Session<'_> {
                     resolutions,
                     dates,
                     terms,
-                    learned: run.learned.clone(),
+                    learned: run.learned.iter().map(|(l, _)| l.clone()).collect(),
                     result,
                     trace_id: inv.trace_id.clone(),
                     correlation_id: inv.correlation_id.clone(),
@@ -632,15 +632,9 @@ impl Session<'_> {
         violation: &str,
         refusal_allowed: bool,
     ) -> Result<AskStep> {
-        let learned = if run.learned.is_empty() {
-            vec![]
-        } else {
-            let objects = self.ask_objects(&run.grounding.projection, &run.invocation.capability.settings);
-            self.learned_for(&run.question, &run.grounding.projection, &objects)
-        };
         let mut parts = ask_parts(
             &run.grounding,
-            &learned,
+            &run.learned,
             &self.today().to_string(),
             &run.question,
             run.dates.as_deref(),

@@ -38,8 +38,8 @@ pub trait Capability {
     /// The text streamed so far as the user may see it (the model's own by default; a
     /// capability whose values are slots renders them). What it returns for a longer text
     /// must begin with what it returned for a shorter one.
-    fn draft(_run: &Self::Run, raw: &str) -> String {
-        raw.to_string()
+    fn draft<'r>(_run: &Self::Run, raw: &'r str) -> std::borrow::Cow<'r, str> {
+        std::borrow::Cow::Borrowed(raw)
     }
     /// The steps after a model call (or its failure, which is traced and returned).
     fn advance(

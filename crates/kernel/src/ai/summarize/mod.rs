@@ -679,12 +679,13 @@ fn sheet_line(f: &Fact, currency: &str) -> String {
 /// without a citation stating them, citations not stated). 0 for every summary this module
 /// returns; the eval counts it independently of the run.
 pub fn recheck(session: &Session<'_>, answer: &SummaryAnswer) -> Result<usize> {
-    let (mut facts, _) = session.summary_facts(&answer.object, &answer.id)?;
     // A version-3 summary is grounded on the sheet (the record's values and the rollups):
-    // read it afresh.
-    if answer.sentences.iter().flat_map(|s| &s.citations).any(|c| c.fact.set.is_some()) {
-        facts = session.fact_sheet(&answer.object, &answer.id)?.0;
-    }
+    // read it afresh, or the version-2 facts.
+    let (facts, _) = if answer.sentences.iter().flat_map(|s| &s.citations).any(|c| c.fact.set.is_some()) {
+        session.fact_sheet(&answer.object, &answer.id)?
+    } else {
+        session.summary_facts(&answer.object, &answer.id)?
+    };
     Ok(answer
         .sentences
         .iter()
@@ -737,10 +738,10 @@ impl Capability for Summarize {
     fn invocation(run: &Self::Run) -> &Invocation {
         &run.invocation
     }
-    fn draft(run: &Self::Run, raw: &str) -> String {
+    fn draft<'r>(run: &Self::Run, raw: &'r str) -> std::borrow::Cow<'r, str> {
         match &run.slots {
-            Some(currency) => slots::draft(raw, &run.facts, currency),
-            None => raw.to_string(),
+            Some(currency) => std::borrow::Cow::Owned(slots::draft(raw, &run.facts, currency)),
+            None => std::borrow::Cow::Borrowed(raw),
         }
     }
     fn advance(

@@ -89,17 +89,17 @@ impl Session<'_> {
         id: &str,
         out: &mut Vec<Ranked>,
     ) {
-        let money: Vec<&str> = child
-            .fields
-            .iter()
-            .filter(|f| f.field_type == FieldType::Currency)
-            .map(|f| f.key.as_str())
-            .collect();
-        let dates: Vec<&str> =
-            child.fields.iter().filter(|f| f.field_type == FieldType::Date).map(|f| f.key.as_str()).collect();
+        // Only the columns this set's facts need are read: an object with terms is summed by its
+        // terms' sets (its whole set is only counted), and the earliest dates are the first
+        // term's set's.
+        let of_type = |t: FieldType| -> Vec<&str> {
+            child.fields.iter().filter(|f| f.field_type == t).map(|f| f.key.as_str()).collect()
+        };
+        let money = if with_terms && position.is_none() { vec![] } else { of_type(FieldType::Currency) };
+        let dates = if position == Some(0) { of_type(FieldType::Date) } else { vec![] };
         let code = currency_code(child);
         let mut fields: Vec<String> = money.iter().chain(dates.iter()).map(|s| s.to_string()).collect();
-        fields.extend(code.map(String::from));
+        fields.extend(code.filter(|_| !money.is_empty()).map(String::from));
         let spec = QuerySpec {
             object: child.key.clone(),
             fields,
@@ -164,8 +164,6 @@ impl Session<'_> {
         if n == 0 {
             return;
         }
-        // An object with terms is summed by its terms' sets; the whole set is only counted.
-        let money = if with_terms && !is_term { vec![] } else { money };
         for m in &money {
             let label_of =
                 child.fields.iter().find(|f| f.key == *m).map(|f| f.label.to_lowercase()).unwrap_or_default();
@@ -219,31 +217,25 @@ impl Session<'_> {
                 });
             }
         }
-        // The earliest dates of the first term's set only ("next close date" of the open
-        // opportunities, "oldest due date" of the overdue invoices).
-        if position == Some(0) {
-            for d in &dates {
-                let earliest = rows.records.iter().filter_map(|r| r.get(*d).and_then(Value::as_str)).min();
-                let Some(day) = earliest else { continue };
-                let label_of = child
-                    .fields
-                    .iter()
-                    .find(|f| f.key == *d)
-                    .map(|f| f.label.to_lowercase())
-                    .unwrap_or_default();
-                out.push(Ranked {
-                    fact: fact(
-                        format!("{slug}_earliest_{d}"),
-                        d,
-                        format!("earliest {label_of} of {label}"),
-                        "earliest",
-                        json!(day),
-                        day.to_string(),
-                        filter.clone(),
-                    ),
-                    rank: 80u32.saturating_sub(position.unwrap_or(0)),
-                });
-            }
+        // The earliest dates ("next close date" of the open opportunities, "oldest due date" of
+        // the overdue invoices).
+        for d in &dates {
+            let earliest = rows.records.iter().filter_map(|r| r.get(*d).and_then(Value::as_str)).min();
+            let Some(day) = earliest else { continue };
+            let label_of =
+                child.fields.iter().find(|f| f.key == *d).map(|f| f.label.to_lowercase()).unwrap_or_default();
+            out.push(Ranked {
+                fact: fact(
+                    format!("{slug}_earliest_{d}"),
+                    d,
+                    format!("earliest {label_of} of {label}"),
+                    "earliest",
+                    json!(day),
+                    day.to_string(),
+                    filter.clone(),
+                ),
+                rank: 80,
+            });
         }
     }
 

@@ -100,38 +100,17 @@ pub(super) fn render(
                 .to_string(),
         );
     }
-    // What the sentence writes outside its slots must hold no value of its own.
-    let mut outside = String::new();
-    let mut last = 0;
-    for (range, r) in &found {
-        outside.push_str(&template[last.min(range.start)..range.start]);
-        outside.push_str(" … ");
-        last = range.end;
-        if let Some(f) = facts.iter().find(|f| &f.reference == r) {
-            last += restated(&template[last..], f, &rendered(f, currency));
-        }
-    }
-    outside.push_str(&template[last.min(template.len())..]);
-    for (claim, _) in claims_in(&outside, facts) {
-        let which = facts.iter().find(|f| claims::claim_states(&claim, f));
-        let written = match claim {
-            claims::Claim::Number(_, w) | claims::Claim::Date(_, w) | claims::Claim::Time(_, w) => w,
-        };
-        problems.push(match which {
-            Some(f) => format!("it writes “{written}” itself: write {{{}}} instead", f.reference),
-            None => format!("it writes “{written}”, which no fact holds: leave it out"),
-        });
-    }
-    for f in facts.iter().filter(|f| names_or_lists(f)) {
-        if f.display.chars().count() >= 3 && contains_words(&outside, &f.display) {
-            problems.push(format!("it writes “{}” itself: write {{{}}} instead", f.display, f.reference));
-        }
-    }
+    // One pass: the sentence with its slots rendered (each a citation), and what it writes
+    // outside them (a value restated right after its own slot is neither).
     let mut text = String::new();
+    let mut outside = String::new();
     let mut citations = vec![];
     let mut last = 0;
     for (range, r) in &found {
-        text.push_str(&template[last.min(range.start)..range.start]);
+        let between = &template[last.min(range.start)..range.start];
+        text.push_str(between);
+        outside.push_str(between);
+        outside.push_str(" … ");
         last = range.end;
         match facts.iter().find(|f| &f.reference == r) {
             Some(f) => {
@@ -147,7 +126,25 @@ pub(super) fn render(
             None => problems.push(format!("{{{r}}} is not a slot of the facts")),
         }
     }
-    text.push_str(&template[last..]);
+    let rest = &template[last.min(template.len())..];
+    text.push_str(rest);
+    outside.push_str(rest);
+    // What the sentence writes outside its slots must hold no value of its own.
+    for (claim, _) in claims_in(&outside, facts) {
+        let which = facts.iter().find(|f| claims::claim_states(&claim, f));
+        let written = match claim {
+            claims::Claim::Number(_, w) | claims::Claim::Date(_, w) | claims::Claim::Time(_, w) => w,
+        };
+        problems.push(match which {
+            Some(f) => format!("it writes “{written}” itself: write {{{}}} instead", f.reference),
+            None => format!("it writes “{written}”, which no fact holds: leave it out"),
+        });
+    }
+    for f in facts.iter().filter(|f| names_or_lists(f)) {
+        if f.display.chars().count() >= 3 && contains_words(&outside, &f.display) {
+            problems.push(format!("it writes “{}” itself: write {{{}}} instead", f.display, f.reference));
+        }
+    }
     problems.dedup();
     if problems.is_empty() {
         Ok(Sentence { text: text.trim().to_string(), citations })
