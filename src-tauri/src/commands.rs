@@ -420,15 +420,18 @@ pub async fn review_proposal(desk: State<'_, Desk>, id: String) -> Result<Propos
 }
 
 /// Accept all fields (`fields: null`) or the chosen ones, with the reviewer's own values in
-/// `edits`, as this user's save.
+/// `edits`, and all child rows (`rows: null`) or the chosen ones, as this user's save.
 #[tauri::command]
 pub async fn accept_proposal(
     desk: State<'_, Desk>,
     id: String,
     fields: Option<Vec<String>>,
     edits: Option<serde_json::Map<String, serde_json::Value>>,
+    rows: Option<Vec<usize>>,
 ) -> Result<Proposal> {
-    desk.session(|s| Ok(s.accept_proposal_edited(&id, fields.as_deref(), &edits.unwrap_or_default())?.0))
+    desk.session(|s| {
+        Ok(s.accept_proposal_edited(&id, fields.as_deref(), &edits.unwrap_or_default(), rows.as_deref())?.0)
+    })
 }
 
 #[tauri::command]

@@ -22,13 +22,16 @@ pub enum ProposalCommand {
     Show { id: String },
     /// Accept all fields, or only --fields a,b (needs ai.approve; your save). --set FIELD=VALUE
     /// puts your own value in the same save (a correction, or a required field the document
-    /// does not state).
+    /// does not state). A proposal with child rows (an invoice's lines) creates them all, or
+    /// only --rows 1,3 (numbered from 1; --rows "" creates none).
     Accept {
         id: String,
         #[arg(long, value_delimiter = ',')]
         fields: Option<Vec<String>>,
         #[arg(long)]
         set: Vec<String>,
+        #[arg(long, value_delimiter = ',')]
+        rows: Option<Vec<String>>,
     },
     Discard {
         id: String,
@@ -61,9 +64,23 @@ pub fn run(session: &Session<'_>, command: ProposalCommand) -> Result<Value> {
             Ok(json!({ "proposals": to_json(&session.proposals(state, object.as_deref())?)? }))
         }
         ProposalCommand::Show { id } => to_json(&session.review_proposal(&id)?),
-        ProposalCommand::Accept { id, fields, set } => {
+        ProposalCommand::Accept { id, fields, set, rows } => {
+            let rows = rows
+                .map(|list| {
+                    list.iter()
+                        .filter(|r| !r.trim().is_empty())
+                        .map(|r| match r.trim().parse::<usize>() {
+                            Ok(n) if n >= 1 => Ok(n - 1),
+                            _ => Err(Error::new(
+                                Code::InvalidValue,
+                                format!("--rows takes row numbers from 1, not `{r}`"),
+                            )),
+                        })
+                        .collect::<Result<Vec<usize>>>()
+                })
+                .transpose()?;
             let (proposal, save) =
-                session.accept_proposal_edited(&id, fields.as_deref(), &set_values(set)?)?;
+                session.accept_proposal_edited(&id, fields.as_deref(), &set_values(set)?, rows.as_deref())?;
             Ok(json!({ "proposal": to_json(&proposal)?, "save": to_json(&save)? }))
         }
         ProposalCommand::Discard { id, reason } => {

@@ -257,6 +257,8 @@ pub const MIGRATIONS: &[&str] = &[
         created_at  TEXT NOT NULL
     );
     CREATE VIRTUAL TABLE ask_example_text USING fts5(example_id UNINDEXED, question, tokenize = 'porter unicode61 remove_diacritics 2');",
+    // 9: a proposal's child records (an invoice's lines), proposed, accepted and undone with it.
+    "ALTER TABLE proposal ADD COLUMN children TEXT NOT NULL DEFAULT '[]';",
 ];
 
 pub fn schema_version() -> i64 {

@@ -94,9 +94,12 @@ export const api = {
     call<SummaryAnswer>("summarize", { call: callId, object, id, progress }),
   proposals: () => call<Proposal[]>("proposals"),
   reviewProposal: (id: string) => call<ProposalReview>("review_proposal", { id }),
-  /** `edits`: the reviewer's own values (field → value), written in the same save. */
-  acceptProposal: (id: string, fields: string[] | null, edits: { [field: string]: JsonValue } = {}) =>
-    call<Proposal>("accept_proposal", { id, fields, edits }),
+  /**
+   * `edits`: the reviewer's own values (field → value), written in the same save. `rows`: the
+   * child rows to create with it (indexes into the proposal's `children`); null = all of them.
+   */
+  acceptProposal: (id: string, fields: string[] | null, edits: { [field: string]: JsonValue } = {}, rows: number[] | null = null) =>
+    call<Proposal>("accept_proposal", { id, fields, edits, rows }),
   discardProposal: (id: string, reason: string | null) => call<Proposal>("discard_proposal", { id, reason }),
   undoProposal: (id: string) => call<Proposal>("undo_proposal", { id }),
   autoApplyList: (capability: string, object: string) => call<AutoApplyList>("auto_apply_list", { capability, object }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { confidenceLabel, countByState, filterProposals, pieces, spanOf, utf8ToIndex } from "./proposals";
+import { confidenceLabel, countByState, filterProposals, lineColumns, pieces, rowsToSend, spanOf, uncertainFirst, utf8ToIndex } from "./proposals";
 import type { Proposal } from "../bindings/Proposal";
 
 const p = (id: string, state: Proposal["state"], object: string, capability = "extract") =>
@@ -46,5 +46,35 @@ describe("source spans", () => {
     expect(spanOf(null)).toBeNull();
     expect(confidenceLabel(0.3)).toBe("uncertain");
     expect(confidenceLabel(0.95)).toBe("confident");
+  });
+});
+
+describe("review", () => {
+  it("puts problems first, then the least confident, unknown confidence last, else in the given order", () => {
+    const fields = [
+      { field: "a", confidence: 0.95 },
+      { field: "b" },
+      { field: "c", confidence: 0.4 },
+      { field: "d", confidence: 1 },
+      { field: "e", confidence: 0.95, problem: "two accounts match" },
+      { field: "f", confidence: 0.7 },
+      { field: "g" },
+      { field: "h", confidence: 0.4 },
+    ];
+    expect(uncertainFirst(fields).map((f) => f.field)).toEqual(["e", "c", "h", "f", "a", "d", "b", "g"]);
+    expect(fields[0].field).toBe("a");
+  });
+  it("sends null when every row is checked, else the checked rows", () => {
+    expect(rowsToSend([true, true, true])).toBeNull();
+    expect(rowsToSend([])).toBeNull();
+    expect(rowsToSend([true, false, true])).toEqual([0, 2]);
+    expect(rowsToSend([false, false])).toEqual([]);
+  });
+  it("lays out the line columns in the object's field order", () => {
+    const rows = [
+      { fields: [{ field: "amount" }, { field: "description" }] },
+      { fields: [{ field: "quantity" }, { field: "note" }] },
+    ];
+    expect(lineColumns(rows, ["description", "product_code", "quantity", "amount"])).toEqual(["description", "quantity", "amount", "note"]);
   });
 });

@@ -86,3 +86,33 @@ export function confidenceLabel(c: number | undefined): string {
   if (c === undefined) return "";
   return c < 0.6 ? "uncertain" : c < 0.9 ? "likely" : "confident";
 }
+
+/**
+ * Uncertain first: fields with a problem, then by confidence ascending, fields of unknown
+ * confidence last; otherwise in the order given (the kernel's layout order). Does not change
+ * `fields`.
+ */
+export function uncertainFirst<T extends { confidence?: number; problem?: string }>(fields: readonly T[]): T[] {
+  const rank = (f: T) => [f.problem ? 0 : 1, f.confidence ?? Number.POSITIVE_INFINITY] as const;
+  return fields
+    .map((f, i) => ({ f, i, r: rank(f) }))
+    .sort((a, b) => a.r[0] - b.r[0] || (a.r[1] === b.r[1] ? 0 : a.r[1] < b.r[1] ? -1 : 1) || a.i - b.i)
+    .map((x) => x.f);
+}
+
+/**
+ * The child rows to accept, from the reviewer's checkboxes: null when every row is checked (the
+ * kernel accepts them all), else the indexes of the checked rows (possibly none).
+ */
+export function rowsToSend(checked: readonly boolean[]): number[] | null {
+  if (checked.every(Boolean)) return null;
+  return checked.flatMap((c, i) => (c ? [i] : []));
+}
+
+/** The columns of a table of child rows: the fields any row proposes, in the object's order. */
+export function lineColumns(rows: readonly { fields: readonly { field: string }[] }[], order: readonly string[]): string[] {
+  const present = new Set(rows.flatMap((r) => r.fields.map((f) => f.field)));
+  const known = order.filter((k) => present.has(k));
+  const rest = [...present].filter((k) => !order.includes(k));
+  return [...known, ...rest];
+}

@@ -116,6 +116,28 @@ pub struct ProposedField {
     pub candidates: Vec<crate::records::names::Candidate>,
 }
 
+/// A child record proposed with its parent (an invoice's lines): created under the parent when
+/// the proposal is accepted (all rows, or the reviewer's choice) and removed when it is undone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposedChild {
+    pub object: String,
+    /// The child's lookup to the parent; the kernel sets it when the row is accepted.
+    pub parent_field: String,
+    pub fields: Vec<ProposedField>,
+    /// Where the document states the row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub source: Option<SourceSpan>,
+    /// Once accepted: the record created, and its version then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub record_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub result_version: Option<i64>,
+}
+
 /// What a capability proposes.
 #[derive(Debug, Clone, Default)]
 pub struct ProposalDraft {
@@ -124,6 +146,9 @@ pub struct ProposalDraft {
     /// `None` proposes a new record.
     pub record_id: Option<String>,
     pub fields: Vec<ProposedField>,
+    /// Child records proposed with it (rows of a child object with a master-detail lookup to
+    /// this one).
+    pub children: Vec<ProposedChild>,
     /// Values the capability found but could not map (value + source), for the reviewer.
     pub unmapped: Vec<Value>,
     /// For the reviewer only.
@@ -161,6 +186,8 @@ pub struct Proposal {
     pub record_id: Option<String>,
     pub operation: ProposalOperation,
     pub fields: Vec<ProposedField>,
+    /// Child records proposed with it; an accepted row has its `recordId`.
+    pub children: Vec<ProposedChild>,
     pub unmapped: Vec<Value>,
     pub rationale: String,
     #[ts(optional, type = "number")]
@@ -229,7 +256,7 @@ fn closed(p: &Proposal, what: &str) -> Error {
 
 const COLUMNS: &str = "id, capability, object, record_id, operation, fields, unmapped, rationale, basis_version, grounding_hash,
     prompt, prompt_version, model_id, model_version, generation, correlation_id, state, state_reason, created_by, created_at,
-    decided_by, decided_at, accepted_fields, accept_correlation, result_version, undone_by, undone_at, auto_applied, reviewer_edits";
+    decided_by, decided_at, accepted_fields, accept_correlation, result_version, undone_by, undone_at, auto_applied, reviewer_edits, children";
 
 /// A stored proposal, its columns read by name. A column that does not hold what the kernel
 /// wrote (JSON that does not parse, a state it does not know) is an error naming the column,
@@ -259,6 +286,7 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Proposal> {
         record_id: r.get("record_id")?,
         operation: r.get("operation")?,
         fields: parsed(r, "fields")?,
+        children: parsed(r, "children")?,
         unmapped: parsed(r, "unmapped")?,
         rationale: r.get("rationale")?,
         basis_version: r.get("basis_version")?,
@@ -312,6 +340,13 @@ impl Session<'_> {
         for f in &fields {
             self.readable_field(meta, &f.field)?;
         }
+        let children = draft.children;
+        for c in &children {
+            let (child, _) = self.readable_object(&c.object)?;
+            for f in &c.fields {
+                self.readable_field(child, &f.field)?;
+            }
+        }
         let (operation, basis) = match &draft.record_id {
             Some(id) => {
                 let current = self.get(&draft.object, id)?;
@@ -328,7 +363,7 @@ impl Session<'_> {
         tx.execute(
             &format!(
                 "INSERT INTO proposal ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                 'open', NULL, ?17, ?18, NULL, NULL, '[]', NULL, NULL, NULL, NULL, 0, '{{}}')"
+                 'open', NULL, ?17, ?18, NULL, NULL, '[]', NULL, NULL, NULL, NULL, 0, '{{}}', ?19)"
             ),
             params![
                 id,
@@ -349,6 +384,7 @@ impl Session<'_> {
                 correlation,
                 self.user().key,
                 timestamp(self.ws.clock.now()),
+                json_text(&children),
             ],
         )?;
         if let Some(doc) = &draft.document {
@@ -397,11 +433,21 @@ impl Session<'_> {
             }
             Err(_) => {
                 p.fields.clear();
+                p.children.clear();
                 p.reviewer_edits.clear();
                 p.unmapped.clear();
                 p.accepted_fields.clear();
             }
         }
+        // A child object the reader cannot read shows no rows; a child field they cannot read,
+        // no cell.
+        p.children.retain_mut(|c| match self.readable_object(&c.object) {
+            Ok((meta, _)) => {
+                c.fields.retain(|f| self.readable_field(meta, &f.field).is_ok());
+                true
+            }
+            Err(_) => false,
+        });
         p.hidden_fields = (before - p.fields.len()) as u32;
         if p.state == ProposalState::Accepted {
             if let Some(t) = p.decided_at.as_deref().and_then(|t| parse_time(t).ok()) {
@@ -459,17 +505,19 @@ impl Session<'_> {
     /// that moved since the basis is a `conflict` (details: base / current / proposed per
     /// field) and nothing is written; a validation failure writes nothing either.
     pub fn accept_proposal(&self, id: &str, fields: Option<&[String]>) -> Result<(Proposal, SaveOutcome)> {
-        self.accept_proposal_edited(id, fields, &Map::new())
+        self.accept_proposal_edited(id, fields, &Map::new(), None)
     }
 
     /// Accept with the reviewer's own values in `edits` (a proposed value corrected, or a field
     /// the proposal left out, such as a required one the document does not state). The edits
     /// are written in the same save and kept on the proposal apart from what it proposed.
+    /// `rows` chooses the child rows to create with it (indexes into `children`; `None` = all).
     pub fn accept_proposal_edited(
         &self,
         id: &str,
         fields: Option<&[String]>,
         edits: &Map<String, Value>,
+        rows: Option<&[usize]>,
     ) -> Result<(Proposal, SaveOutcome)> {
         let started = std::time::Instant::now();
         let out = (|| {
@@ -477,7 +525,7 @@ impl Session<'_> {
             self.expire_if_due(id)?;
             let tx = self.begin_write()?;
             let p = self.decide(&tx, id, ProposalState::Open, "accepted")?;
-            let saved = self.apply_within(&tx, &p, fields, edits, false)?;
+            let saved = self.apply_within(&tx, &p, Choice { fields, edits, rows }, false)?;
             tx.commit()?;
             Ok((self.proposal(id)?, saved))
         })();
@@ -490,10 +538,10 @@ impl Session<'_> {
         &self,
         tx: &rusqlite::Connection,
         p: &Proposal,
-        fields: Option<&[String]>,
-        edits: &Map<String, Value>,
+        choice: Choice<'_>,
         auto: bool,
     ) -> Result<SaveOutcome> {
+        let Choice { fields, edits, rows } = choice;
         let id = &p.id;
         let chosen: Vec<&ProposedField> = match fields {
             None => p.fields.iter().collect(),
@@ -510,6 +558,18 @@ impl Session<'_> {
                     out.push(f);
                 }
                 out
+            }
+        };
+        let rows: Vec<usize> = match rows {
+            None => (0..p.children.len()).collect(),
+            Some(list) => {
+                if let Some(bad) = list.iter().find(|r| **r >= p.children.len()) {
+                    return Err(Error::new(
+                        Code::InvalidValue,
+                        format!("proposal {id} has {} rows; there is no row {}", p.children.len(), bad + 1),
+                    ));
+                }
+                list.to_vec()
             }
         };
         if chosen.is_empty() && edits.is_empty() {
@@ -575,12 +635,27 @@ impl Session<'_> {
         let correlation = self.ws.ids.correlation_id();
         let ctx = SaveContext { proposed_by: Some(p.id.clone()), correlation_id: Some(correlation.clone()) };
         let saved = self.save_within(tx, request, &ctx)?;
+        // The chosen rows, created under the record just saved, in the same transaction.
+        let mut children = p.children.clone();
+        for &r in &rows {
+            let child = &mut children[r];
+            let mut values: Map<String, Value> =
+                child.fields.iter().map(|f| (f.field.clone(), f.value.clone())).collect();
+            values.insert(child.parent_field.clone(), Value::String(saved.id.clone()));
+            let request = SaveRequest::Create { object: child.object.clone(), values, id: None, owner: None };
+            let made = self.save_within(tx, request, &ctx).map_err(|e| {
+                let message = format!("row {}: {}", r + 1, e.message);
+                Error { message, ..e }
+            })?;
+            child.record_id = Some(made.id);
+            child.result_version = Some(made.version);
+        }
         let accepted: Vec<String> =
             chosen.iter().map(|f| f.field.clone()).filter(|f| !edits.contains_key(f)).collect();
         let changed = tx.execute(
             "UPDATE proposal SET state = 'accepted', decided_by = ?2, decided_at = ?3, accepted_fields = ?4,
                 accept_correlation = ?5, result_version = ?6, record_id = ?7, auto_applied = ?8,
-                state_reason = ?9, reviewer_edits = ?10 WHERE id = ?1 AND state = 'open'",
+                state_reason = ?9, reviewer_edits = ?10, children = ?11 WHERE id = ?1 AND state = 'open'",
             params![
                 p.id,
                 self.user().key,
@@ -592,6 +667,7 @@ impl Session<'_> {
                 auto,
                 auto.then_some("applied without review: every field is on the auto-apply allowlist"),
                 json_text(edits),
+                json_text(&children),
             ],
         )?;
         if changed != 1 {
@@ -616,11 +692,17 @@ impl Session<'_> {
         let instructed = self.source_document(&tx, &p.id)?.is_some_and(|d| !d.injections.is_empty());
         if current.state != ProposalState::Open
             || instructed
-            || current.fields.iter().any(|f| f.problem.is_some() || !allowed.contains(&f.field))
+            || !current.children.is_empty()
+            || current.fields.iter().any(|f| {
+                f.problem.is_some()
+                    || !allowed.contains(&f.field)
+                    || f.confidence.is_some_and(|c| c < AUTO_APPLY_MIN_CONFIDENCE)
+            })
         {
             return Ok(None);
         }
-        match self.apply_within(&tx, &current, None, &Map::new(), true) {
+        match self.apply_within(&tx, &current, Choice { fields: None, edits: &Map::new(), rows: None }, true)
+        {
             Ok(_) => {
                 tx.commit()?;
                 Ok(Some(self.proposal(&p.id)?))
@@ -728,6 +810,35 @@ impl Session<'_> {
                     (Some(r), Some(v), Some(c)) => (r, v, c),
                     _ => return Err(Error::internal(format!("accepted proposal {id} has no result"))),
                 };
+            // Rows created with it: one edited since is a conflict like the record.
+            let made: Vec<(&ProposedChild, String, i64)> = p
+                .children
+                .iter()
+                .filter_map(|c| Some((c, c.record_id.clone()?, c.result_version?)))
+                .collect();
+            let ctx = SaveContext { proposed_by: None, correlation_id: None };
+            for (child, row, at) in &made {
+                let now = self.get(&child.object, row)?;
+                if now.version != *at {
+                    return Err(Error::new(
+                        Code::Conflict,
+                        format!(
+                            "a row created by this proposal ({} {row}) changed after it was accepted; undo would overwrite that change, so nothing was written",
+                            child.object
+                        ),
+                    ));
+                }
+                // A new record's rows go with it (master-detail); an existing record's are
+                // deleted one by one.
+                if p.operation == ProposalOperation::Update {
+                    let delete = SaveRequest::Delete {
+                        object: child.object.clone(),
+                        id: row.clone(),
+                        expected_version: Some(*at),
+                    };
+                    self.save_within(&tx, delete, &ctx)?;
+                }
+            }
             let current = self.get(&p.object, &record)?;
             if current.version != version {
                 return Err(Error::new(
@@ -760,7 +871,6 @@ impl Session<'_> {
                     expected_version: Some(version),
                 }
             };
-            let ctx = SaveContext { proposed_by: None, correlation_id: None };
             let saved = self.save_within(&tx, request, &ctx)?;
             tx.execute(
                 "UPDATE proposal SET state = 'undone', undone_by = ?2, undone_at = ?3 WHERE id = ?1 AND state = 'accepted'",
@@ -820,6 +930,17 @@ impl Session<'_> {
         })
     }
 }
+
+/// What a reviewer accepts: the fields (`None` = all), their own values, the child rows (`None`
+/// = all).
+struct Choice<'a> {
+    fields: Option<&'a [String]>,
+    edits: &'a Map<String, Value>,
+    rows: Option<&'a [usize]>,
+}
+
+/// Auto-apply leaves for a reviewer any proposal with a field stated with less confidence.
+pub const AUTO_APPLY_MIN_CONFIDENCE: f64 = 0.9;
 
 /// How far a capability's proposals go without a reviewer: `read_only` proposes nothing,
 /// `propose` leaves every proposal for review (the default), `auto_apply` applies the fields on
@@ -983,7 +1104,7 @@ impl Session<'_> {
             })
             .collect();
         fields.sort_by(|(ia, a), (ib, b)| {
-            let rank = |f: &FieldReview| (f.problem.is_none(), f.confidence.unwrap_or(1.0));
+            let rank = |f: &FieldReview| (f.problem.is_none(), f.confidence.unwrap_or(f64::INFINITY));
             let (ra, rb) = (rank(a), rank(b));
             ra.0.cmp(&rb.0).then(ra.1.total_cmp(&rb.1)).then(ia.cmp(ib))
         });

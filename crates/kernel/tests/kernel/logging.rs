@@ -86,7 +86,9 @@ fn no_record_value_and_no_key_reaches_the_log() {
     );
     assert_eq!(asked.authorizations.lock().unwrap()[0], format!("Bearer {CANARY_KEY}"), "the key was sent");
 
-    // Extract: a document stating the canary, the model copying it into a field.
+    // Extract: a document stating the canary, the model copying it into a field (prompt
+    // version 1, where the model writes values out).
+    cara.workspace().session("ava").unwrap().activate_prompt("extract", 1).unwrap();
     let text = format!("Invoice INV-2026-99001\nPO number: {CANARY_VALUE}\nTotal: 120.00 USD\n");
     let document =
         countersign_kernel::ingest::ingest("canary.txt", text.into_bytes(), &Default::default()).unwrap();

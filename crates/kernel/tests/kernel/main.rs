@@ -11,6 +11,7 @@ mod corpus;
 mod csv_io;
 mod definition_and_store;
 mod extract;
+mod extract_pointing;
 mod hardening;
 mod in_flight;
 mod ingest;

@@ -480,7 +480,7 @@ fn a_reviewer_fills_in_what_the_document_does_not_state_and_the_edit_is_kept_apa
 
     // The reviewer types the number and corrects the total.
     let edits = common::map(json!({"number": "INV-2026-88888", "total": 120}));
-    let (accepted, saved) = cara.accept_proposal_edited(&p.id, None, &edits).unwrap();
+    let (accepted, saved) = cara.accept_proposal_edited(&p.id, None, &edits, None).unwrap();
     let rec = cara.get("invoice", &saved.id).unwrap();
     assert_eq!(
         (&rec.fields["number"], rec.fields["total"].as_f64()),
@@ -494,7 +494,7 @@ fn a_reviewer_fills_in_what_the_document_does_not_state_and_the_edit_is_kept_apa
         .propose(draft(None, vec![field("number", json!("INV-2026-77777")), field("total", json!(5))]))
         .unwrap();
     let err = cara
-        .accept_proposal_edited(&r.id, Some(&["number".to_string()]), &common::map(json!({"total": 9})))
+        .accept_proposal_edited(&r.id, Some(&["number".to_string()]), &common::map(json!({"total": 9})), None)
         .unwrap_err();
     assert_eq!((err.code, err.field.as_deref()), (Code::InvalidValue, Some("total")));
     // An edit of a field the reviewer cannot edit (cara reads account names only) is refused
@@ -508,7 +508,9 @@ fn a_reviewer_fills_in_what_the_document_does_not_state_and_the_edit_is_kept_apa
         .unwrap();
     let history = common::history_rows(&f.ws);
     assert_eq!(
-        cara.accept_proposal_edited(&q.id, None, &common::map(json!({"name": "Renamed"}))).unwrap_err().code,
+        cara.accept_proposal_edited(&q.id, None, &common::map(json!({"name": "Renamed"})), None)
+            .unwrap_err()
+            .code,
         Code::Permission
     );
     assert_eq!(common::history_rows(&f.ws), history);

@@ -10,6 +10,9 @@
 //! drops a value whose only evidence is an instruction addressed to an AI inside the document.
 //! A dry run through the save path (rolled back) attaches rule failures to their fields.
 
+pub mod candidates;
+pub mod pointing;
+
 use crate::ai::pipeline::drive::{Capability, Step};
 use crate::ai::pipeline::{Autonomy, Invocation, ModelChoice, Outcome};
 use crate::ai::provider::{ChatRequest, ChatResponse, Part, Prompt};
@@ -29,11 +32,18 @@ pub const CAPABILITY: &str = "extract";
 pub const SPEC: crate::ai::pipeline::CapabilitySpec = crate::ai::pipeline::CapabilitySpec {
     capability: CAPABILITY,
     prompt: "extract",
-    versions: &[crate::ai::pipeline::ShippedVersion {
-        instructions: INSTRUCTIONS_V1,
-        examples: || Value::Array(vec![]),
-        contract: "per-request: one optional property per editable field",
-    }],
+    versions: &[
+        crate::ai::pipeline::ShippedVersion {
+            instructions: INSTRUCTIONS_V1,
+            examples: || Value::Array(vec![]),
+            contract: "per-request: one optional property per editable field",
+        },
+        crate::ai::pipeline::ShippedVersion {
+            instructions: pointing::INSTRUCTIONS_V2,
+            examples: pointing::examples_v2,
+            contract: pointing::CONTRACT_POINTING,
+        },
+    ],
     inputs: r#"{"document": "document text", "fields": "editable fields of the object"}"#,
     settings: default_settings,
     autonomy: Autonomy::Propose,
@@ -206,6 +216,17 @@ fn spellings(f: &crate::metadata::definition::FieldDef, v: &Value) -> Vec<String
         (_, other) => out.push(other.to_string()),
     }
     out
+}
+
+/// Whether `text` states the value in one of its spellings.
+fn is_stated(text: &str, f: &crate::metadata::definition::FieldDef, v: &Value) -> bool {
+    let lower = text.to_lowercase();
+    spellings(f, v).iter().any(|s| {
+        let needle = s.to_lowercase();
+        !needle.is_empty()
+            && lower.len() == text.len()
+            && lower.match_indices(&needle).any(|(i, m)| on_word_boundaries(text, i, i + m.len(), &needle))
+    })
 }
 
 /// Where the document states the value: every occurrence of the first spelling that occurs.
@@ -486,6 +507,8 @@ pub struct ExtractRun {
     record: Option<String>,
     injections: Vec<Injection>,
     schema: Value,
+    /// Prompt version 2's candidates and offers (`None` on version 1).
+    pointing: Option<pointing::Pointing>,
     started: Instant,
 }
 
@@ -537,10 +560,20 @@ impl Session<'_> {
             .map_err(|e| self.refuse_before_begin(&binding, &doc.name, e))?;
         let prompt = self.active_prompt(&binding.prompt)?;
         let injections = find_injections(&doc);
-        let parts = vec![
-            Part::Untrusted { label: format!("fields of {object}"), content: field_list(&fields) },
-            Part::Untrusted { label: format!("document {}", doc.name), content: doc.text.clone() },
-        ];
+        let pointing = match prompt.output_contract == pointing::CONTRACT_POINTING {
+            true => Some(self.pointing(self.readable_object(object)?.0, &fields, &doc, &injections)?),
+            false => None,
+        };
+        let parts = match &pointing {
+            Some(p) => vec![
+                Part::Untrusted { label: format!("fields of {object}"), content: p.field_list.clone() },
+                Part::Untrusted { label: format!("document {}", doc.name), content: p.shown.clone() },
+            ],
+            None => vec![
+                Part::Untrusted { label: format!("fields of {object}"), content: field_list(&fields) },
+                Part::Untrusted { label: format!("document {}", doc.name), content: doc.text.clone() },
+            ],
+        };
         let chat_prompt = Prompt {
             instructions: prompt.instructions.clone(),
             examples: crate::ai::pipeline::example_turns(&prompt.examples),
@@ -549,11 +582,14 @@ impl Session<'_> {
         let estimate = crate::ai::projection::estimate_prompt_tokens(&chat_prompt);
         let mut inv = self.begin_invocation(&binding, model, &doc.name, estimate)?;
         inv.grounding_hash = doc.sha256.clone();
-        let schema = json!({
-            "type": "object",
-            "properties": fields.iter().map(|f| (f.key.clone(), value_schema(f))).collect::<Map<String, Value>>(),
-            "additionalProperties": false
-        });
+        let schema = match &pointing {
+            Some(p) => p.schema.clone(),
+            None => json!({
+                "type": "object",
+                "properties": fields.iter().map(|f| (f.key.clone(), value_schema(f))).collect::<Map<String, Value>>(),
+                "additionalProperties": false
+            }),
+        };
         let request = inv.chat_request(chat_prompt, format!("{object}_fields"), schema.clone());
         Ok(ExtractRun {
             invocation: inv,
@@ -563,6 +599,7 @@ impl Session<'_> {
             record: record.map(String::from),
             injections,
             schema,
+            pointing,
             started,
         })
     }
@@ -599,7 +636,13 @@ impl Session<'_> {
             Err(e) => Err(format!("the answer is not valid JSON ({e})")),
             Ok(v) => match validator.iter_errors(&v).next() {
                 Some(e) => Err(format!("at {}: {e}", e.instance_path().as_str())),
-                None => Ok(v.as_object().cloned().unwrap_or_default()),
+                None => {
+                    let answer = v.as_object().cloned().unwrap_or_default();
+                    match &run.pointing {
+                        Some(p) => p.check(&answer).map(|_| answer),
+                        None => Ok(answer),
+                    }
+                }
             },
         };
         let answer = match answer {
@@ -624,7 +667,19 @@ impl Session<'_> {
         };
         let (meta, _) = self.readable_object(&run.object)?;
         let fields = editable_fields(self, meta);
-        let (mut patch, unmapped) = self.patch_from(&fields, &run.doc, &run.injections, &answer)?;
+        let (mut patch, children, unmapped) = match &run.pointing {
+            Some(p) => {
+                let read = p.read_answer(self, meta, &fields, &run.doc, &answer)?;
+                let mut unmapped = read.unmapped;
+                let mut patch = read.patch;
+                settle_shared_spans(&run.doc, &fields, &mut patch, &mut unmapped);
+                (patch, read.children, unmapped)
+            }
+            None => {
+                let (patch, unmapped) = self.patch_from(&fields, &run.doc, &run.injections, &answer)?;
+                (patch, vec![], unmapped)
+            }
+        };
         if patch.is_empty() {
             let e = Error::new(
                 Code::GroundingInsufficient,
@@ -648,6 +703,7 @@ impl Session<'_> {
             object: run.object.clone(),
             record_id: run.record.clone(),
             fields: patch,
+            children,
             unmapped,
             rationale,
             grounding_hash: doc.sha256.clone(),
