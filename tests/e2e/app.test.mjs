@@ -525,10 +525,16 @@ test("extract: into a record, accept the chosen field, undo from history; a new 
       await el(`review-input-${f}`).setValue(fill[f]);
     }
   }
+  // The invoice's two lines come with it, each read from its row of the document.
+  await el("proposal-lines").waitForDisplayed();
+  assert.match(await el("proposal-line-0").getText(), /Gateway appliance[\s\S]*HW-GW/);
+  assert.match(await el("proposal-line-1").getText(), /Pro subscription[\s\S]*SUB-PRO/);
+  assert.ok(await el("proposal-line-check-1").isSelected(), "every row is chosen by default");
   await shot("19-review-create");
   await el("review-accept-selected").click();
   await waitText("review-state", "accepted");
   assert.match(await el("review-notice").getText(), /Accepted/);
+  await el("proposal-line-record-1").waitForDisplayed();
   // Undoing a create deletes the record: cara may not delete invoices, ava may. In the inbox
   // under Accepted, undone from the proposal.
   await el("user-switcher").selectByAttribute("value", "ava");

@@ -561,7 +561,15 @@ impl Session<'_> {
         let prompt = self.active_prompt(&binding.prompt)?;
         let injections = find_injections(&doc);
         let pointing = match prompt.output_contract == pointing::CONTRACT_POINTING {
-            true => Some(self.pointing(self.readable_object(object)?.0, &fields, &doc, &injections)?),
+            // Child rows are proposed with a new record only: an existing one may have rows
+            // already, and the same lines again would be duplicates.
+            true => Some(self.pointing(
+                self.readable_object(object)?.0,
+                &fields,
+                &doc,
+                &injections,
+                record.is_none(),
+            )?),
             false => None,
         };
         let parts = match &pointing {

@@ -257,18 +257,19 @@ impl Session<'_> {
         Ok(out)
     }
 
-    /// Read the document and build the request of version 2 for `fields` (and the child
-    /// object's rows, when there is one).
+    /// Read the document and build the request of version 2 for `fields` (and, with `rows`,
+    /// the child object's rows, when there is one).
     pub fn pointing(
         &self,
         object: &ObjectMeta,
         fields: &[&FieldDef],
         doc: &Document,
         injections: &[Injection],
+        rows: bool,
     ) -> Result<Pointing> {
         let excluded: Vec<(usize, usize)> = injections.iter().map(|i| (i.start, i.end)).collect();
         let mut reading = candidates::read(&doc.text, &excluded);
-        let child = self.child_object(object.key());
+        let child = self.child_object(object.key()).filter(|_| rows);
         let row_tables: Vec<RowTable> = match &child {
             Some(c) => reading.tables.iter().enumerate().filter_map(|(i, t)| row_table(i, t, c)).collect(),
             None => vec![],
