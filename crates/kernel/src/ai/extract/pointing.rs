@@ -271,7 +271,12 @@ impl Session<'_> {
         let mut reading = candidates::read(&doc.text, &excluded);
         let child = self.child_object(object.key()).filter(|_| rows);
         let row_tables: Vec<RowTable> = match &child {
-            Some(c) => reading.tables.iter().enumerate().filter_map(|(i, t)| row_table(i, t, c)).collect(),
+            Some(c) => reading
+                .tables
+                .iter()
+                .enumerate()
+                .filter_map(|(i, t)| row_table(i, t, c, &reading.candidates))
+                .collect(),
             None => vec![],
         };
         // Cells of other tables are values like any other.
@@ -432,7 +437,10 @@ fn stated_text(doc: &Document, excluded: &[(usize, usize)]) -> String {
 }
 
 /// Which column of `table` each child field reads, when its header names every required field.
-fn row_table(index: usize, table: &Table, child: &ChildObject<'_>) -> Option<RowTable> {
+/// A column no header word names is read by what it holds: words for the child's name field
+/// ("Item" for a description), amounts for the one number or currency field left ("Line
+/// total" for an amount).
+fn row_table(index: usize, table: &Table, child: &ChildObject<'_>, found: &[Candidate]) -> Option<RowTable> {
     let mut columns: Vec<(String, usize)> = vec![];
     for (k, head) in table.header.iter().enumerate() {
         let heads = crate::ai::projection::words(head);
@@ -453,6 +461,37 @@ fn row_table(index: usize, table: &Table, child: &ChildObject<'_>) -> Option<Row
             columns.push((f.key.clone(), k));
         }
     }
+    let holds = |k: usize, kind: Option<Kind>| {
+        table.rows.iter().enumerate().all(|(r, _)| {
+            let here: Vec<&Candidate> = found.iter().filter(|c| c.cell == Some((index, r, k))).collect();
+            match kind {
+                Some(kind) => here.len() == 1 && here[0].kind == kind,
+                None => here.iter().all(|c| c.kind == Kind::Identifier),
+            }
+        })
+    };
+    let free: Vec<usize> = (0..table.header.len()).filter(|k| !columns.iter().any(|(_, c)| c == k)).collect();
+    let name = &child.meta.def.name_field;
+    if !columns.iter().any(|(k, _)| k == name) && child.fields.iter().any(|f| &f.key == name) {
+        if let Some(k) = free.iter().copied().find(|k| holds(*k, None)) {
+            columns.push((name.clone(), k));
+        }
+    }
+    let numeric: Vec<&&FieldDef> = child
+        .fields
+        .iter()
+        .filter(|f| matches!(f.field_type, FieldType::Number | FieldType::Currency))
+        .filter(|f| !columns.iter().any(|(k, _)| k == &f.key))
+        .collect();
+    let amounts: Vec<usize> = free
+        .iter()
+        .copied()
+        .filter(|k| !columns.iter().any(|(_, c)| c == k) && holds(*k, Some(Kind::Amount)))
+        .collect();
+    if let ([f], [k]) = (numeric.as_slice(), amounts.as_slice()) {
+        columns.push((f.key.clone(), *k));
+    }
+    columns.sort_by_key(|(_, k)| *k);
     let required_named = child
         .fields
         .iter()
