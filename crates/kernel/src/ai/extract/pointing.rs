@@ -516,8 +516,10 @@ pub struct Evidence {
     pub ambiguous: bool,
 }
 
-/// Confidence by evidence score, calibrated on the Extract dev set (see the README's
-/// reliability table): index = score + 3, clamped.
+/// Confidence by evidence score (index = score + 3, clamped), ordered so that more evidence
+/// never states less. Measured with `eval extract`'s reliability table on the dev and
+/// held-out invoices, every band was right at least as often as it states; those sets hold too
+/// few wrong values to fit the bands more tightly.
 const BANDS: [f64; 9] = [0.1, 0.2, 0.35, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98];
 
 impl Evidence {
