@@ -557,6 +557,19 @@ pub struct Read {
     pub unmapped: Vec<Value>,
 }
 
+/// A value read for `field` (of a new record: no before), rated later.
+fn proposed(field: &str, value: Value, source: Option<SourceSpan>) -> ProposedField {
+    ProposedField {
+        field: field.to_string(),
+        value,
+        before: Value::Null,
+        confidence: None,
+        source,
+        problem: None,
+        candidates: vec![],
+    }
+}
+
 fn span(doc: &Document, a: usize, b: usize) -> SourceSpan {
     SourceSpan { start: a, end: b, text: doc.text[a..b].to_string(), location: doc.locate(a).cloned() }
 }
@@ -621,15 +634,7 @@ impl Pointing {
                 .as_str()
                 .and_then(|id| self.reading.get(id))
                 .filter(|c| kinds_for(f.field_type).contains(&c.kind));
-            let mut pf = ProposedField {
-                field: f.key.clone(),
-                value: v.clone(),
-                before: Value::Null,
-                confidence: None,
-                source: None,
-                problem: None,
-                candidates: vec![],
-            };
+            let mut pf = proposed(&f.key, v.clone(), None);
             let mut evidence = Evidence::default();
             match candidate {
                 Some(c) => {
@@ -744,15 +749,11 @@ impl Pointing {
                     .collect();
                 if let [one] = ids.as_slice() {
                     spare_taken = Some(one);
-                    fields.push(ProposedField {
-                        field: code.key.clone(),
-                        value: Value::String(one.value.clone()),
-                        before: Value::Null,
-                        confidence: None,
-                        source: Some(span(doc, one.start, one.end)),
-                        problem: None,
-                        candidates: vec![],
-                    });
+                    fields.push(proposed(
+                        &code.key,
+                        Value::String(one.value.clone()),
+                        Some(span(doc, one.start, one.end)),
+                    ));
                 }
             }
             for (key, col) in &rt.columns {
@@ -782,15 +783,7 @@ impl Pointing {
                         _ => (Value::String(doc.text[a..b].trim().to_string()), (a, b)),
                     }
                 };
-                let mut pf = ProposedField {
-                    field: key.clone(),
-                    value: value.clone(),
-                    before: Value::Null,
-                    confidence: None,
-                    source: Some(span(doc, at.0, at.1)),
-                    problem: None,
-                    candidates: vec![],
-                };
+                let mut pf = proposed(key, value.clone(), Some(span(doc, at.0, at.1)));
                 match crate::metadata::value::coerce(f, &value) {
                     Ok(v) => pf.value = v.to_json(Some(f)),
                     Err(why) => pf.problem = Some(why),
