@@ -534,6 +534,7 @@ test("extract: into a record, accept the chosen field, undo from history; a new 
   assert.ok(await el("proposal-line-check-1").isSelected(), "every row is chosen by default");
   await waitText("review-accept-selected", "2 of 2 rows");
   await shot("19-review-create");
+  await el("review-accept-selected").scrollIntoView();
   await el("review-accept-selected").click();
   await waitText("review-state", "accepted");
   assert.match(await el("review-notice").getText(), /Accepted/);

@@ -237,3 +237,18 @@ fn columns_no_header_word_names_are_read_by_what_they_hold() {
         (json!("Consulting hour"), json!("SVC-HR"), json!(10), json!(150), json!(1500))
     );
 }
+
+#[test]
+fn a_customer_no_record_is_called_reaches_the_reviewer_as_unmapped() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    let text = INVOICE.replace("Monarch Holdings", "Quixotic Trading Ltd");
+    let (out, reqs) = run_text(&cara, &text, vec![right()]);
+    // The words on the "Bill to" line are offered as a name, since no account's name is stated.
+    assert_eq!(schema(&reqs[0])["properties"]["account"]["enum"], json!(["N1", null]));
+    let p = out.unwrap().proposal;
+    assert!(p.fields.iter().all(|f| f.field != "account"), "never guessed");
+    let u = p.unmapped.iter().find(|u| u["field"] == json!("account")).unwrap();
+    assert_eq!(u["value"], json!("Quixotic Trading Ltd"));
+    assert!(u["reason"].as_str().unwrap().contains("no account you can read"), "{u}");
+}

@@ -228,7 +228,11 @@ impl Session<'_> {
             // A longer name found at the same place wins ("Acme Labs" over "Acme").
             let all = mine.clone();
             mine.retain(|c| !all.iter().any(|o| o != c && o.start <= c.start && o.end >= c.end));
-            // "Bill to: Acme" with no exact name on the line: the usual name rules.
+            // "Bill to: Acme" with no exact name on the line: the usual name rules. The values
+            // that name no record are kept aside: when nothing names one of this object, they
+            // are offered as names that resolve to nothing, so that the one the model points
+            // at reaches the reviewer as unmapped ("no account you can read is called …").
+            let mut unresolved: Vec<Candidate> = vec![];
             let mut line_start = 0;
             for line in doc.text.split('\n') {
                 let line_end = line_start + line.len();
@@ -245,12 +249,17 @@ impl Session<'_> {
                         && !value.contains(|c: char| c.is_ascii_digit() || c == '@');
                     if plain && outside(a, b) && !mine.iter().any(here) && !out.iter().any(here) {
                         let r = self.resolve_name(&target, &target, value)?;
-                        if !r.matches.is_empty() {
+                        if r.matches.is_empty() {
+                            unresolved.push(name_candidate(doc, a, b, &target, vec![]));
+                        } else {
                             mine.push(name_candidate(doc, a, b, &target, r.matches));
                         }
                     }
                 }
                 line_start = line_end + 1;
+            }
+            if mine.is_empty() {
+                mine = unresolved;
             }
             out.extend(mine);
         }
@@ -658,6 +667,11 @@ impl Pointing {
                     evidence.ambiguous = c.ambiguous;
                     if f.field_type == FieldType::Lookup {
                         match c.records.as_slice() {
+                            [] => {
+                                unmapped.push(json!({"field": f.key, "value": c.value, "source": pf.source,
+                                    "reason": format!("no {} you can read is called “{}”", f.target.as_deref().unwrap_or_default(), c.value)}));
+                                continue;
+                            }
                             [one] => pf.value = Value::String(one.id.clone()),
                             many => {
                                 pf.value = Value::String(c.value.clone());
