@@ -252,3 +252,21 @@ fn a_customer_no_record_is_called_reaches_the_reviewer_as_unmapped() {
     assert_eq!(u["value"], json!("Quixotic Trading Ltd"));
     assert!(u["reason"].as_str().unwrap().contains("no account you can read"), "{u}");
 }
+
+#[test]
+fn a_rows_rule_failure_shows_on_its_cell_before_anyone_accepts() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    let text = INVOICE.replace("Consulting hour (SVC-HR) | 10 |", "Consulting hour (SVC-HR) | 0 |");
+    let (out, _) = run_text(&cara, &text, vec![right()]);
+    let p = out.unwrap().proposal;
+    let cell = |row: usize, k: &str| p.children[row].fields.iter().find(|f| f.field == k).unwrap().clone();
+    assert_eq!(cell(1, "quantity").problem.as_deref(), Some("Quantity must be positive."));
+    assert_eq!(cell(0, "quantity").problem, None, "the other row is fine");
+    // Accepting it anyway names the row; the reviewer may leave it out.
+    let edits = common::map(json!({"status": "draft"}));
+    let e = cara.accept_proposal_edited(&p.id, None, &edits, None).unwrap_err();
+    assert!(e.message.starts_with("row 2:"), "{}", e.message);
+    let (_, saved) = cara.accept_proposal_edited(&p.id, None, &edits, Some(&[0])).unwrap();
+    assert_eq!(lines_of(&cara, &saved.id).len(), 1);
+}

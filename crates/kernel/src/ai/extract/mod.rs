@@ -439,7 +439,13 @@ impl Session<'_> {
     }
 
     /// The save path, rolled back: rule and value errors attached to their fields.
-    fn dry_run(&self, object: &str, record: Option<&str>, patch: &mut [ProposedField]) -> Result<()> {
+    fn dry_run(
+        &self,
+        object: &str,
+        record: Option<&str>,
+        patch: &mut [ProposedField],
+        children: &mut [crate::proposals::ProposedChild],
+    ) -> Result<()> {
         let mut values: Map<String, Value> = patch
             .iter()
             .filter(|f| f.problem.as_deref().is_none_or(|p| !p.contains("choose one")))
@@ -473,26 +479,54 @@ impl Session<'_> {
         };
         let tx = crate::store::immediate(self.ws.conn())?;
         let outcome = self.save_within(&tx, request, &Default::default());
-        drop(tx); // rolled back
-        if let Err(e) = outcome {
-            let mut attached = false;
-            for d in &e.details {
-                if let Some(f) = patch.iter_mut().find(|f| f.field == d.path) {
-                    f.problem.get_or_insert(d.message.clone());
-                    attached = true;
-                }
-            }
-            if let Some(f) = e.field.as_ref().and_then(|k| patch.iter_mut().find(|f| &f.field == k)) {
-                f.problem.get_or_insert(e.message.clone());
-                attached = true;
-            }
-            if !attached && !matches!(e.code, Code::Required) {
-                if let Some(f) = patch.first_mut() {
-                    f.problem.get_or_insert(e.message.clone());
+        // The rows under the record, in the same rolled-back transaction: a row's rule
+        // failure shows on its cell before anyone accepts.
+        if let Ok(saved) = &outcome {
+            for child in children.iter_mut() {
+                let mut values: Map<String, Value> = child
+                    .fields
+                    .iter()
+                    .filter(|f| f.problem.is_none())
+                    .map(|f| (f.field.clone(), f.value.clone()))
+                    .collect();
+                values.insert(child.parent_field.clone(), Value::String(saved.id.clone()));
+                let row = crate::records::save::SaveRequest::Create {
+                    object: child.object.clone(),
+                    values,
+                    id: None,
+                    owner: None,
+                };
+                if let Err(e) = self.save_within(&tx, row, &Default::default()) {
+                    attach(&mut child.fields, &e);
                 }
             }
         }
+        drop(tx); // rolled back
+        if let Err(e) = outcome {
+            attach(patch, &e);
+        }
         Ok(())
+    }
+}
+
+/// A save's failure on the fields it names (its details, its field), else on the first field;
+/// a missing required field is the reviewer's to fill, not a problem of the patch.
+fn attach(patch: &mut [ProposedField], e: &Error) {
+    let mut attached = false;
+    for d in &e.details {
+        if let Some(f) = patch.iter_mut().find(|f| f.field == d.path) {
+            f.problem.get_or_insert(d.message.clone());
+            attached = true;
+        }
+    }
+    if let Some(f) = e.field.as_ref().and_then(|k| patch.iter_mut().find(|f| &f.field == k)) {
+        f.problem.get_or_insert(e.message.clone());
+        attached = true;
+    }
+    if !attached && !matches!(e.code, Code::Required) {
+        if let Some(f) = patch.first_mut() {
+            f.problem.get_or_insert(e.message.clone());
+        }
     }
 }
 
@@ -675,7 +709,7 @@ impl Session<'_> {
         };
         let (meta, _) = self.readable_object(&run.object)?;
         let fields = editable_fields(self, meta);
-        let (mut patch, children, unmapped) = match &run.pointing {
+        let (mut patch, mut children, unmapped) = match &run.pointing {
             Some(p) => {
                 let read = p.read_answer(self, meta, &fields, &run.doc, &answer)?;
                 let mut unmapped = read.unmapped;
@@ -695,7 +729,7 @@ impl Session<'_> {
             );
             return Err(self.fail_invocation(&run.invocation, e));
         }
-        self.dry_run(&run.object, run.record.as_deref(), &mut patch)?;
+        self.dry_run(&run.object, run.record.as_deref(), &mut patch, &mut children)?;
         let doc = &run.doc;
         let mut rationale = format!("Extracted from {} ({:?}).", doc.name, doc.kind);
         if !run.injections.is_empty() {
