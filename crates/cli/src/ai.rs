@@ -91,8 +91,15 @@ pub enum PromptCommand {
         #[arg(long, default_value = "schemas/ask-output.schema.json")]
         contract: String,
     },
-    /// Point the prompt at a version. Needs ai.author.
-    Activate { key: String, version: i64 },
+    /// Point the prompt at a version. Needs ai.author, and a passing run of the eval suite of
+    /// each capability using the prompt against that version with its model — or --override
+    /// REASON (ai.manage), which is recorded.
+    Activate {
+        key: String,
+        version: i64,
+        #[arg(long = "override")]
+        override_reason: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -101,9 +108,13 @@ pub enum BindingCommand {
         key: String,
     },
     /// Replace a binding with JSON (the shape `show` prints). Needs ai.manage.
+    /// A different model (or prompt) needs a passing run of the capability's eval suite
+    /// against it, or --override REASON (ai.manage), which is recorded.
     Set {
         #[arg(long)]
         json: String,
+        #[arg(long = "override")]
+        override_reason: Option<String>,
     },
 }
 
@@ -171,8 +182,8 @@ pub fn prompt(session: &Session<'_>, command: PromptCommand) -> Result<Value> {
             let v = session.publish_prompt(&key, &std::fs::read_to_string(instructions)?, None, &contract)?;
             Ok(json!({ "prompt": key, "version": v }))
         }
-        PromptCommand::Activate { key, version } => {
-            session.activate_prompt(&key, version)?;
+        PromptCommand::Activate { key, version, override_reason } => {
+            session.activate_prompt_with(&key, version, override_reason.as_deref())?;
             Ok(json!({ "prompt": key, "activeVersion": version }))
         }
     }
@@ -181,14 +192,14 @@ pub fn prompt(session: &Session<'_>, command: PromptCommand) -> Result<Value> {
 pub fn binding(session: &Session<'_>, command: BindingCommand) -> Result<Value> {
     match command {
         BindingCommand::Show { key } => to_json(&session.capability(&key)?),
-        BindingCommand::Set { json } => {
+        BindingCommand::Set { json, override_reason } => {
             let text = match json.strip_prefix('@') {
                 Some(p) => std::fs::read_to_string(p)?,
                 None => json,
             };
             let binding: CapabilityBinding = serde_json::from_str(&text)
                 .map_err(|e| Error::new(Code::InvalidQuery, format!("capability binding: {e}")))?;
-            session.bind_capability(&binding)?;
+            session.bind_capability_with(&binding, override_reason.as_deref())?;
             to_json(&session.capability(&binding.key)?)
         }
     }

@@ -8,12 +8,15 @@ use crate::workspace::{init, Origin, WorkspaceFile};
 use clap::Subcommand;
 use countersign_kernel::ai::ask::Ask;
 use countersign_kernel::ai::extract::Extract;
+use countersign_kernel::ai::provider::Cancel;
 use countersign_kernel::ai::summarize::{Summarize, SummaryAnswer};
 use countersign_kernel::eval::ask::{self, AskCase, AskTally};
 use countersign_kernel::eval::extract::{self, ExtractTally};
+use countersign_kernel::eval::suites::{self, CaseResult, EvalRun, RunCandidate};
 use countersign_kernel::eval::summarize::{SummarizeTally, SummaryCase};
+use countersign_kernel::Session;
 use countersign_kernel::{ingest, open, Result, Workspace, WorkspaceOptions};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -61,14 +64,129 @@ pub enum EvalCommand {
         #[arg(long)]
         demo: bool,
     },
+    /// Run a stored eval suite (as --as, who needs ai.author or ai.manage) against a prompt
+    /// version and a model pin (default: the capability's), on a scratch copy of its fixture;
+    /// the run is stored, and the gate lets that pair through if it passed.
+    Run {
+        suite: String,
+        #[arg(long)]
+        prompt_version: Option<i64>,
+        #[arg(long)]
+        model: Option<String>,
+    },
+    /// The stored suites (latest versions) with their floors and cases.
+    Suites,
+    /// Stored suite runs, newest first.
+    Runs {
+        #[arg(long)]
+        suite: Option<String>,
+    },
+    /// The model fitness check: every suite on --model beside the current model's latest runs.
+    Fitness {
+        #[arg(long)]
+        model: String,
+    },
+    /// The gate's decisions (passed, or overridden with a reason).
+    Gates,
+}
+
+/// The suite commands, done as the `--as` user.
+pub fn on_session(session: &Session<'_>, command: EvalCommand) -> Result<Value> {
+    let ws = session.workspace();
+    let user = session.user().key.clone();
+    let rt = runtime()?;
+    let cancel = Cancel::default();
+    let line = |suite: &str, r: &CaseResult, done: usize, total: usize| {
+        eprintln!(
+            "{} {suite} {done}/{total} {:>6.1}s {}{}",
+            if r.pass {
+                "PASS"
+            } else if r.hard {
+                "FAIL (hard)"
+            } else {
+                "FAIL"
+            },
+            r.wall_ms / 1000.0,
+            r.id,
+            if r.reason.is_empty() { String::new() } else { format!("  {}", r.reason) }
+        )
+    };
+    match command {
+        EvalCommand::Run { suite, prompt_version, model } => {
+            let candidate = RunCandidate { prompt_version, model_pin: model };
+            let run =
+                rt.block_on(suites::run_suite(ws, &user, &suite, &candidate, &cancel, &mut |r, d, t| {
+                    line(&suite, r, d, t)
+                }))?;
+            to_json(&run)
+        }
+        EvalCommand::Suites => {
+            let list: Vec<Value> = session
+                .suites()?
+                .into_iter()
+                .map(|s| {
+                    json!({"key": s.key, "version": s.version, "capability": s.capability, "fixture": s.fixture,
+                        "floor": s.floor, "cases": s.cases.len(), "hard": s.cases.iter().filter(|c| c.hard).count(),
+                        "publishedBy": s.published_by})
+                })
+                .collect();
+            Ok(json!({ "suites": list }))
+        }
+        EvalCommand::Runs { suite } => Ok(json!({ "runs": to_json(&session.eval_runs(suite.as_deref())?)? })),
+        EvalCommand::Fitness { model } => {
+            let rows =
+                rt.block_on(suites::fitness(ws, &user, &model, &cancel, &mut |s, r, d, t| line(s, r, d, t)))?;
+            let table: Vec<Value> = rows
+                .iter()
+                .map(|f| {
+                    let figures = |r: &EvalRun| {
+                        json!({"model": r.model_pin, "outcome": r.outcome, "passed": r.passed, "total": r.total,
+                            "passRate": r.pass_rate(), "p50Ms": r.p50_ms, "run": r.id})
+                    };
+                    json!({"capability": f.capability, "suite": f.suite, "candidate": figures(&f.candidate),
+                        "current": f.current.as_ref().map(figures)})
+                })
+                .collect();
+            Ok(json!({ "fitness": table }))
+        }
+        EvalCommand::Gates => Ok(json!({ "decisions": to_json(&session.gate_decisions()?)? })),
+        other => Err(countersign_kernel::Error::internal(format!("not a suite command: {}", other.name()))),
+    }
 }
 
 impl EvalCommand {
+    /// Whether the command works on stored suites as a user (the others are harnesses over
+    /// case files that open the workspace their own way).
+    pub fn on_stored_suites(&self) -> bool {
+        matches!(
+            self,
+            EvalCommand::Run { .. }
+                | EvalCommand::Suites
+                | EvalCommand::Runs { .. }
+                | EvalCommand::Fitness { .. }
+                | EvalCommand::Gates
+        )
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            EvalCommand::Ask { .. } => "ask",
+            EvalCommand::Extract { .. } => "extract",
+            EvalCommand::Summarize { .. } => "summarize",
+            EvalCommand::Run { .. } => "run",
+            EvalCommand::Suites => "suites",
+            EvalCommand::Runs { .. } => "runs",
+            EvalCommand::Fitness { .. } => "fitness",
+            EvalCommand::Gates => "gates",
+        }
+    }
+
     fn demo(&self) -> bool {
         match self {
             EvalCommand::Ask { demo, .. }
             | EvalCommand::Extract { demo, .. }
             | EvalCommand::Summarize { demo, .. } => *demo,
+            _ => false,
         }
     }
 }
@@ -98,6 +216,7 @@ pub fn run(file: WorkspaceFile, command: EvalCommand) -> Result<Value> {
             let object = object.unwrap_or_default();
             eval_summarize(&ws, &object, &ids, &user, endpoint.as_deref())
         }
+        other => Err(countersign_kernel::Error::internal(format!("`eval {}` runs as a user", other.name()))),
     }
 }
 

@@ -131,6 +131,9 @@ fn run(cli: Cli) -> Result<Value> {
         Command::Secret { command } => providers::secret(command),
         Command::Ingest { file } => ai::read_document(&file),
         Command::Workspace(command) => workspace::run(WorkspaceFile::locate(workspace)?, user, command),
+        Command::Eval { command } if command.on_stored_suites() => {
+            acting(workspace, user, |s| evals::on_session(s, command))
+        }
         Command::Eval { command } => evals::run(WorkspaceFile::locate(workspace)?, command),
         Command::Run(command) => {
             let file = WorkspaceFile::locate(workspace)?;

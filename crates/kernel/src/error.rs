@@ -137,6 +137,10 @@ pub enum Code {
     /// has closed.
     #[serde(rename = "proposal.closed")]
     ProposalClosed,
+    /// A prompt version or a model was refused for a capability: its eval suite has no passing
+    /// run against it (the failing cases are the details); `ai.manage` may override with a reason.
+    #[serde(rename = "eval.gate")]
+    EvalGate,
     /// A document format Countersign cannot read.
     #[serde(rename = "document.unsupported")]
     DocumentUnsupported,
@@ -200,6 +204,7 @@ impl Code {
             Code::GroundingInsufficient => "grounding.insufficient",
             Code::Scope => "scope",
             Code::ProposalClosed => "proposal.closed",
+            Code::EvalGate => "eval.gate",
             Code::DocumentUnsupported => "document.unsupported",
             Code::DocumentInvalid => "document.invalid",
             Code::DocumentEncrypted => "document.encrypted",
@@ -223,7 +228,7 @@ impl Code {
             | Code::IntegrationTruncated
             | Code::IntegrationOversized
             | Code::Contract => Fault::Platform,
-            Code::AiBudget => Fault::Admin,
+            Code::AiBudget | Code::EvalGate => Fault::Admin,
             Code::IntegrationUnreachable | Code::IntegrationRejected | Code::ModelDrift => Fault::Admin,
             Code::SecretStoreUnavailable => Fault::Platform,
             _ => Fault::User,
@@ -232,7 +237,7 @@ impl Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 44] = [
+    pub const ALL: [Code; 45] = [
         Code::Permission,
         Code::NotFound,
         Code::Conflict,
@@ -277,6 +282,7 @@ impl Code {
         Code::DocumentTooLarge,
         Code::DocumentTimeout,
         Code::ProposalClosed,
+        Code::EvalGate,
     ];
 }
 

@@ -80,6 +80,11 @@ pub fn create(
 /// What every open workspace gets before anyone uses it.
 fn prepare(ws: &Workspace) -> Result<()> {
     crate::ai::capabilities::register(ws);
+    // The shipped eval suites the gate runs on. Best effort like the step below: a file
+    // another process holds gets them on a later open (until then nothing is gated).
+    if let Err(e) = crate::eval::suites::seed(ws) {
+        tracing::warn!(code = e.code.as_str(), "eval suites not seeded");
+    }
     // Calls whose process stopped before completing them (their claim ran out). Best effort:
     // a file busy in another process keeps them until a later open.
     if let Err(e) = crate::ai::pipeline::close_abandoned(ws.conn(), ws.clock.now()) {

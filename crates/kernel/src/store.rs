@@ -259,6 +259,56 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE VIRTUAL TABLE ask_example_text USING fts5(example_id UNINDEXED, question, tokenize = 'porter unicode61 remove_diacritics 2');",
     // 9: a proposal's child records (an invoice's lines), proposed, accepted and undone with it.
     "ALTER TABLE proposal ADD COLUMN children TEXT NOT NULL DEFAULT '[]';",
+    // 10: eval suites (versioned cases with a pass floor, per capability), their runs against a
+    // prompt version and a model pin, and the gate's decisions (passed, or overridden with a
+    // reason).
+    "CREATE TABLE eval_suite (
+        key           TEXT NOT NULL,
+        version       INTEGER NOT NULL,
+        capability    TEXT NOT NULL,
+        fixture       TEXT NOT NULL,
+        floor         REAL NOT NULL,
+        cases         TEXT NOT NULL,
+        published_at  TEXT NOT NULL,
+        published_by  TEXT NOT NULL,
+        PRIMARY KEY (key, version)
+    );
+    CREATE TABLE eval_run (
+        id                 TEXT PRIMARY KEY,
+        suite              TEXT NOT NULL,
+        suite_version      INTEGER NOT NULL,
+        capability         TEXT NOT NULL,
+        prompt             TEXT NOT NULL,
+        prompt_version     INTEGER NOT NULL,
+        model_pin          TEXT NOT NULL,
+        model_version      TEXT NOT NULL,
+        started_by         TEXT NOT NULL,
+        started_at         TEXT NOT NULL,
+        finished_at        TEXT NOT NULL,
+        outcome            TEXT NOT NULL CHECK (outcome IN ('passed', 'failed', 'cancelled')),
+        passed             INTEGER NOT NULL,
+        total              INTEGER NOT NULL,
+        hard_failures      INTEGER NOT NULL,
+        floor              REAL NOT NULL,
+        p50_ms             REAL NOT NULL,
+        prompt_tokens      INTEGER NOT NULL,
+        completion_tokens  INTEGER NOT NULL,
+        cost               REAL NOT NULL,
+        cases              TEXT NOT NULL
+    );
+    CREATE INDEX eval_run_by_candidate ON eval_run (capability, prompt_version, model_pin, started_at);
+    CREATE TABLE ai_gate_decision (
+        id              TEXT PRIMARY KEY,
+        capability      TEXT NOT NULL,
+        change          TEXT NOT NULL,
+        prompt_version  INTEGER NOT NULL,
+        model_pin       TEXT NOT NULL,
+        run_id          TEXT,
+        overridden      INTEGER NOT NULL,
+        reason          TEXT,
+        decided_by      TEXT NOT NULL,
+        decided_at      TEXT NOT NULL
+    );",
 ];
 
 pub fn schema_version() -> i64 {

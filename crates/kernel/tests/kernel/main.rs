@@ -10,6 +10,7 @@ mod bindings;
 mod corpus;
 mod csv_io;
 mod definition_and_store;
+mod eval_gate;
 mod extract;
 mod extract_pointing;
 mod hardening;

@@ -52,6 +52,11 @@ pub struct CapabilitySettings {
     #[serde(default)]
     #[ts(optional)]
     pub objects: Option<Vec<String>>,
+    /// The eval suite that gates a new prompt version or model; `None` = the capability's most
+    /// recently published suite.
+    #[serde(default)]
+    #[ts(optional)]
+    pub eval_suite: Option<String>,
 }
 
 pub use crate::proposals::Autonomy;
@@ -118,6 +123,7 @@ impl Default for CapabilitySettings {
             },
             rate: RateLimits { concurrency: 2, per_minute: 30 },
             objects: None,
+            eval_suite: None,
         }
     }
 }
@@ -182,6 +188,17 @@ impl Session<'_> {
         Ok(())
     }
 
+    /// Every capability's binding, in the order they were registered.
+    pub fn capabilities(&self) -> Result<Vec<CapabilityBinding>> {
+        self.seed_capabilities()?;
+        let keys: Vec<String> = {
+            let mut stmt = self.ws.conn().prepare("SELECT key FROM ai_capability ORDER BY rowid")?;
+            let rows = stmt.query_map([], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        keys.iter().map(|k| self.capability(k)).collect()
+    }
+
     pub fn capability(&self, key: &str) -> Result<CapabilityBinding> {
         self.seed_capabilities()?;
         self.ws
@@ -239,13 +256,37 @@ impl Session<'_> {
 
     /// Change a capability's binding (model, budgets, limits, scope). Needs `ai.manage`.
     pub fn bind_capability(&self, binding: &CapabilityBinding) -> Result<()> {
+        self.bind_capability_with(binding, None)
+    }
+
+    /// [`bind_capability`](Self::bind_capability) through the eval gate: a different model (or
+    /// prompt) needs a passing suite run against the pair, or `override_reason` (`ai.manage`).
+    pub fn bind_capability_with(
+        &self,
+        binding: &CapabilityBinding,
+        override_reason: Option<&str>,
+    ) -> Result<()> {
         self.require("ai.manage")?;
-        self.capability(&binding.key)?;
+        let before = self.capability(&binding.key)?;
         if let Some(pin) = &binding.model_pin {
             self.model_pin(pin)?;
         }
-        self.prompt_versions(&binding.prompt)?;
+        let versions = self.prompt_versions(&binding.prompt)?;
+        let was = self.effective_pin(&before)?.map(|p| p.key);
+        let will = self.effective_pin(binding)?;
         let tx = self.begin_write()?;
+        if let Some(pin) =
+            will.as_ref().filter(|p| Some(&p.key) != was.as_ref() || before.prompt != binding.prompt)
+        {
+            let active = versions.iter().find(|v| v.active).map_or(0, |v| v.version);
+            let candidate = super::gate::Candidate {
+                capability: &binding.key,
+                prompt_version: active,
+                pin,
+                change: format!("bind model `{}` to {}", pin.key, binding.key),
+            };
+            self.pass_gate(&tx, &candidate, override_reason)?;
+        }
         tx.execute(
             "UPDATE ai_capability SET prompt = ?2, model_pin = ?3, required_permission = ?4, autonomy = ?5, settings = ?6 WHERE key = ?1",
             params![

@@ -21,6 +21,7 @@ pub mod drive;
 
 mod bindings;
 mod budget;
+pub mod gate;
 mod in_flight;
 mod invocation;
 mod prompts;

@@ -125,11 +125,39 @@ impl Session<'_> {
 
     /// Move the active pointer: the only way to change a prompt's behaviour. Needs `ai.author`.
     pub fn activate_prompt(&self, prompt: &str, version: i64) -> Result<()> {
+        self.activate_prompt_with(prompt, version, None)
+    }
+
+    /// Move the active pointer through the eval gate: each capability that uses the prompt and
+    /// has a model to run on needs a passing suite run against this version with its model, or
+    /// `override_reason` from a user with `ai.manage`. All or nothing.
+    pub fn activate_prompt_with(
+        &self,
+        prompt: &str,
+        version: i64,
+        override_reason: Option<&str>,
+    ) -> Result<()> {
         self.require("ai.author")?;
         if !self.prompt_versions(prompt)?.iter().any(|v| v.version == version) {
             return Err(Error::new(Code::NotFound, format!("prompt `{prompt}` has no version {version}")));
         }
+        let users: Vec<(crate::ai::pipeline::CapabilityBinding, crate::ai::pins::ModelPin)> = self
+            .capabilities()?
+            .into_iter()
+            .filter(|b| b.prompt == prompt)
+            .map(|b| Ok::<_, Error>(self.effective_pin(&b)?.map(|p| (b, p))))
+            .filter_map(|r| r.transpose())
+            .collect::<Result<_>>()?;
         let tx = self.begin_write()?;
+        for (binding, pin) in &users {
+            let candidate = super::gate::Candidate {
+                capability: &binding.key,
+                prompt_version: version,
+                pin,
+                change: format!("activate prompt {prompt} version {version}"),
+            };
+            self.pass_gate(&tx, &candidate, override_reason)?;
+        }
         tx.execute("UPDATE ai_prompt SET active_version = ?2 WHERE key = ?1", params![prompt, version])?;
         tx.commit()?;
         Ok(())

@@ -1,0 +1,178 @@
+//! Eval suites and the gate, against the fake endpoint pinned as a real provider: a suite run
+//! is stored with its cases' verdicts and touches no record; a prompt version whose run fails
+//! is refused activation with the failing cases listed; a model is bound only after a passing
+//! run; an override needs `ai.manage` and a reason, and is recorded.
+
+use crate::ask::plan;
+use crate::common;
+
+use common::fake_model::{fake, Answer, Fake};
+use countersign_kernel::ai::pins::{self, PinSettings, ProviderConfig};
+use countersign_kernel::ai::provider::{Cancel, ProviderKind, StructuredForm};
+use countersign_kernel::eval::suites::{run_suite, EvalRun, RunCandidate, SuiteCase};
+use countersign_kernel::records::query::QuerySpec;
+use countersign_kernel::{Code, Session, Workspace};
+use serde_json::{json, Value};
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+/// Point provider `key` at a fake server (added, or replaced).
+fn provider(ava: &Session<'_>, key: &str, f: &Fake) {
+    ava.add_provider(&ProviderConfig {
+        key: key.into(),
+        kind: ProviderKind::OpenaiCompatible,
+        base_url: f.url.clone(),
+        credential_ref: None,
+        structured_form: StructuredForm::default(),
+        region: "this machine".into(),
+        retention: "none".into(),
+    })
+    .unwrap();
+}
+
+fn pin(ava: &Session<'_>, key: &str, provider_key: &str) {
+    let ep = ava.endpoint(provider_key).unwrap();
+    let fp = rt().block_on(pins::fingerprint(&ep, "fake-model", None)).unwrap();
+    ava.pin_model(key, provider_key, "fake-model", &fp, &PinSettings::default()).unwrap();
+}
+
+/// A small Ask suite: every account (ava sees them all), and a refusal (dan may not ask).
+fn publish_suite(ava: &Session<'_>) {
+    let all: Vec<Value> = ava
+        .query(&QuerySpec {
+            object: "account".into(),
+            fields: vec![],
+            filters: None,
+            sort: vec![],
+            limit: None,
+            offset: None,
+        })
+        .unwrap()
+        .records
+        .into_iter()
+        .map(|r| r["id"].clone())
+        .collect();
+    let cases = vec![
+        SuiteCase {
+            id: "all-accounts".into(),
+            user: "ava".into(),
+            input: json!({"question": "List every account"}),
+            expect: json!({"object": "account", "expected_ids": all}),
+            hard: false,
+        },
+        SuiteCase {
+            id: "dan-may-not-ask".into(),
+            user: "dan".into(),
+            input: json!({"question": "List every account"}),
+            expect: json!({"object": "account", "expect_refusal": "permission"}),
+            hard: true,
+        },
+    ];
+    assert_eq!(ava.publish_suite("ask-mini", "ask", 1.0, &cases).unwrap(), 1);
+}
+
+fn run(ws: &Workspace, candidate: RunCandidate) -> EvalRun {
+    rt().block_on(run_suite(ws, "ava", "ask-mini", &candidate, &Cancel::default(), &mut |_, _, _| {}))
+        .unwrap()
+}
+
+fn good() -> Answer {
+    plan(json!({"object": "account", "filters": []}))
+}
+
+fn broken() -> Answer {
+    Answer::Text(json!({"refusal": {"reason": "no idea"}}).to_string())
+}
+
+#[test]
+fn a_prompt_version_that_breaks_the_suite_is_refused_and_an_override_is_recorded() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let answers_well = fake(vec![good()]);
+    provider(&ava, "local", &answers_well);
+    pin(&ava, "small", "local");
+    publish_suite(&ava);
+    let history = common::history_rows(&f.ws);
+    // A new version of Ask's prompt; the current one is the shipped latest.
+    let current = ava.prompt_versions("ask").unwrap().into_iter().find(|v| v.active).unwrap();
+    let new = ava
+        .publish_prompt("ask", "Answer every question with a refusal.", None, &current.output_contract)
+        .unwrap();
+
+    // Not run yet: refused, saying what to do.
+    let e = ava.activate_prompt("ask", new).unwrap_err();
+    assert_eq!(e.code, Code::EvalGate);
+    assert!(e.message.contains("no run") && e.message.contains("ask-mini"), "{}", e.message);
+
+    // The current version passes on this model; the new one (the model refuses) fails.
+    let passing = run(&f.ws, RunCandidate::default());
+    assert_eq!((passing.outcome.as_str(), passing.passed, passing.total), ("passed", 2, 2));
+    assert_eq!(passing.prompt_version, current.version);
+    let answers_badly = fake(vec![broken()]);
+    provider(&ava, "local", &answers_badly);
+    let failing = run(&f.ws, RunCandidate { prompt_version: Some(new), model_pin: None });
+    assert_eq!((failing.outcome.as_str(), failing.passed), ("failed", 1));
+    assert_eq!(failing.cases[0].id, "all-accounts");
+    assert!(!failing.cases[0].pass && failing.cases[1].pass);
+    // The runs ran on a scratch fixture: not one record of the workspace moved.
+    assert_eq!(common::history_rows(&f.ws), history);
+
+    // Refused, the failing case listed; the pointer did not move.
+    let e = ava.activate_prompt("ask", new).unwrap_err();
+    assert_eq!(e.code, Code::EvalGate);
+    assert_eq!(e.details.iter().map(|d| d.path.as_str()).collect::<Vec<_>>(), ["all-accounts"]);
+    assert!(e.message.contains("1/2 passed"), "{}", e.message);
+    assert!(ava.prompt_versions("ask").unwrap().iter().any(|v| v.active && v.version == current.version));
+
+    // An override needs a reason and ai.manage (cara authors prompts? she may not manage).
+    assert_eq!(ava.activate_prompt_with("ask", new, Some("  ")).unwrap_err().code, Code::EvalGate);
+    let cara = f.ws.session("cara").unwrap();
+    let by_cara = cara.activate_prompt_with("ask", new, Some("I know better"));
+    assert!(matches!(by_cara.unwrap_err().code, Code::Permission));
+    ava.activate_prompt_with("ask", new, Some("trying the refusal prompt on purpose")).unwrap();
+    let decisions = ava.gate_decisions().unwrap();
+    assert_eq!(decisions.len(), 1);
+    let d = &decisions[0];
+    assert!(d.overridden && d.reason.as_deref() == Some("trying the refusal prompt on purpose"));
+    assert_eq!((d.run_id.as_deref(), d.decided_by.as_str()), (Some(failing.id.as_str()), "ava"));
+
+    // Back to the version that passed: let through by its run, recorded as such.
+    ava.activate_prompt("ask", current.version).unwrap();
+    let back = &ava.gate_decisions().unwrap()[0];
+    assert!(!back.overridden && back.run_id.as_deref() == Some(passing.id.as_str()));
+}
+
+#[test]
+fn a_different_model_is_bound_only_after_a_passing_run_and_a_cancelled_run_never_counts() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let first = fake(vec![good()]);
+    provider(&ava, "one", &first);
+    pin(&ava, "small", "one");
+    publish_suite(&ava);
+    let second = fake(vec![good()]);
+    provider(&ava, "two", &second);
+    pin(&ava, "large", "two");
+    let mut binding = ava.capability("ask").unwrap();
+    binding.model_pin = Some("large".into());
+    let e = ava.bind_capability(&binding).unwrap_err();
+    assert_eq!(e.code, Code::EvalGate);
+    // A cancelled run stores as cancelled and lets nothing through.
+    let cancel = Cancel::default();
+    cancel.cancel();
+    let candidate = RunCandidate { prompt_version: None, model_pin: Some("large".into()) };
+    let stopped =
+        rt().block_on(run_suite(&f.ws, "ava", "ask-mini", &candidate, &cancel, &mut |_, _, _| {})).unwrap();
+    assert_eq!((stopped.outcome.as_str(), stopped.total), ("cancelled", 2));
+    assert_eq!(ava.bind_capability(&binding).unwrap_err().code, Code::EvalGate);
+    // The fitness of the new model: a passing run, and then the binding goes through.
+    let ok = run(&f.ws, candidate);
+    assert_eq!(ok.outcome, "passed");
+    ava.bind_capability(&binding).unwrap();
+    assert_eq!(ava.capability("ask").unwrap().model_pin.as_deref(), Some("large"));
+    // Only ai.author or ai.manage see suites and runs.
+    let ben = f.ws.session("ben").unwrap();
+    assert_eq!(ben.eval_runs(None).unwrap_err().code, Code::Permission);
+}
