@@ -43,6 +43,12 @@ macro_rules! with_app_commands {
             forget_example,
             vocabulary,
             save_terms,
+            ai_studio,
+            prompt_diff,
+            publish_prompt,
+            activate_prompt,
+            bind_model,
+            run_eval_suite,
         }
     };
 }

@@ -6,12 +6,14 @@ use countersign_kernel::ai::ask::{Ask, AskAnswer, AskProgress, LearnedExample};
 use countersign_kernel::ai::extract::{Extract, ExtractAnswer};
 use countersign_kernel::ai::pins::{self, ConnectionReport, PinSettings, ProviderConfig, ProviderSettings};
 use countersign_kernel::ai::pipeline::drive::{drive, Capability, Progress, Sessions};
+use countersign_kernel::ai::pipeline::CapabilityBinding;
 use countersign_kernel::ai::provider::{Cancel, Secret};
 use countersign_kernel::ai::summarize::{Summarize, SummaryAnswer};
+use countersign_kernel::eval::suites::{self, CaseResult, EvalRun, RunCandidate, Studio, SuiteProgress};
 use countersign_kernel::ingest;
 use countersign_kernel::metadata::definition::TermDef;
 use countersign_kernel::open::{self, Start};
-use countersign_kernel::proposals::{AutoApplyList, Proposal, ProposalReview};
+use countersign_kernel::proposals::{AutoApplyList, DiffPart, Proposal, ProposalReview};
 use countersign_kernel::records::csvio::{self, ExportResult, ImportMode, ImportOptions, ImportReport};
 use countersign_kernel::records::describe::{ObjectView, WorkspaceView};
 use countersign_kernel::records::query::ListView;
@@ -340,6 +342,74 @@ async fn run_capability<C: Capability + Send>(
         }
     };
     drive(&sessions, capability, None, cancel, &mut report).await
+}
+
+/// The AI studio: capabilities with their bindings, prompt versions, suites and runs.
+#[tauri::command]
+pub async fn ai_studio(desk: State<'_, Desk>) -> Result<Studio> {
+    desk.session(|s| s.studio())
+}
+
+#[tauri::command]
+pub async fn prompt_diff(desk: State<'_, Desk>, prompt: String, a: i64, b: i64) -> Result<Vec<DiffPart>> {
+    desk.session(|s| s.prompt_diff(&prompt, a, b))
+}
+
+/// A new prompt version from `base` with new instructions (not activated).
+#[tauri::command]
+pub async fn publish_prompt(
+    desk: State<'_, Desk>,
+    prompt: String,
+    base: i64,
+    instructions: String,
+) -> Result<i64> {
+    desk.session(|s| s.publish_prompt_from(&prompt, base, &instructions))
+}
+
+/// Activate a prompt version through the eval gate (`overrideReason`: ai.manage's written reason).
+#[tauri::command]
+pub async fn activate_prompt(
+    desk: State<'_, Desk>,
+    prompt: String,
+    version: i64,
+    override_reason: Option<String>,
+) -> Result<()> {
+    desk.session(|s| s.activate_prompt_with(&prompt, version, override_reason.as_deref()))
+}
+
+/// Bind a model pin to a capability through the eval gate.
+#[tauri::command]
+pub async fn bind_model(
+    desk: State<'_, Desk>,
+    capability: String,
+    model_pin: Option<String>,
+    override_reason: Option<String>,
+) -> Result<CapabilityBinding> {
+    desk.session(|s| s.bind_model(&capability, model_pin.as_deref(), override_reason.as_deref()))
+}
+
+/// Run a capability's eval suite against a prompt version and a model; each judged case is
+/// sent over `progress`; `cancel_model_call(call)` stops it.
+#[tauri::command]
+pub async fn run_eval_suite(
+    desk: State<'_, Desk>,
+    calls: State<'_, ModelCalls>,
+    call: String,
+    suite: String,
+    prompt_version: Option<i64>,
+    model_pin: Option<String>,
+    progress: Channel<SuiteProgress>,
+) -> Result<EvalRun> {
+    let cancel = calls.token(&call)?;
+    let candidate = RunCandidate { prompt_version, model_pin };
+    let sessions = UserDesk::current(&desk)?;
+    let mut report = |result: &CaseResult, done: usize, total: usize| {
+        let _ =
+            progress.send(SuiteProgress { result: result.clone(), done: done as u32, total: total as u32 });
+    };
+    let run = suites::run_suite(&sessions, &suite, &candidate, &cancel, &mut report).await;
+    calls.forget(&call);
+    run
 }
 
 #[tauri::command]

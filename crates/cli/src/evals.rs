@@ -92,8 +92,6 @@ pub enum EvalCommand {
 
 /// The suite commands, done as the `--as` user.
 pub fn on_session(session: &Session<'_>, command: EvalCommand) -> Result<Value> {
-    let ws = session.workspace();
-    let user = session.user().key.clone();
     let rt = runtime()?;
     let cancel = Cancel::default();
     let line = |suite: &str, r: &CaseResult, done: usize, total: usize| {
@@ -115,7 +113,7 @@ pub fn on_session(session: &Session<'_>, command: EvalCommand) -> Result<Value> 
         EvalCommand::Run { suite, prompt_version, model } => {
             let candidate = RunCandidate { prompt_version, model_pin: model };
             let run =
-                rt.block_on(suites::run_suite(ws, &user, &suite, &candidate, &cancel, &mut |r, d, t| {
+                rt.block_on(suites::run_suite(session, &suite, &candidate, &cancel, &mut |r, d, t| {
                     line(&suite, r, d, t)
                 }))?;
             to_json(&run)
@@ -135,7 +133,7 @@ pub fn on_session(session: &Session<'_>, command: EvalCommand) -> Result<Value> 
         EvalCommand::Runs { suite } => Ok(json!({ "runs": to_json(&session.eval_runs(suite.as_deref())?)? })),
         EvalCommand::Fitness { model } => {
             let rows =
-                rt.block_on(suites::fitness(ws, &user, &model, &cancel, &mut |s, r, d, t| line(s, r, d, t)))?;
+                rt.block_on(suites::fitness(session, &model, &cancel, &mut |s, r, d, t| line(s, r, d, t)))?;
             let table: Vec<Value> = rows
                 .iter()
                 .map(|f| {

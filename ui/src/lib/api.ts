@@ -28,6 +28,11 @@ import type { ProviderSettings } from "../bindings/ProviderSettings";
 import type { LearnedExample } from "../bindings/LearnedExample";
 import type { ObjectVocabulary } from "../bindings/ObjectVocabulary";
 import type { TermDef } from "../bindings/TermDef";
+import type { Studio } from "../bindings/Studio";
+import type { DiffPart } from "../bindings/DiffPart";
+import type { CapabilityBinding } from "../bindings/CapabilityBinding";
+import type { EvalRun } from "../bindings/EvalRun";
+import type { SuiteProgress } from "../bindings/SuiteProgress";
 
 /** A failed command: carries the kernel's typed error. */
 export class CommandError extends Error {
@@ -114,4 +119,18 @@ export const api = {
   forgetExample: (id: string) => call<void>("forget_example", { id }),
   vocabulary: () => call<ObjectVocabulary[]>("vocabulary"),
   saveTerms: (object: string, terms: TermDef[]) => call<void>("save_terms", { object, terms }),
+  // The AI studio (ai.author / ai.manage).
+  aiStudio: () => call<Studio>("ai_studio"),
+  promptDiff: (prompt: string, a: number, b: number) => call<DiffPart[]>("prompt_diff", { prompt, a, b }),
+  /** A new version of `prompt` from version `base` with new instructions; not activated. */
+  publishPrompt: (prompt: string, base: number, instructions: string) =>
+    call<number>("publish_prompt", { prompt, base, instructions }),
+  /** Through the eval gate; `overrideReason` (ai.manage) lets a version without a passing run through, recorded. */
+  activatePrompt: (prompt: string, version: number, overrideReason: string | null = null) =>
+    call<null>("activate_prompt", { prompt, version, overrideReason }),
+  bindModel: (capability: string, modelPin: string | null, overrideReason: string | null = null) =>
+    call<CapabilityBinding>("bind_model", { capability, modelPin, overrideReason }),
+  /** Run an eval suite against a prompt version and a model pin (null: the current ones); `cancelCall(callId)` stops it. */
+  runEvalSuite: (callId: string, suite: string, promptVersion: number | null, modelPin: string | null, progress: Channel<SuiteProgress>) =>
+    call<EvalRun>("run_eval_suite", { call: callId, suite, promptVersion, modelPin, progress }),
 };

@@ -66,6 +66,64 @@ pub struct Suite {
     pub published_by: String,
 }
 
+/// A suite as the studio lists it: its cases by what they ask, without their documents.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SuiteOutline {
+    pub key: String,
+    #[ts(type = "number")]
+    pub version: i64,
+    pub capability: String,
+    pub fixture: String,
+    pub floor: f64,
+    pub published_at: String,
+    pub published_by: String,
+    pub cases: Vec<CaseOutline>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CaseOutline {
+    pub id: String,
+    pub user: String,
+    pub hard: bool,
+    /// The question, the document's name, or the record (`account acc_0001`).
+    pub asks: String,
+}
+
+impl Suite {
+    pub fn outline(&self) -> SuiteOutline {
+        SuiteOutline {
+            key: self.key.clone(),
+            version: self.version,
+            capability: self.capability.clone(),
+            fixture: self.fixture.clone(),
+            floor: self.floor,
+            published_at: self.published_at.clone(),
+            published_by: self.published_by.clone(),
+            cases: self
+                .cases
+                .iter()
+                .map(|c| CaseOutline {
+                    id: c.id.clone(),
+                    user: c.user.clone(),
+                    hard: c.hard,
+                    asks: ["question", "file"]
+                        .iter()
+                        .find_map(|k| c.input[*k].as_str().map(String::from))
+                        .unwrap_or_else(|| {
+                            format!(
+                                "{} {}",
+                                c.input["object"].as_str().unwrap_or_default(),
+                                c.input["id"].as_str().unwrap_or_default()
+                            )
+                        }),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// A case's verdict in a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -76,6 +134,15 @@ pub struct CaseResult {
     /// What the judge saw (why it failed, or what it checked).
     pub reason: String,
     pub wall_ms: f64,
+}
+
+/// A suite run's progress as the app hears it: the case just judged, and how far the run is.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SuiteProgress {
+    pub result: CaseResult,
+    pub done: u32,
+    pub total: u32,
 }
 
 /// A stored run of a suite against a candidate.
@@ -420,22 +487,42 @@ impl Drop for Scratch {
     }
 }
 
-/// Run `suite` (its latest version) as `user` against `candidate`, on a scratch copy of the
-/// suite's fixture; store and return the run. `progress` hears each case as it is judged
-/// (`(result, done, total)`); `cancel` stops after the case in flight (the run is stored as
-/// `cancelled`, which never lets a change through).
-pub async fn run_suite(
-    ws: &Workspace,
-    user: &str,
-    suite: &str,
-    candidate: &RunCandidate,
-    cancel: &Cancel,
-    progress: &mut dyn FnMut(&CaseResult, usize, usize),
-) -> Result<EvalRun> {
-    let session = ws.session(user)?;
-    let suite = session.suite(suite, None)?;
-    let binding = session.capability(&suite.capability)?;
-    let versions = session.prompt_versions(&binding.prompt)?;
+/// The run's copy of its fixture (its file removed with it), lending each case's user a
+/// session the way the app lends the workspace's: one step at a time.
+struct Fixture {
+    ws: std::sync::Mutex<Workspace>,
+    _dir: Scratch,
+}
+
+struct AsUser<'a> {
+    fixture: &'a Fixture,
+    user: &'a str,
+}
+
+impl crate::ai::pipeline::drive::Sessions for AsUser<'_> {
+    fn with<T>(&self, step: impl FnOnce(&Session<'_>) -> Result<T>) -> Result<T> {
+        let ws =
+            self.fixture.ws.lock().map_err(|_| Error::internal("a suite run's fixture lock was poisoned"))?;
+        step(&ws.session(self.user)?)
+    }
+}
+
+/// What a run needs from the workspace, read before it starts.
+struct Plan {
+    suite: Suite,
+    binding: crate::ai::pipeline::CapabilityBinding,
+    version: crate::ai::pipeline::PromptVersion,
+    model: ModelChoice,
+    user: String,
+    clock: std::sync::Arc<dyn crate::clock::Clock>,
+    run_id: String,
+    started_at: String,
+}
+
+fn plan(s: &Session<'_>, suite: &str, candidate: &RunCandidate) -> Result<Plan> {
+    let suite = s.suite(suite, None)?;
+    let binding = s.capability(&suite.capability)?;
+    let versions = s.prompt_versions(&binding.prompt)?;
     let version = match candidate.prompt_version {
         Some(n) => versions.iter().find(|v| v.version == n),
         None => versions.iter().find(|v| v.active),
@@ -443,8 +530,8 @@ pub async fn run_suite(
     .cloned()
     .ok_or_else(|| Error::new(Code::NotFound, format!("prompt `{}` has no such version", binding.prompt)))?;
     let pin = match &candidate.model_pin {
-        Some(key) => session.model_pin(key)?,
-        None => session.effective_pin(&binding)?.ok_or_else(|| {
+        Some(key) => s.model_pin(key)?,
+        None => s.effective_pin(&binding)?.ok_or_else(|| {
             Error::new(
                 Code::IntegrationUnreachable,
                 format!(
@@ -457,49 +544,72 @@ pub async fn run_suite(
     if let Some(d) = &pin.drift {
         return Err(Error::new(Code::ModelDrift, format!("model pin `{}` drifted: {d}", pin.key)));
     }
-    let model = ModelChoice { endpoint: session.endpoint(&pin.provider)?, pin: pin.clone(), stored: true };
     if suite.fixture != FIXTURE_DEMO {
         return Err(Error::new(
             Code::InvalidValue,
             format!("suite `{}` runs on an unknown fixture", suite.key),
         ));
     }
-    let started_at = timestamp(ws.clock.now());
-    let run_id = ws.ids.record_id("evalrun");
-    // The fixture, with the candidate's prompt version and the capability's settings.
+    let ws = s.workspace();
+    Ok(Plan {
+        model: ModelChoice { endpoint: s.endpoint(&pin.provider)?, pin, stored: true },
+        suite,
+        binding,
+        version,
+        user: s.user().key.clone(),
+        clock: ws.clock.clone(),
+        run_id: ws.ids.record_id("evalrun"),
+        started_at: timestamp(ws.clock.now()),
+    })
+}
+
+/// The fixture with the candidate's prompt version and the capability's settings.
+fn fixture(plan: &Plan) -> Result<Fixture> {
     // Run ids come from the workspace's id source (fixed in tests): the process id keeps two
     // processes apart.
-    let dir = std::env::temp_dir().join(format!("countersign-{}-{run_id}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("countersign-{}-{}", std::process::id(), plan.run_id));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
-    let scratch_dir = Scratch(dir);
-    let options = WorkspaceOptions { clock: ws.clock.clone(), ..Default::default() };
-    let (scratch, _) =
-        crate::open::create(&scratch_dir.0.join("suite.countersign"), crate::open::Start::Demo, options)?;
+    let dir = Scratch(dir);
+    let options = WorkspaceOptions { clock: plan.clock.clone(), ..Default::default() };
+    let (ws, _) = crate::open::create(&dir.0.join("suite.countersign"), crate::open::Start::Demo, options)?;
     {
-        let admin = scratch.session(&scratch_admin(&scratch)?)?;
-        let n = admin.publish_prompt(
-            &binding.prompt,
-            &version.instructions,
-            Some(&version.examples),
-            &version.output_contract,
-        )?;
-        admin.activate_prompt(&binding.prompt, n)?;
+        let admin = ws.session(&scratch_admin(&ws)?)?;
+        let prompt = &plan.binding.prompt;
+        let v = &plan.version;
+        let n = admin.publish_prompt(prompt, &v.instructions, Some(&v.examples), &v.output_contract)?;
+        admin.activate_prompt(prompt, n)?;
         admin.bind_capability(&crate::ai::pipeline::CapabilityBinding {
             model_pin: None,
-            ..binding.clone()
+            ..plan.binding.clone()
         })?;
     }
-    let total = suite.cases.len();
+    Ok(Fixture { ws: std::sync::Mutex::new(ws), _dir: dir })
+}
+
+/// Run `suite` (its latest version) as the user `sessions` lends, against `candidate`, on a
+/// scratch copy of the suite's fixture; store and return the run. `progress` hears each case
+/// as it is judged (`(result, done, total)`); `cancel` stops the case in flight (the run is
+/// stored as `cancelled`, which never lets a change through).
+pub async fn run_suite(
+    sessions: &impl crate::ai::pipeline::drive::Sessions,
+    suite: &str,
+    candidate: &RunCandidate,
+    cancel: &Cancel,
+    progress: &mut (dyn FnMut(&CaseResult, usize, usize) + Send),
+) -> Result<EvalRun> {
+    let plan = sessions.with(|s| plan(s, suite, candidate))?;
+    let fixture = fixture(&plan)?;
+    let total = plan.suite.cases.len();
     let mut results: Vec<CaseResult> = vec![];
     let mut cancelled = false;
-    for case in &suite.cases {
+    for case in &plan.suite.cases {
         if cancel.is_cancelled() {
             cancelled = true;
             break;
         }
         let started = Instant::now();
-        let verdict = run_case(&scratch, &suite.capability, case, &model, cancel).await;
+        let verdict = run_case(&fixture, &plan.suite.capability, case, &plan.model, cancel).await;
         let (pass, reason) = match verdict {
             Ok(v) => v,
             Err(e) if e.code == Code::Cancelled => {
@@ -508,57 +618,59 @@ pub async fn run_suite(
             }
             Err(e) => (false, e.message),
         };
-        let result = CaseResult {
+        results.push(CaseResult {
             id: case.id.clone(),
             pass,
             hard: case.hard,
             reason,
             wall_ms: (started.elapsed().as_secs_f64() * 1000.0).round(),
-        };
-        results.push(result);
+        });
         progress(results.last().expect("just pushed"), results.len(), total);
     }
-    let (prompt_tokens, completion_tokens, cost): (i64, i64, f64) = scratch.conn().query_row(
-        "SELECT coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), coalesce(sum(cost), 0) FROM ai_trace",
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-    )?;
-    drop(scratch);
+    let (prompt_tokens, completion_tokens, cost): (i64, i64, f64) = {
+        let ws = fixture.ws.lock().map_err(|_| Error::internal("a suite run's fixture lock was poisoned"))?;
+        ws.conn().query_row(
+            "SELECT coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), coalesce(sum(cost), 0) FROM ai_trace",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?
+    };
+    drop(fixture);
     let passed = results.iter().filter(|r| r.pass).count() as u32;
     let hard_failures = results.iter().filter(|r| r.hard && !r.pass).count() as u32;
     let rate = super::share(passed, total as u32);
     let outcome = if cancelled {
         "cancelled"
-    } else if hard_failures == 0 && rate + 1e-9 >= suite.floor {
+    } else if hard_failures == 0 && rate + 1e-9 >= plan.suite.floor {
         "passed"
     } else {
         "failed"
     };
     let walls: Vec<f64> = results.iter().map(|r| r.wall_ms).collect();
     let run = EvalRun {
-        id: run_id,
-        suite: suite.key.clone(),
-        suite_version: suite.version,
-        capability: suite.capability.clone(),
-        prompt: binding.prompt.clone(),
-        prompt_version: version.version,
-        model_pin: pin.key.clone(),
-        model_version: pin.digest.clone(),
-        started_by: user.to_string(),
-        started_at,
-        finished_at: timestamp(ws.clock.now()),
+        id: plan.run_id,
+        suite: plan.suite.key.clone(),
+        suite_version: plan.suite.version,
+        capability: plan.suite.capability.clone(),
+        prompt: plan.binding.prompt.clone(),
+        prompt_version: plan.version.version,
+        model_pin: plan.model.pin.key.clone(),
+        model_version: plan.model.pin.digest.clone(),
+        started_by: plan.user,
+        started_at: plan.started_at,
+        finished_at: timestamp(plan.clock.now()),
         outcome: outcome.to_string(),
         passed,
         total: total as u32,
         hard_failures,
-        floor: suite.floor,
+        floor: plan.suite.floor,
         p50_ms: Spread::of(&walls).rounded().p50,
         prompt_tokens: prompt_tokens as u64,
         completion_tokens: completion_tokens as u64,
         cost,
         cases: results,
     };
-    session.store_run(&run)?;
+    sessions.with(|s| s.store_run(&run))?;
     tracing::info!(suite = %run.suite, outcome = %run.outcome, passed = run.passed, total = run.total, "eval suite run");
     Ok(run)
 }
@@ -577,15 +689,16 @@ fn scratch_admin(scratch: &Workspace) -> Result<String> {
         .ok_or_else(|| Error::internal("the fixture has no user who may author prompts"))
 }
 
-/// Run one case and judge it: `(pass, why not)`.
+/// Run one case and judge it: `(pass, what the judge saw)`.
 async fn run_case(
-    scratch: &Workspace,
+    fixture: &Fixture,
     capability: &str,
     case: &SuiteCase,
     model: &ModelChoice,
     cancel: &Cancel,
 ) -> Result<(bool, String)> {
-    let session = scratch.session(&case.user)?;
+    use crate::ai::pipeline::drive::Sessions;
+    let sessions = AsUser { fixture, user: &case.user };
     let mut quiet = |_: crate::ai::pipeline::drive::Progress<'_>| {};
     match capability {
         "ask" => {
@@ -599,7 +712,7 @@ async fn run_case(
             })
             .map_err(|e| Error::new(Code::InvalidValue, format!("case {}: {e}", case.id)))?;
             let mut cap = crate::ai::ask::Ask { question: c.question.clone() };
-            let outcome = drive(&session, &mut cap, Some(model.clone()), cancel, &mut quiet).await;
+            let outcome = drive(&sessions, &mut cap, Some(model.clone()), cancel, &mut quiet).await;
             cancelled(&outcome)?;
             let mut tally = ask::AskTally::default();
             let row = tally.record(&c, outcome, 0.0);
@@ -621,7 +734,7 @@ async fn run_case(
                 })?;
             let document = crate::ingest::ingest(&c.file, bytes, &Default::default())?;
             let mut cap = crate::ai::extract::Extract { document, object: c.object.clone(), record: None };
-            let outcome = drive(&session, &mut cap, Some(model.clone()), cancel, &mut quiet).await;
+            let outcome = drive(&sessions, &mut cap, Some(model.clone()), cancel, &mut quiet).await;
             cancelled(&outcome)?;
             let mut tally = extract::ExtractTally::default();
             let row = tally.record(&c, outcome, 0.0);
@@ -647,14 +760,13 @@ async fn run_case(
             let object = case.input["object"].as_str().unwrap_or_default();
             let id = case.input["id"].as_str().unwrap_or_default();
             let mut cap = crate::ai::summarize::Summarize::new(object, id);
-            let outcome = drive(&session, &mut cap, Some(model.clone()), cancel, &mut quiet).await;
+            let outcome = drive(&sessions, &mut cap, Some(model.clone()), cancel, &mut quiet).await;
             cancelled(&outcome)?;
             let mut tally = summarize::SummarizeTally::default();
             let first = cap.first.take().unwrap_or_default();
-            tally.record(&session, id, first, outcome, 0.0)?;
-            let report = tally.finish();
-            Ok(match &row_outcome(&report) {
-                Some(why) => (false, why.clone()),
+            sessions.with(|s| tally.record(s, id, first, outcome, 0.0).map(|_| ()))?;
+            Ok(match row_outcome(&tally.finish()) {
+                Some(why) => (false, why),
                 None => (true, String::new()),
             })
         }
@@ -700,33 +812,36 @@ pub struct Fitness {
 /// The model fitness check: every suite run on `model_pin` with each capability's active
 /// prompt version, each shown next to the current model's latest run of that suite.
 pub async fn fitness(
-    ws: &Workspace,
-    user: &str,
+    sessions: &impl crate::ai::pipeline::drive::Sessions,
     model_pin: &str,
     cancel: &Cancel,
-    progress: &mut dyn FnMut(&str, &CaseResult, usize, usize),
+    progress: &mut (dyn FnMut(&str, &CaseResult, usize, usize) + Send),
 ) -> Result<Vec<Fitness>> {
-    let session = ws.session(user)?;
-    session.model_pin(model_pin)?;
+    let suites = sessions.with(|s| {
+        s.model_pin(model_pin)?;
+        s.suites()
+    })?;
     let mut out = vec![];
-    for suite in session.suites()? {
+    for suite in suites {
         if cancel.is_cancelled() {
             break;
         }
         let candidate = RunCandidate { prompt_version: None, model_pin: Some(model_pin.to_string()) };
         let key = suite.key.clone();
-        let run = run_suite(ws, user, &suite.key, &candidate, cancel, &mut |r, done, total| {
+        let run = run_suite(sessions, &suite.key, &candidate, cancel, &mut |r, done, total| {
             progress(&key, r, done, total)
         })
         .await?;
-        let binding = session.capability(&suite.capability)?;
-        let current_pin = session.effective_pin(&binding)?.map(|p| p.key);
-        let current = session.eval_runs(Some(&suite.key))?.into_iter().find(|r| {
-            Some(&r.model_pin) == current_pin.as_ref()
-                && r.model_pin != model_pin
-                && r.prompt_version == run.prompt_version
-                && r.outcome != "cancelled"
-        });
+        let current = sessions.with(|s| {
+            let binding = s.capability(&suite.capability)?;
+            let current_pin = s.effective_pin(&binding)?.map(|p| p.key);
+            Ok(s.eval_runs(Some(&suite.key))?.into_iter().find(|r| {
+                Some(&r.model_pin) == current_pin.as_ref()
+                    && r.model_pin != model_pin
+                    && r.prompt_version == run.prompt_version
+                    && r.outcome != "cancelled"
+            }))
+        })?;
         out.push(Fitness {
             capability: suite.capability.clone(),
             suite: suite.key.clone(),
@@ -735,4 +850,62 @@ pub async fn fitness(
         });
     }
     Ok(out)
+}
+
+/// One capability in the AI studio: its binding, its prompt's versions, the suite that gates
+/// it and that suite's runs.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct StudioCapability {
+    pub binding: crate::ai::pipeline::CapabilityBinding,
+    /// The model it runs on now (its pin, or the workspace's only pin).
+    #[ts(optional)]
+    pub model: Option<String>,
+    pub versions: Vec<crate::ai::pipeline::PromptVersion>,
+    #[ts(optional)]
+    pub suite: Option<SuiteOutline>,
+    pub runs: Vec<EvalRun>,
+}
+
+/// The AI studio (Settings, for `ai.author` / `ai.manage`): every capability, the model pins,
+/// the gate's decisions, and what this user may do.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Studio {
+    pub capabilities: Vec<StudioCapability>,
+    pub pins: Vec<String>,
+    pub decisions: Vec<crate::ai::pipeline::gate::GateDecision>,
+    pub can_author: bool,
+    pub can_manage: bool,
+}
+
+impl Session<'_> {
+    pub fn studio(&self) -> Result<Studio> {
+        may_author(self)?;
+        let mut capabilities = vec![];
+        for binding in self.capabilities()? {
+            let suite = match self.gating_suite(&binding.key)? {
+                Some((key, version)) => Some(self.suite(&key, Some(version))?.outline()),
+                None => None,
+            };
+            let runs = match &suite {
+                Some(s) => self.eval_runs(Some(&s.key))?,
+                None => vec![],
+            };
+            capabilities.push(StudioCapability {
+                model: self.effective_pin(&binding)?.map(|p| p.key),
+                versions: self.prompt_versions(&binding.prompt)?,
+                suite,
+                runs,
+                binding,
+            });
+        }
+        Ok(Studio {
+            capabilities,
+            pins: self.model_pins()?.into_iter().map(|p| p.key).collect(),
+            decisions: self.gate_decisions()?,
+            can_author: self.user().has_system_permission("ai.author"),
+            can_manage: self.user().has_system_permission("ai.manage"),
+        })
+    }
 }

@@ -37,6 +37,10 @@ fn export(dir: &Path) {
     countersign_kernel::ai::summarize::SummaryAnswer::export_all_to(dir).unwrap();
     countersign_kernel::ai::ask::LearnedExample::export_all_to(dir).unwrap();
     countersign_kernel::records::vocabulary::ObjectVocabulary::export_all_to(dir).unwrap();
+    countersign_kernel::eval::suites::Studio::export_all_to(dir).unwrap();
+    countersign_kernel::eval::suites::EvalRun::export_all_to(dir).unwrap();
+    countersign_kernel::eval::suites::SuiteProgress::export_all_to(dir).unwrap();
+    countersign_kernel::proposals::DiffPart::export_all_to(dir).unwrap();
 }
 
 fn files(dir: &Path) -> BTreeMap<PathBuf, String> {

@@ -74,8 +74,8 @@ fn publish_suite(ava: &Session<'_>) {
 }
 
 fn run(ws: &Workspace, candidate: RunCandidate) -> EvalRun {
-    rt().block_on(run_suite(ws, "ava", "ask-mini", &candidate, &Cancel::default(), &mut |_, _, _| {}))
-        .unwrap()
+    let ava = ws.session("ava").unwrap();
+    rt().block_on(run_suite(&ava, "ask-mini", &candidate, &Cancel::default(), &mut |_, _, _| {})).unwrap()
 }
 
 fn good() -> Answer {
@@ -163,8 +163,7 @@ fn a_different_model_is_bound_only_after_a_passing_run_and_a_cancelled_run_never
     let cancel = Cancel::default();
     cancel.cancel();
     let candidate = RunCandidate { prompt_version: None, model_pin: Some("large".into()) };
-    let stopped =
-        rt().block_on(run_suite(&f.ws, "ava", "ask-mini", &candidate, &cancel, &mut |_, _, _| {})).unwrap();
+    let stopped = rt().block_on(run_suite(&ava, "ask-mini", &candidate, &cancel, &mut |_, _, _| {})).unwrap();
     assert_eq!((stopped.outcome.as_str(), stopped.total), ("cancelled", 2));
     assert_eq!(ava.bind_capability(&binding).unwrap_err().code, Code::EvalGate);
     // The fitness of the new model: a passing run, and then the binding goes through.

@@ -188,6 +188,20 @@ impl Session<'_> {
         Ok(())
     }
 
+    /// Bind `model_pin` (or, with `None`, the workspace's only pin) to a capability, through
+    /// the eval gate (see [`bind_capability_with`](Self::bind_capability_with)).
+    pub fn bind_model(
+        &self,
+        capability: &str,
+        model_pin: Option<&str>,
+        override_reason: Option<&str>,
+    ) -> Result<CapabilityBinding> {
+        let binding =
+            CapabilityBinding { model_pin: model_pin.map(String::from), ..self.capability(capability)? };
+        self.bind_capability_with(&binding, override_reason)?;
+        self.capability(capability)
+    }
+
     /// Every capability's binding, in the order they were registered.
     pub fn capabilities(&self) -> Result<Vec<CapabilityBinding>> {
         self.seed_capabilities()?;

@@ -123,6 +123,35 @@ impl Session<'_> {
         Ok(version)
     }
 
+    /// Publish a new version made from `base`: its worked examples and output contract, with
+    /// new `instructions` (the studio's "new version from this one"). Needs `ai.author`.
+    pub fn publish_prompt_from(&self, prompt: &str, base: i64, instructions: &str) -> Result<i64> {
+        let from =
+            self.prompt_versions(prompt)?.into_iter().find(|v| v.version == base).ok_or_else(|| {
+                Error::new(Code::NotFound, format!("prompt `{prompt}` has no version {base}"))
+            })?;
+        if instructions.trim().is_empty() {
+            return Err(Error::on_field(
+                Code::Required,
+                "instructions",
+                "a prompt version needs instructions",
+            ));
+        }
+        self.publish_prompt(prompt, instructions, Some(&from.examples), &from.output_contract)
+    }
+
+    /// The word diff of two versions' instructions (`a` before, `b` after).
+    pub fn prompt_diff(&self, prompt: &str, a: i64, b: i64) -> Result<Vec<crate::proposals::DiffPart>> {
+        let versions = self.prompt_versions(prompt)?;
+        let text =
+            |n: i64| {
+                versions.iter().find(|v| v.version == n).map(|v| v.instructions.clone()).ok_or_else(|| {
+                    Error::new(Code::NotFound, format!("prompt `{prompt}` has no version {n}"))
+                })
+            };
+        Ok(crate::proposals::word_diff(&text(a)?, &text(b)?))
+    }
+
     /// Move the active pointer: the only way to change a prompt's behaviour. Needs `ai.author`.
     pub fn activate_prompt(&self, prompt: &str, version: i64) -> Result<()> {
         self.activate_prompt_with(prompt, version, None)
