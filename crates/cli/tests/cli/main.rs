@@ -6,5 +6,6 @@ mod common;
 
 mod cli;
 mod crash;
+mod gate;
 mod hardening;
 mod hostile_documents;
