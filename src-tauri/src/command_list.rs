@@ -49,6 +49,9 @@ macro_rules! with_app_commands {
             activate_prompt,
             bind_model,
             run_eval_suite,
+            activity,
+            trace_detail,
+            set_trace_days,
         }
     };
 }

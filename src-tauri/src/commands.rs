@@ -6,7 +6,7 @@ use countersign_kernel::ai::ask::{Ask, AskAnswer, AskProgress, LearnedExample};
 use countersign_kernel::ai::extract::{Extract, ExtractAnswer};
 use countersign_kernel::ai::pins::{self, ConnectionReport, PinSettings, ProviderConfig, ProviderSettings};
 use countersign_kernel::ai::pipeline::drive::{drive, Capability, Progress, Sessions};
-use countersign_kernel::ai::pipeline::CapabilityBinding;
+use countersign_kernel::ai::pipeline::{Activity, CapabilityBinding, TraceEntry, TraceFilter};
 use countersign_kernel::ai::provider::{Cancel, Secret};
 use countersign_kernel::ai::summarize::{Summarize, SummaryAnswer};
 use countersign_kernel::eval::suites::{self, CaseResult, EvalRun, RunCandidate, Studio, SuiteProgress};
@@ -342,6 +342,25 @@ async fn run_capability<C: Capability + Send>(
         }
     };
     drive(&sessions, capability, None, cancel, &mut report).await
+}
+
+/// Activity: trace entries by filter (the reader's own; everyone's with ai.manage), spend by
+/// day from `since`, budgets and the retention window.
+#[tauri::command]
+pub async fn activity(desk: State<'_, Desk>, filter: TraceFilter, since: String) -> Result<Activity> {
+    desk.session(|s| s.activity(&filter, &since))
+}
+
+/// One trace entry with its prompt and raw output (values the reader cannot read hidden).
+#[tauri::command]
+pub async fn trace_detail(desk: State<'_, Desk>, id: String) -> Result<TraceEntry> {
+    desk.session(|s| s.trace(&id))
+}
+
+/// Keep trace entries this many days (ai.manage); older ones are rolled up into the spend.
+#[tauri::command]
+pub async fn set_trace_days(desk: State<'_, Desk>, days: i64) -> Result<()> {
+    desk.session(|s| s.set_trace_days(days))
 }
 
 /// The AI studio: capabilities with their bindings, prompt versions, suites and runs.

@@ -91,12 +91,15 @@ fn prepare(ws: &Workspace) -> Result<()> {
         tracing::info!(code = e.code.as_str(), "abandoned calls left for a later open");
     }
     if ws.is_initialized() {
-        let r = ws.system_session()?.run_retention()?;
+        let system = ws.system_session()?;
+        let r = system.run_retention()?;
+        let traces = system.expire_traces()?;
         tracing::info!(
             generation = ws.generation(),
             expired = r.expired,
             purged_discarded = r.purged_discarded,
             purged_accepted = r.purged_accepted,
+            traces_rolled_up = traces,
             "workspace ready"
         );
     }

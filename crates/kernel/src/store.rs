@@ -260,8 +260,8 @@ pub const MIGRATIONS: &[&str] = &[
     // 9: a proposal's child records (an invoice's lines), proposed, accepted and undone with it.
     "ALTER TABLE proposal ADD COLUMN children TEXT NOT NULL DEFAULT '[]';",
     // 10: eval suites (versioned cases with a pass floor, per capability), their runs against a
-    // prompt version and a model pin, and the gate's decisions (passed, or overridden with a
-    // reason).
+    // prompt version and a model pin, the gate's decisions (passed, or overridden with a
+    // reason), and the spend of trace entries past their retention, rolled up by day.
     "CREATE TABLE eval_suite (
         key           TEXT NOT NULL,
         version       INTEGER NOT NULL,
@@ -308,6 +308,17 @@ pub const MIGRATIONS: &[&str] = &[
         reason          TEXT,
         decided_by      TEXT NOT NULL,
         decided_at      TEXT NOT NULL
+    );
+    CREATE TABLE spend_rollup (
+        day                TEXT NOT NULL,
+        capability         TEXT NOT NULL,
+        actor              TEXT NOT NULL,
+        currency           TEXT NOT NULL,
+        invocations        INTEGER NOT NULL,
+        prompt_tokens      INTEGER NOT NULL,
+        completion_tokens  INTEGER NOT NULL,
+        cost               REAL NOT NULL,
+        PRIMARY KEY (day, capability, actor, currency)
     );",
 ];
 

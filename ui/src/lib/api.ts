@@ -33,6 +33,9 @@ import type { DiffPart } from "../bindings/DiffPart";
 import type { CapabilityBinding } from "../bindings/CapabilityBinding";
 import type { EvalRun } from "../bindings/EvalRun";
 import type { SuiteProgress } from "../bindings/SuiteProgress";
+import type { Activity } from "../bindings/Activity";
+import type { TraceEntry } from "../bindings/TraceEntry";
+import type { TraceFilter } from "../bindings/TraceFilter";
 
 /** A failed command: carries the kernel's typed error. */
 export class CommandError extends Error {
@@ -133,4 +136,8 @@ export const api = {
   /** Run an eval suite against a prompt version and a model pin (null: the current ones); `cancelCall(callId)` stops it. */
   runEvalSuite: (callId: string, suite: string, promptVersion: number | null, modelPin: string | null, progress: Channel<SuiteProgress>) =>
     call<EvalRun>("run_eval_suite", { call: callId, suite, promptVersion, modelPin, progress }),
+  // Activity: your own trace entries (everyone's with ai.manage) and spend from `since` (YYYY-MM-DD).
+  activity: (filter: TraceFilter, since: string) => call<Activity>("activity", { filter, since }),
+  traceDetail: (id: string) => call<TraceEntry>("trace_detail", { id }),
+  setTraceDays: (days: number) => call<null>("set_trace_days", { days }),
 };

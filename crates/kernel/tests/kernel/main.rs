@@ -5,6 +5,7 @@
 mod common;
 
 mod access;
+mod activity;
 mod ask;
 mod bindings;
 mod corpus;

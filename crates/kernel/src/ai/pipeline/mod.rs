@@ -32,4 +32,4 @@ pub(crate) use in_flight::close_abandoned;
 pub use in_flight::{lease_span, LEASE_MARGIN};
 pub use invocation::{FieldValue, Invocation, ModelChoice, Outcome, RunFigures};
 pub use prompts::{example_turns, PromptVersion};
-pub use trace::{SpendRow, TraceEntry, TraceOutcome};
+pub use trace::{Activity, CapabilityBudget, SpendRow, TraceEntry, TraceFilter, TraceOutcome, TRACE_DAYS};

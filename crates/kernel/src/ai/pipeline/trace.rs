@@ -1,9 +1,10 @@
 //! The execution trace as readers see it (values of fields they cannot read hidden) and spend.
 
 use super::*;
+use crate::clock::timestamp;
 use crate::error::{Code, Error, Result};
 use crate::records::access::Session;
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
@@ -120,20 +121,70 @@ pub struct SpendRow {
     pub currency: String,
 }
 
+/// Which trace entries to list: every filter optional; `since` and `until` are days
+/// (`YYYY-MM-DD`, inclusive).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TraceFilter {
+    #[ts(optional)]
+    pub capability: Option<String>,
+    #[ts(optional)]
+    pub actor: Option<String>,
+    #[ts(optional)]
+    pub outcome: Option<String>,
+    #[ts(optional)]
+    pub since: Option<String>,
+    #[ts(optional)]
+    pub until: Option<String>,
+    /// At most this many, newest first (default 200).
+    #[ts(optional)]
+    pub limit: Option<u32>,
+}
+
+/// The activity screen's data: the entries a filter picks (their prompt and output text left
+/// out: a trace's detail has them), the spend by day from `since`, each capability's budget,
+/// and the retention window.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Activity {
+    pub entries: Vec<TraceEntry>,
+    pub spend: Vec<SpendRow>,
+    pub budgets: Vec<CapabilityBudget>,
+    #[ts(type = "number")]
+    pub trace_days: i64,
+    /// The reader sees everyone's activity (`ai.manage`), not only their own.
+    pub everyone: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CapabilityBudget {
+    pub capability: String,
+    pub budget: Budget,
+}
+
+/// How long trace entries are kept, in days, unless a workspace sets its own.
+pub const TRACE_DAYS: i64 = 90;
+
 impl Session<'_> {
     /// Trace entries this user may read: their own; every entry with `ai.manage`. Values of
     /// fields the reader cannot read are replaced by `[hidden]`.
     pub fn traces(&self, limit: u32) -> Result<Vec<TraceEntry>> {
-        self.read_traces(None, limit)
+        self.read_traces(None, &TraceFilter { limit: Some(limit), ..Default::default() })
+    }
+
+    /// [`traces`](Self::traces), filtered.
+    pub fn traces_where(&self, filter: &TraceFilter) -> Result<Vec<TraceEntry>> {
+        self.read_traces(None, filter)
     }
 
     pub fn trace(&self, id: &str) -> Result<TraceEntry> {
-        self.read_traces(Some(id), 1)?
+        self.read_traces(Some(id), &TraceFilter { limit: Some(1), ..Default::default() })?
             .pop()
             .ok_or_else(|| Error::new(Code::NotFound, format!("no trace entry `{id}`")))
     }
 
-    pub(super) fn read_traces(&self, id: Option<&str>, limit: u32) -> Result<Vec<TraceEntry>> {
+    pub(super) fn read_traces(&self, id: Option<&str>, f: &TraceFilter) -> Result<Vec<TraceEntry>> {
         let all = self.user().has_system_permission("ai.manage");
         let mut stmt = self.ws.conn().prepare(
             "SELECT id, correlation_id, capability, actor, prompt, prompt_version, model_pin, model_id, model_version,
@@ -141,9 +192,14 @@ impl Session<'_> {
                 prompt_tokens, completion_tokens, estimated_cost, cost, currency, model_ms, latency_ms, outcome,
                 code, fault, message, started_at, finished_at
              FROM ai_trace WHERE (?1 IS NULL OR id = ?1) AND (?2 OR actor = ?3)
+               AND (?5 IS NULL OR capability = ?5) AND (?6 IS NULL OR actor = ?6) AND (?7 IS NULL OR outcome = ?7)
+               AND (?8 IS NULL OR substr(started_at, 1, 10) >= ?8) AND (?9 IS NULL OR substr(started_at, 1, 10) <= ?9)
              ORDER BY started_at DESC, id DESC LIMIT ?4",
         )?;
-        let rows = stmt.query_map(params![id, all, self.user().key, limit], |r| {
+        let limit = f.limit.unwrap_or(200);
+        let args =
+            params![id, all, self.user().key, limit, f.capability, f.actor, f.outcome, f.since, f.until];
+        let rows = stmt.query_map(args, |r| {
             let values: String = r.get(15)?;
             Ok((
                 TraceEntry {
@@ -210,13 +266,18 @@ impl Session<'_> {
     }
 
     /// Spend by day, capability and user, from `since` (`YYYY-MM-DD`), over the traces this
-    /// user may read.
+    /// user may read — the live entries and the rollups of those past their retention.
     pub fn spend(&self, since: &str) -> Result<Vec<SpendRow>> {
         let all = self.user().has_system_permission("ai.manage");
         let mut stmt = self.ws.conn().prepare(
-            "SELECT substr(started_at, 1, 10) AS day, capability, actor, count(*), sum(prompt_tokens),
-                sum(completion_tokens), sum(cost), currency
-             FROM ai_trace WHERE started_at >= ?1 AND (?2 OR actor = ?3) AND outcome <> 'running'
+            "SELECT day, capability, actor, sum(n), sum(pt), sum(ct), sum(c), currency FROM (
+                SELECT substr(started_at, 1, 10) AS day, capability, actor, count(*) AS n, sum(prompt_tokens) AS pt,
+                    sum(completion_tokens) AS ct, sum(cost) AS c, currency
+                FROM ai_trace WHERE started_at >= ?1 AND (?2 OR actor = ?3) AND outcome <> 'running'
+                GROUP BY day, capability, actor, currency
+                UNION ALL
+                SELECT day, capability, actor, invocations, prompt_tokens, completion_tokens, cost, currency
+                FROM spend_rollup WHERE day >= substr(?1, 1, 10) AND (?2 OR actor = ?3))
              GROUP BY day, capability, actor, currency ORDER BY day, capability, actor",
         )?;
         let rows = stmt.query_map(params![since, all, self.user().key], |r| {
@@ -232,5 +293,88 @@ impl Session<'_> {
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The activity screen: entries by `filter`, spend from `since` (`YYYY-MM-DD`).
+    pub fn activity(&self, filter: &TraceFilter, since: &str) -> Result<Activity> {
+        let mut entries = self.traces_where(filter)?;
+        for e in &mut entries {
+            e.prompt_text.clear();
+            e.output_text.clear();
+        }
+        Ok(Activity {
+            entries,
+            spend: self.spend(since)?,
+            budgets: self
+                .capabilities()?
+                .into_iter()
+                .map(|b| CapabilityBudget { capability: b.key, budget: b.settings.budget })
+                .collect(),
+            trace_days: self.trace_days()?,
+            everyone: self.user().has_system_permission("ai.manage"),
+        })
+    }
+
+    /// How many days trace entries are kept.
+    pub fn trace_days(&self) -> Result<i64> {
+        Ok(self
+            .ws
+            .conn()
+            .query_row("SELECT value FROM kernel_state WHERE key = 'trace_days'", [], |r| {
+                r.get::<_, String>(0)
+            })
+            .optional()?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(TRACE_DAYS))
+    }
+
+    /// Keep trace entries `days` days (at least 1). Needs `ai.manage`.
+    pub fn set_trace_days(&self, days: i64) -> Result<()> {
+        self.require("ai.manage")?;
+        if days < 1 {
+            return Err(Error::new(Code::InvalidValue, "trace entries are kept at least 1 day"));
+        }
+        let tx = self.begin_write()?;
+        tx.execute(
+            "INSERT INTO kernel_state (key, value) VALUES ('trace_days', ?1)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [days.to_string()],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Remove the finished trace entries older than the retention window, their spend added
+    /// to the daily rollups first (in one transaction): the spend charts lose nothing.
+    /// Returns how many entries were removed.
+    pub fn expire_traces(&self) -> Result<u32> {
+        let cutoff = timestamp(self.ws.clock.now() - chrono::Duration::days(self.trace_days()?));
+        let due: bool = self.ws.conn().query_row(
+            "SELECT EXISTS (SELECT 1 FROM ai_trace WHERE started_at < ?1 AND outcome <> 'running')",
+            [&cutoff],
+            |r| r.get(0),
+        )?;
+        if !due {
+            return Ok(0);
+        }
+        let tx = crate::store::immediate(self.ws.conn())?;
+        tx.execute(
+            "INSERT INTO spend_rollup (day, capability, actor, currency, invocations, prompt_tokens, completion_tokens, cost)
+             SELECT substr(started_at, 1, 10), capability, actor, currency, count(*), sum(prompt_tokens),
+                 sum(completion_tokens), sum(cost)
+             FROM ai_trace WHERE started_at < ?1 AND outcome <> 'running'
+             GROUP BY substr(started_at, 1, 10), capability, actor, currency
+             ON CONFLICT (day, capability, actor, currency) DO UPDATE SET
+                 invocations = invocations + excluded.invocations,
+                 prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+                 completion_tokens = completion_tokens + excluded.completion_tokens,
+                 cost = cost + excluded.cost",
+            [&cutoff],
+        )?;
+        let removed =
+            tx.execute("DELETE FROM ai_trace WHERE started_at < ?1 AND outcome <> 'running'", [&cutoff])?;
+        tx.commit()?;
+        tracing::info!(removed, "trace entries past retention rolled up");
+        Ok(removed as u32)
     }
 }
