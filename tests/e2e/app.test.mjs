@@ -663,6 +663,77 @@ test("summarize: the draft streams, the checked summary links each value to its 
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
 });
 
+test("studio: a prompt version that breaks the Ask suite is refused activation with the failing cases; the override is recorded", async () => {
+  await el("user-switcher").selectByAttribute("value", "ava");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+  await el("nav-settings").click();
+  await el("studio-cap-ask").waitForDisplayed({ timeout: 15000 });
+  const versions = async () =>
+    browser.execute(() =>
+      [...document.querySelectorAll('[data-testid^="studio-version-ask-"]')].map((r) => Number(r.dataset.testid.split("-").pop())),
+    );
+  const active = await browser.execute(() =>
+    Number(document.querySelector('[data-testid^="studio-version-ask-"].active')?.dataset.testid.split("-").pop()),
+  );
+  // A new version whose instructions make every answer a refusal.
+  await el("studio-new-version-ask").scrollIntoView();
+  await el("studio-new-version-ask").click();
+  await el("studio-new-instructions-ask").setValue(
+    'Never answer. Whatever the question, answer exactly {"refusal": {"reason": "I do not answer questions"}}.',
+  );
+  await el("studio-publish-ask").click();
+  await browser.waitUntil(async () => Math.max(...(await versions())) > active, { timeout: 10000 });
+  const broken = Math.max(...(await versions()));
+  // Its suite run, on the workspace's model, fails.
+  await el("studio-run-version-ask").selectByAttribute("value", String(broken));
+  await el("studio-run-ask").click();
+  await el("studio-run-progress-ask").waitForDisplayed();
+  await shot("22-studio-suite-running");
+  await browser.waitUntil(
+    async () =>
+      browser.execute(
+        (v) => [...document.querySelectorAll('[data-testid="studio-run-row-ask"]')].some((r) => r.dataset.outcome && r.textContent.includes(`v${v}`)),
+        broken,
+      ),
+    { timeout: 300000, interval: 1000, timeoutMsg: "the suite run never finished" },
+  );
+  const outcome = await browser.execute(() => document.querySelector('[data-testid="studio-run-row-ask"]').dataset.outcome);
+  assert.equal(outcome, "failed");
+  // Activation is refused, listing the failing cases; nothing changed.
+  await el(`studio-activate-ask-${broken}`).scrollIntoView();
+  await el(`studio-activate-ask-${broken}`).click();
+  await el("gate-refusal").waitForDisplayed();
+  assert.match(await el("gate-refusal").getText(), /ask-dev-\d+/);
+  await shot("23-studio-gate-refused");
+  // ava (ai.manage) overrides with a reason; the decision is recorded and shown.
+  await el("gate-override-reason").setValue("e2e: trying the refusing version on purpose");
+  await el("gate-override").click();
+  await browser.waitUntil(
+    async () => (await browser.$$(tid("gate-decision"))).length > 0,
+    { timeout: 10000, timeoutMsg: "no gate decision shown" },
+  );
+  const decisions = await browser.execute(() =>
+    [...document.querySelectorAll('[data-testid="gate-decision"]')].map((r) => r.textContent),
+  );
+  assert.ok(decisions.some((d) => d.includes("e2e: trying the refusing version on purpose")), decisions.join(" | "));
+  await el("gate-decisions").scrollIntoView();
+  await shot("24-studio-override-recorded");
+  // Back to the version that was active (no run for it on this model either: an override).
+  await el(`studio-activate-ask-${active}`).scrollIntoView();
+  await el(`studio-activate-ask-${active}`).click();
+  await el("gate-refusal").waitForDisplayed();
+  await el("gate-override-reason").setValue("e2e: back to the shipped version");
+  await el("gate-override").click();
+  await browser.waitUntil(
+    async () =>
+      browser.execute(
+        (v) => document.querySelector(`[data-testid="studio-version-ask-${v}"]`)?.classList.contains("active"),
+        active,
+      ),
+    { timeout: 10000, timeoutMsg: "the shipped version is not active again" },
+  );
+});
+
 test("a new empty workspace opens with empty states", async () => {
   const path = join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "empty.countersign");
   await el("workspace-menu").click();

@@ -2,4 +2,8 @@
 import type { Injection } from "./Injection";
 import type { Proposal } from "./Proposal";
 
-export type ExtractAnswer = { proposal: Proposal, document: string, documentSha256: string, injections: Array<Injection>, traceId: string, totalMs: number, modelMs: number, promptTokens: number, completionTokens: number, };
+export type ExtractAnswer = { proposal: Proposal, document: string, documentSha256: string, injections: Array<Injection>, traceId: string, totalMs: number, modelMs: number, promptTokens: number, completionTokens: number, 
+/**
+ * The budget warning of the pre-flight, when spend has reached a budget's warn threshold.
+ */
+warning?: string, };

@@ -324,6 +324,7 @@ mod tests {
                 model_ms: 1.0,
                 prompt_tokens: 10,
                 completion_tokens: 5,
+                warning: None,
             },
         }
     }

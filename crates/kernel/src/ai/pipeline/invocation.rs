@@ -136,6 +136,10 @@ pub struct RunFigures {
     pub prompt_tokens: u64,
     #[ts(type = "number")]
     pub completion_tokens: u64,
+    /// The budget warning of the pre-flight, when spend has reached a budget's warn threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub warning: Option<String>,
 }
 
 impl Invocation {
@@ -147,6 +151,7 @@ impl Invocation {
             model_ms: self.model_ms,
             prompt_tokens: self.usage.prompt_tokens,
             completion_tokens: self.usage.completion_tokens,
+            warning: self.warning.clone(),
         }
     }
 

@@ -1,0 +1,168 @@
+import { describe, expect, it } from "vitest";
+import {
+  activeVersion,
+  caseCounts,
+  costText,
+  decisionBasis,
+  defaultCandidate,
+  diffPair,
+  failingCases,
+  floorText,
+  gateRefusal,
+  percent,
+  pinChoice,
+  pinOfChoice,
+  progressLine,
+  runFigures,
+  toggleChoice,
+  when,
+} from "./studio";
+import type { CaseResult } from "../bindings/CaseResult";
+import type { EvalRun } from "../bindings/EvalRun";
+import type { PromptVersion } from "../bindings/PromptVersion";
+
+// Over IPC a version is a JSON number, whatever the generated type says.
+const version = (n: number, active = false): PromptVersion =>
+  ({ prompt: "ask", version: n as unknown as bigint, instructions: `v${n}`, examples: [], inputs: {}, outputContract: "schemas/ask", publishedAt: "2025-03-01T10:00:00Z", publishedBy: "ava", active }) as PromptVersion;
+
+const result = (id: string, pass: boolean, hard = false, reason = ""): CaseResult => ({ id, pass, hard, reason, wallMs: 1234 });
+
+const run = (over: Partial<EvalRun> = {}): EvalRun => ({
+  id: "evalrun_1",
+  suite: "ask-core",
+  suiteVersion: 1,
+  capability: "ask",
+  prompt: "ask",
+  promptVersion: 3,
+  modelPin: "qwen",
+  modelVersion: "sha256:abc",
+  startedBy: "ava",
+  startedAt: "2025-03-01T10:00:00Z",
+  finishedAt: "2025-03-01T10:04:30Z",
+  outcome: "failed",
+  passed: 7,
+  total: 8,
+  hardFailures: 1,
+  floor: 0.8,
+  p50Ms: 1530,
+  promptTokens: 10000,
+  completionTokens: 2345,
+  cost: 0.00123,
+  cases: [result("a1", true), result("a2", false, false, "wrong filter"), result("a3", false, true, "reads a field it may not")],
+  ...over,
+});
+
+describe("the run candidate", () => {
+  it("defaults to the active version on the current model", () => {
+    const cap = { versions: [version(1), version(2, true), version(3)], model: "qwen" };
+    expect(activeVersion(cap)).toBe(2);
+    expect(defaultCandidate(cap, ["llama", "qwen"])).toEqual({ promptVersion: 2, modelPin: "qwen" });
+  });
+
+  it("takes the newest version without an active one, and the first pin without a model", () => {
+    const cap = { versions: [version(1), version(2)] };
+    expect(defaultCandidate(cap, ["llama", "qwen"])).toEqual({ promptVersion: 2, modelPin: "llama" });
+    expect(defaultCandidate({ versions: [] }, [])).toEqual({ promptVersion: null, modelPin: null });
+  });
+});
+
+describe("a run's figures", () => {
+  it("reads as the history shows it", () => {
+    expect(runFigures(run())).toEqual({
+      when: "2025-03-01 10:04",
+      version: "v3",
+      model: "qwen",
+      outcome: "failed",
+      passed: "7/8 (88 %)",
+      hardFailures: 1,
+      p50: "1.5 s",
+      tokens: "12,345",
+      cost: "0.0012",
+    });
+  });
+
+  it("shows an empty run without dividing by nothing", () => {
+    const f = runFigures(run({ passed: 0, total: 0, cost: 0, p50Ms: 0, promptTokens: 0, completionTokens: 0, outcome: "cancelled", cases: [] }));
+    expect([f.passed, f.cost, f.p50, f.tokens, f.outcome]).toEqual(["0/0 (—)", "0", "0.0 s", "0", "cancelled"]);
+  });
+
+  it("formats shares, floors, costs and times", () => {
+    expect(percent(1, 3)).toBe("33 %");
+    expect(floorText(0.8)).toBe("80 %");
+    expect(costText(1.5)).toBe("1.50");
+    expect(costText(0.005)).toBe("0.0050");
+    expect(when("2025-03-01T10:04:30Z")).toBe("2025-03-01 10:04");
+  });
+
+  it("lists the failing cases, hard ones first", () => {
+    expect(failingCases(run()).map((c) => c.id)).toEqual(["a3", "a2"]);
+    expect(failingCases(run({ cases: [result("a1", true)] }))).toEqual([]);
+  });
+
+  it("counts a suite's cases and hard cases", () => {
+    const cases = [
+      { id: "a", user: "ava", hard: true, asks: "q" },
+      { id: "b", user: "ava", hard: false, asks: "q" },
+      { id: "c", user: "ben", hard: true, asks: "q" },
+    ];
+    expect(caseCounts({ cases })).toEqual({ cases: 3, hard: 2 });
+  });
+});
+
+describe("the live progress", () => {
+  it("says PASS or FAIL for each judged case, with why it failed", () => {
+    expect(progressLine({ result: result("a1", true, false, "checked the filter") })).toBe("PASS a1 · 1.2 s");
+    expect(progressLine({ result: result("a3", false, true, "reads a field it may not") })).toBe("FAIL a3 (hard) · 1.2 s — reads a field it may not");
+  });
+});
+
+describe("the gate's refusal", () => {
+  it("lists the failing cases of an eval.gate error", () => {
+    const refusal = gateRefusal({
+      code: "eval.gate",
+      fault: "admin",
+      message: "activate prompt ask version 3: suite `ask-core` failed",
+      retriable: false,
+      details: [
+        { path: "a2", message: "wrong filter" },
+        { path: "a3", message: "hard assertion: reads a field it may not" },
+      ],
+    });
+    expect(refusal).toEqual({
+      message: "activate prompt ask version 3: suite `ask-core` failed",
+      cases: [
+        { id: "a2", why: "wrong filter", hard: false },
+        { id: "a3", why: "reads a field it may not", hard: true },
+      ],
+    });
+  });
+
+  it("has no cases when there is no run, and is nothing for another error", () => {
+    expect(gateRefusal({ code: "eval.gate", fault: "admin", message: "no run", retriable: false })).toEqual({ message: "no run", cases: [] });
+    expect(gateRefusal({ code: "permission", fault: "user", message: "no", retriable: false })).toBeNull();
+  });
+
+  it("names how a decision was let through", () => {
+    expect(decisionBasis({ overridden: false, runId: "evalrun_7" })).toBe("evalrun_7");
+    expect(decisionBasis({ overridden: true, reason: "hotfix for a customer", runId: "evalrun_8" })).toBe("overridden: hotfix for a customer");
+  });
+});
+
+describe("choosing versions to compare", () => {
+  it("keeps at most two, older first in the diff", () => {
+    let chosen = toggleChoice([], 3);
+    expect(diffPair(chosen)).toBeNull();
+    chosen = toggleChoice(chosen, 1);
+    expect(diffPair(chosen)).toEqual([1, 3]);
+    chosen = toggleChoice(chosen, 2);
+    expect(chosen).toEqual([1, 2]);
+    chosen = toggleChoice(chosen, 1);
+    expect(chosen).toEqual([2]);
+  });
+
+  it("holds the workspace's only pin as the empty choice", () => {
+    expect(pinChoice(undefined)).toBe("");
+    expect(pinOfChoice("")).toBeNull();
+    expect(pinOfChoice(pinChoice("qwen"))).toBe("qwen");
+  });
+});
