@@ -734,6 +734,43 @@ test("studio: a prompt version that breaks the Ask suite is refused activation w
   );
 });
 
+test("activity: the calls so far with filters, a call's prompt and output, spend by day", async () => {
+  // ava (ai.manage) sees everyone's calls: the Ask, Extract and Summarize calls of this run.
+  await el("nav-activity").click();
+  await el("activity-table").waitForDisplayed({ timeout: 15000 });
+  const rows = async () => (await browser.$$(tid("activity-row"))).length;
+  assert.ok((await rows()) >= 5, `calls listed: ${await rows()}`);
+  await el("activity-spend").waitForDisplayed();
+  assert.ok(await el("activity-chart-capability").isExisting());
+  assert.ok(await el("activity-chart-user").isExisting(), "ava sees spend by user");
+  assert.match(await el("activity-totals").getText(), /\d/);
+  await shot("25-activity");
+  // Only Extract's calls; one opens its prompt, raw output and the proposal it made.
+  await el("activity-filter-capability").selectByAttribute("value", "extract");
+  await browser.waitUntil(
+    async () =>
+      browser.execute(() =>
+        [...document.querySelectorAll('[data-testid="activity-row"]')].every((r) => r.textContent.includes("extract")),
+      ),
+    { timeout: 10000, timeoutMsg: "the capability filter did not apply" },
+  );
+  await browser.$(tid("activity-row")).click();
+  await el("activity-detail").waitForDisplayed();
+  assert.match(await el("activity-prompt").getText(), /document/i);
+  await shot("26-activity-detail");
+  if (await el("activity-open-proposal").isExisting()) {
+    await el("activity-open-proposal").click();
+    await el("proposal-review").waitForDisplayed();
+  }
+  // Cara sees only her own calls.
+  await el("user-switcher").selectByAttribute("value", "cara");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
+  await el("nav-activity").click();
+  await el("activity-table").waitForDisplayed();
+  assert.equal(await el("activity-filter-user").isExisting(), false, "no user filter for her own calls");
+  assert.equal(await el("activity-chart-user").isExisting(), false);
+});
+
 test("a new empty workspace opens with empty states", async () => {
   const path = join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "empty.countersign");
   await el("workspace-menu").click();
