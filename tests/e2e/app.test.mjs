@@ -754,11 +754,15 @@ test("activity: the calls so far with filters, a call's prompt and output, spend
       ),
     { timeout: 10000, timeoutMsg: "the capability filter did not apply" },
   );
-  await browser.$(tid("activity-row")).click();
+  const firstCell = browser.$(`${tid("activity-row")} td`);
+  await firstCell.scrollIntoView();
+  await firstCell.click();
   await el("activity-detail").waitForDisplayed();
+  await el("activity-detail").scrollIntoView();
   assert.match(await el("activity-prompt").getText(), /document/i);
   await shot("26-activity-detail");
   if (await el("activity-open-proposal").isExisting()) {
+    await el("activity-open-proposal").scrollIntoView();
     await el("activity-open-proposal").click();
     await el("proposal-review").waitForDisplayed();
   }
