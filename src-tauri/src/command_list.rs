@@ -52,6 +52,8 @@ macro_rules! with_app_commands {
             activity,
             trace_detail,
             set_trace_days,
+            save_binding,
+            user_rights,
         }
     };
 }

@@ -15,7 +15,7 @@ use countersign_kernel::metadata::definition::TermDef;
 use countersign_kernel::open::{self, Start};
 use countersign_kernel::proposals::{AutoApplyList, DiffPart, Proposal, ProposalReview};
 use countersign_kernel::records::csvio::{self, ExportResult, ImportMode, ImportOptions, ImportReport};
-use countersign_kernel::records::describe::{ObjectView, WorkspaceView};
+use countersign_kernel::records::describe::{ObjectView, UserRights, WorkspaceView};
 use countersign_kernel::records::query::ListView;
 use countersign_kernel::records::vocabulary::ObjectVocabulary;
 use countersign_kernel::{
@@ -405,6 +405,26 @@ pub async fn bind_model(
     override_reason: Option<String>,
 ) -> Result<CapabilityBinding> {
     desk.session(|s| s.bind_model(&capability, model_pin.as_deref(), override_reason.as_deref()))
+}
+
+/// Save a capability's whole binding (model, autonomy, scope, timeouts, output cap, budgets,
+/// limits) through the eval gate (ai.manage).
+#[tauri::command]
+pub async fn save_binding(
+    desk: State<'_, Desk>,
+    binding: CapabilityBinding,
+    override_reason: Option<String>,
+) -> Result<CapabilityBinding> {
+    desk.session(|s| {
+        s.bind_capability_with(&binding, override_reason.as_deref())?;
+        s.capability(&binding.key)
+    })
+}
+
+/// Every user's rights, read-only (the definition is where they change).
+#[tauri::command]
+pub async fn user_rights(desk: State<'_, Desk>) -> Result<Vec<UserRights>> {
+    desk.session(|s| s.user_rights())
 }
 
 /// Run a capability's eval suite against a prompt version and a model; each judged case is

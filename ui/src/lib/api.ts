@@ -36,6 +36,7 @@ import type { SuiteProgress } from "../bindings/SuiteProgress";
 import type { Activity } from "../bindings/Activity";
 import type { TraceEntry } from "../bindings/TraceEntry";
 import type { TraceFilter } from "../bindings/TraceFilter";
+import type { UserRights } from "../bindings/UserRights";
 
 /** A failed command: carries the kernel's typed error. */
 export class CommandError extends Error {
@@ -140,4 +141,8 @@ export const api = {
   activity: (filter: TraceFilter, since: string) => call<Activity>("activity", { filter, since }),
   traceDetail: (id: string) => call<TraceEntry>("trace_detail", { id }),
   setTraceDays: (days: number) => call<null>("set_trace_days", { days }),
+  /** A capability's whole binding, through the eval gate (a different model needs a passing run, or `overrideReason`). */
+  saveBinding: (binding: CapabilityBinding, overrideReason: string | null = null) =>
+    call<CapabilityBinding>("save_binding", { binding, overrideReason }),
+  userRights: () => call<UserRights[]>("user_rights"),
 };

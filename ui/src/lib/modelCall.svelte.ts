@@ -8,10 +8,17 @@ import type { Error as KernelError } from "../bindings/Error";
 /** What a call ends with: the answer, or the kernel's typed error (a cancelled call's code is "cancelled"). */
 export type Outcome<T> = { answer: T } | { failure: KernelError };
 
-/** The command that makes the call: one of api.ask, api.extract, api.summarize, given the call's id and progress. */
-export type Send<T> = (call: string, progress: Channel<AskProgress>) => Promise<T>;
+/**
+ * The command that makes the call, given the call's id and its progress channel: api.ask,
+ * api.extract, api.summarize (the model's progress), or api.runEvalSuite (a case at a time).
+ */
+export type Send<T, P = AskProgress> = (call: string, progress: Channel<P>) => Promise<T>;
 
-export class ModelCall<T> {
+/**
+ * A call with Cancel and its progress. The model's progress (`AskProgress`) is followed here;
+ * any other (`P`) goes to `onprogress`.
+ */
+export class ModelCall<T, P = AskProgress> {
   /** Names the call for `cancel_model_call`. */
   readonly id: string;
   running = $state(true);
@@ -27,9 +34,9 @@ export class ModelCall<T> {
   readonly outcome: Promise<Outcome<T>>;
 
   /** Start a call; `kind` begins its id. */
-  constructor(kind: string, send: Send<T>) {
+  constructor(kind: string, send: Send<T, P>, onprogress?: (p: P) => void) {
     this.id = `${kind}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
-    this.outcome = this.run(send);
+    this.outcome = this.run(send, onprogress ?? ((p) => this.advance(p as AskProgress)));
   }
 
   /** Ask the kernel to stop the call; it then ends with the "cancelled" error. Nothing once it has ended. */
@@ -37,9 +44,9 @@ export class ModelCall<T> {
     if (this.running) await api.cancelCall(this.id);
   }
 
-  private async run(send: Send<T>): Promise<Outcome<T>> {
-    const progress = new Channel<AskProgress>();
-    progress.onmessage = (p) => this.advance(p);
+  private async run(send: Send<T, P>, onprogress: (p: P) => void): Promise<Outcome<T>> {
+    const progress = new Channel<P>();
+    progress.onmessage = onprogress;
     const started = Date.now();
     const timer = setInterval(() => (this.elapsed = Math.round((Date.now() - started) / 100) / 10), 100);
     try {

@@ -7,7 +7,8 @@ import type { EvalRun } from "../bindings/EvalRun";
 import type { GateDecision } from "../bindings/GateDecision";
 import type { PromptVersion } from "../bindings/PromptVersion";
 import type { StudioCapability } from "../bindings/StudioCapability";
-import type { SuiteOutline } from "../bindings/SuiteOutline";
+import type { Suite } from "../bindings/Suite";
+import type { CaseOutline } from "../bindings/CaseOutline";
 import type { SuiteProgress } from "../bindings/SuiteProgress";
 
 /** A version's number (the generated type says bigint; over IPC it is a JSON number). */
@@ -81,7 +82,7 @@ export function failingCases(run: Pick<EvalRun, "cases">): CaseResult[] {
 }
 
 /** A suite's size: its cases and how many of them are hard. */
-export function caseCounts(suite: Pick<SuiteOutline, "cases">): { cases: number; hard: number } {
+export function caseCounts(suite: Pick<Suite<CaseOutline>, "cases">): { cases: number; hard: number } {
   return { cases: suite.cases.length, hard: suite.cases.filter((c) => c.hard).length };
 }
 

@@ -50,10 +50,11 @@ pub struct SuiteCase {
     pub hard: bool,
 }
 
-/// One version of a suite.
+/// One version of a suite, with its cases (`SuiteCase`), or as the studio lists it
+/// (`CaseOutline`: what each case asks, without its documents).
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
-pub struct Suite {
+pub struct Suite<C: TS> {
     pub key: String,
     #[ts(type = "number")]
     pub version: i64,
@@ -61,24 +62,9 @@ pub struct Suite {
     pub fixture: String,
     /// The share of cases that must pass (0–1).
     pub floor: f64,
-    pub cases: Vec<SuiteCase>,
+    pub cases: Vec<C>,
     pub published_at: String,
     pub published_by: String,
-}
-
-/// A suite as the studio lists it: its cases by what they ask, without their documents.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct SuiteOutline {
-    pub key: String,
-    #[ts(type = "number")]
-    pub version: i64,
-    pub capability: String,
-    pub fixture: String,
-    pub floor: f64,
-    pub published_at: String,
-    pub published_by: String,
-    pub cases: Vec<CaseOutline>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
@@ -91,9 +77,9 @@ pub struct CaseOutline {
     pub asks: String,
 }
 
-impl Suite {
-    pub fn outline(&self) -> SuiteOutline {
-        SuiteOutline {
+impl Suite<SuiteCase> {
+    pub fn outline(&self) -> Suite<CaseOutline> {
+        Suite {
             key: self.key.clone(),
             version: self.version,
             capability: self.capability.clone(),
@@ -300,7 +286,7 @@ pub fn seed(ws: &Workspace) -> Result<()> {
     Ok(())
 }
 
-fn suite_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Suite, String)> {
+fn suite_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Suite<SuiteCase>, String)> {
     Ok((
         Suite {
             key: r.get(0)?,
@@ -328,7 +314,7 @@ fn may_author(s: &Session<'_>) -> Result<()> {
 
 impl Session<'_> {
     /// The latest version of every suite (cases included).
-    pub fn suites(&self) -> Result<Vec<Suite>> {
+    pub fn suites(&self) -> Result<Vec<Suite<SuiteCase>>> {
         may_author(self)?;
         let mut stmt = self.ws.conn().prepare(&format!(
             "SELECT {SUITE_COLUMNS} FROM eval_suite s WHERE version = (SELECT max(version) FROM eval_suite WHERE key = s.key) ORDER BY key"
@@ -343,7 +329,7 @@ impl Session<'_> {
     }
 
     /// One version of a suite (`None`: the latest).
-    pub fn suite(&self, key: &str, version: Option<i64>) -> Result<Suite> {
+    pub fn suite(&self, key: &str, version: Option<i64>) -> Result<Suite<SuiteCase>> {
         may_author(self)?;
         let found = self
             .ws
@@ -509,7 +495,7 @@ impl crate::ai::pipeline::drive::Sessions for AsUser<'_> {
 
 /// What a run needs from the workspace, read before it starts.
 struct Plan {
-    suite: Suite,
+    suite: Suite<SuiteCase>,
     binding: crate::ai::pipeline::CapabilityBinding,
     version: crate::ai::pipeline::PromptVersion,
     model: ModelChoice,
@@ -863,7 +849,7 @@ pub struct StudioCapability {
     pub model: Option<String>,
     pub versions: Vec<crate::ai::pipeline::PromptVersion>,
     #[ts(optional)]
-    pub suite: Option<SuiteOutline>,
+    pub suite: Option<Suite<CaseOutline>>,
     pub runs: Vec<EvalRun>,
 }
 

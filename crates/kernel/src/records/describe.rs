@@ -261,3 +261,87 @@ impl ObjectMeta {
         self.fields().iter().filter(|f| f.target.as_deref() == Some(parent.key())).count() > 1
     }
 }
+
+/// What one user can see and do, for the administrators' read-only view (the rights are edited
+/// in the workspace definition).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct UserRights {
+    pub key: String,
+    pub name: String,
+    pub active: bool,
+    pub permission_sets: Vec<String>,
+    pub system_permissions: Vec<String>,
+    pub objects: Vec<ObjectRights>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectRights {
+    pub object: String,
+    pub label: String,
+    pub read: bool,
+    pub create: bool,
+    pub edit: bool,
+    pub delete: bool,
+    /// Every record, not only those shared with the user.
+    pub view_all: bool,
+    /// Fields the user cannot see (labels).
+    pub hidden_fields: Vec<String>,
+    /// Fields the user sees but cannot change (labels).
+    pub read_only_fields: Vec<String>,
+}
+
+impl Session<'_> {
+    /// Every user's rights: system permissions, and per object what they may do and which
+    /// fields are hidden from them or read-only. Needs `ai.manage` or `ai.author` (the studio).
+    pub fn user_rights(&self) -> Result<Vec<UserRights>> {
+        if !self.user().has_system_permission("ai.manage") && !self.user().has_system_permission("ai.author")
+        {
+            return Err(crate::error::Error::new(
+                crate::error::Code::Permission,
+                "the users' rights are shown to ai.manage or ai.author",
+            ));
+        }
+        let catalog = self.catalog();
+        let mut out = vec![];
+        for def in &catalog.definition.users {
+            let access = catalog.user(&def.key)?;
+            let objects = catalog
+                .objects()
+                .iter()
+                .map(|meta| {
+                    let a = access.object(meta.key()).cloned().unwrap_or_default();
+                    let labels = |level: FieldLevel| {
+                        meta.fields()
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| a.fields.get(*i).copied().unwrap_or(FieldLevel::None) == level)
+                            .map(|(_, f)| f.label.clone())
+                            .collect::<Vec<_>>()
+                    };
+                    ObjectRights {
+                        object: meta.key().to_string(),
+                        label: meta.def.plural_label.clone(),
+                        read: a.read,
+                        create: a.create,
+                        edit: a.edit,
+                        delete: a.delete,
+                        view_all: a.view_all,
+                        hidden_fields: if a.read { labels(FieldLevel::None) } else { vec![] },
+                        read_only_fields: if a.read { labels(FieldLevel::Read) } else { vec![] },
+                    }
+                })
+                .collect();
+            out.push(UserRights {
+                key: def.key.clone(),
+                name: def.name.clone(),
+                active: def.active,
+                permission_sets: def.permission_sets.clone(),
+                system_permissions: access.system_permissions.iter().cloned().collect(),
+                objects,
+            });
+        }
+        Ok(out)
+    }
+}

@@ -244,3 +244,21 @@ fn describe_shows_only_what_the_user_may_read() {
                 .all(|f| f.access == countersign_kernel::metadata::definition::FieldLevel::Read)
     );
 }
+
+#[test]
+fn the_users_rights_are_shown_read_only_to_those_who_run_the_ai_platform() {
+    let f = common::demo();
+    let ben = f.ws.session("ben").unwrap();
+    assert_eq!(ben.user_rights().unwrap_err().code, Code::Permission);
+    let rights = f.ws.session("ava").unwrap().user_rights().unwrap();
+    let of = |user: &str| rights.iter().find(|u| u.key == user).unwrap();
+    assert!(of("ava").system_permissions.iter().any(|p| p == "ai.manage"));
+    let ben_accounts = of("ben").objects.iter().find(|o| o.object == "account").unwrap();
+    assert!(ben_accounts.read);
+    assert!(
+        ben_accounts.hidden_fields.iter().any(|f| f == "Credit Limit"),
+        "{:?}",
+        ben_accounts.hidden_fields
+    );
+    assert!(!of("dan").system_permissions.iter().any(|p| p == "ai.use"));
+}

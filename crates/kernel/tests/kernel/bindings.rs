@@ -43,6 +43,7 @@ fn export(dir: &Path) {
     countersign_kernel::proposals::DiffPart::export_all_to(dir).unwrap();
     countersign_kernel::ai::pipeline::Activity::export_all_to(dir).unwrap();
     countersign_kernel::ai::pipeline::TraceFilter::export_all_to(dir).unwrap();
+    countersign_kernel::records::describe::UserRights::export_all_to(dir).unwrap();
 }
 
 fn files(dir: &Path) -> BTreeMap<PathBuf, String> {
