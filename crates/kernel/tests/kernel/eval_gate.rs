@@ -171,6 +171,13 @@ fn a_different_model_is_bound_only_after_a_passing_run_and_a_cancelled_run_never
     assert_eq!(ok.outcome, "passed");
     ava.bind_capability(&binding).unwrap();
     assert_eq!(ava.capability("ask").unwrap().model_pin.as_deref(), Some("large"));
+    // A binding may name the suite that gates it, but only one that exists for it.
+    let mut named = ava.capability("ask").unwrap();
+    named.settings.eval_suite = Some("ask-typo".into());
+    let e = ava.bind_capability(&named).unwrap_err();
+    assert_eq!((e.code, e.field.as_deref()), (Code::InvalidValue, Some("evalSuite")));
+    named.settings.eval_suite = Some("ask-mini".into());
+    ava.bind_capability(&named).unwrap();
     // Only ai.author or ai.manage see suites and runs.
     let ben = f.ws.session("ben").unwrap();
     assert_eq!(ben.eval_runs(None).unwrap_err().code, Code::Permission);

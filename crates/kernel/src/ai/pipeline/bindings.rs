@@ -286,6 +286,22 @@ impl Session<'_> {
             self.model_pin(pin)?;
         }
         let versions = self.prompt_versions(&binding.prompt)?;
+        // A suite named for the gate must exist for this capability: a misspelt one would
+        // leave the capability ungated.
+        if let Some(suite) = &binding.settings.eval_suite {
+            let known: bool = self.ws.conn().query_row(
+                "SELECT EXISTS (SELECT 1 FROM eval_suite WHERE key = ?1 AND capability = ?2)",
+                params![suite, binding.key],
+                |r| r.get(0),
+            )?;
+            if !known {
+                return Err(Error::on_field(
+                    Code::InvalidValue,
+                    "evalSuite",
+                    format!("no eval suite `{suite}` for {}", binding.key),
+                ));
+            }
+        }
         let was = self.effective_pin(&before)?.map(|p| p.key);
         let will = self.effective_pin(binding)?;
         let tx = self.begin_write()?;
