@@ -732,6 +732,13 @@ test("studio: a prompt version that breaks the Ask suite is refused activation w
       ),
     { timeout: 10000, timeoutMsg: "the shipped version is not active again" },
   );
+  // The binding's settings and the users' rights (read-only) are on the same screen.
+  await el("studio-binding-ask").scrollIntoView();
+  assert.ok(await el("studio-binding-ask-maxOutputTokens").isExisting());
+  await shot("27-studio-binding");
+  await el("studio-users").scrollIntoView();
+  assert.match(await el("studio-user-ben").getText(), /Ben/);
+  await shot("28-studio-users");
 });
 
 test("activity: the calls so far with filters, a call's prompt and output, spend by day", async () => {

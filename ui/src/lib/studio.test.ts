@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
   activeVersion,
+  bindingErrors,
+  bindingForm,
+  bindingOfForm,
+  bindingSummary,
   caseCounts,
   costText,
   decisionBasis,
@@ -14,9 +18,11 @@ import {
   pinOfChoice,
   progressLine,
   runFigures,
+  shareText,
   toggleChoice,
   when,
 } from "./studio";
+import type { CapabilityBinding } from "../bindings/CapabilityBinding";
 import type { CaseResult } from "../bindings/CaseResult";
 import type { EvalRun } from "../bindings/EvalRun";
 import type { PromptVersion } from "../bindings/PromptVersion";
@@ -164,5 +170,153 @@ describe("choosing versions to compare", () => {
     expect(pinChoice(undefined)).toBe("");
     expect(pinOfChoice("")).toBeNull();
     expect(pinOfChoice(pinChoice("qwen"))).toBe("qwen");
+  });
+});
+
+describe("the binding form", () => {
+  const binding = (over: Partial<CapabilityBinding["settings"]> = {}): CapabilityBinding => ({
+    key: "ask",
+    prompt: "ask",
+    modelPin: "qwen",
+    requiredPermission: "ai.use",
+    autonomy: "propose",
+    settings: {
+      timeoutMs: 120000,
+      connectTimeoutMs: 3000,
+      maxOutputTokens: 200,
+      projectionTokens: 2000,
+      budget: { perInvocation: 0.05, perUserPerDay: 2, workspacePerMonth: 150.5, warnAt: 0.8 },
+      rate: { concurrency: 2, perMinute: 30 },
+      objects: ["account", "contact"],
+      evalSuite: "ask-core",
+      ...over,
+    },
+  });
+
+  it("shows a binding as text, the warning share as a percentage", () => {
+    expect(bindingForm(binding())).toEqual({
+      autonomy: "propose",
+      objects: "account, contact",
+      timeoutMs: "120000",
+      connectTimeoutMs: "3000",
+      maxOutputTokens: "200",
+      projectionTokens: "2000",
+      concurrency: "2",
+      perMinute: "30",
+      perInvocation: "0.05",
+      perUserPerDay: "2",
+      workspacePerMonth: "150.5",
+      warnAt: "80",
+      evalSuite: "ask-core",
+    });
+    expect(shareText(0.07)).toBe("7");
+    expect(shareText(0.125)).toBe("12.5");
+  });
+
+  it("round-trips a binding", () => {
+    const b = binding();
+    expect(bindingOfForm(bindingForm(b), b, "qwen")).toEqual({ binding: b });
+    const bare = binding({ budget: { warnAt: 0.07 }, objects: undefined, evalSuite: undefined });
+    delete bare.settings.objects;
+    delete bare.settings.evalSuite;
+    expect(bindingOfForm(bindingForm(bare), bare, "qwen")).toEqual({ binding: bare });
+  });
+
+  it("reads the kernel's nulls as blanks", () => {
+    const b = binding({ budget: { perInvocation: null, warnAt: 0.5 }, objects: null, evalSuite: null } as unknown as Partial<CapabilityBinding["settings"]>);
+    const form = bindingForm(b);
+    expect([form.objects, form.perInvocation, form.perUserPerDay, form.evalSuite, form.warnAt]).toEqual(["", "", "", "", "50"]);
+  });
+
+  it("turns blanks into unset options (None), and keeps the model pin it is given", () => {
+    const b = binding();
+    const form = { ...bindingForm(b), objects: " , ", perInvocation: "", perUserPerDay: " ", workspacePerMonth: "", evalSuite: "  " };
+    const out = bindingOfForm(form, b, null).binding!;
+    expect(out.modelPin ?? null).toBeNull();
+    expect(out.settings.objects ?? null).toBeNull();
+    expect(out.settings.evalSuite ?? null).toBeNull();
+    expect(out.settings.budget).toEqual({ warnAt: 0.8 });
+    // An unset option is left out: over IPC the kernel reads it as None.
+    expect(JSON.parse(JSON.stringify(out.settings))).not.toHaveProperty("objects");
+    expect(Object.keys(out)).not.toContain("modelPin");
+  });
+
+  it("changes what the form changes: autonomy, scope, figures, model", () => {
+    const b = binding();
+    const form = { ...bindingForm(b), autonomy: "auto_apply" as const, objects: "deal,  account, deal", timeoutMs: " 60000 ", warnAt: "95", perInvocation: "0" };
+    const out = bindingOfForm(form, b, "llama").binding!;
+    expect(out.autonomy).toBe("auto_apply");
+    expect(out.modelPin).toBe("llama");
+    expect(out.settings.objects).toEqual(["deal", "account"]);
+    expect(out.settings.timeoutMs).toBe(60000);
+    expect(out.settings.budget.warnAt).toBe(0.95);
+    expect(out.settings.budget.perInvocation).toBe(0);
+    expect([out.key, out.prompt, out.requiredPermission]).toEqual(["ask", "ask", "ai.use"]);
+  });
+
+  it("refuses invalid numbers, naming each field", () => {
+    const b = binding();
+    const form = {
+      ...bindingForm(b),
+      timeoutMs: "1.5",
+      connectTimeoutMs: "0",
+      maxOutputTokens: "",
+      projectionTokens: "-3",
+      concurrency: "two",
+      perMinute: "99999999999",
+      perInvocation: "-1",
+      perUserPerDay: "abc",
+      workspacePerMonth: "1e3",
+      warnAt: "120",
+    };
+    const { binding: out, errors } = bindingOfForm(form, b, "qwen");
+    expect(out).toBeUndefined();
+    expect(Object.keys(errors ?? {}).sort()).toEqual(
+      ["timeoutMs", "connectTimeoutMs", "maxOutputTokens", "projectionTokens", "concurrency", "perMinute", "perInvocation", "perUserPerDay", "workspacePerMonth", "warnAt"].sort(),
+    );
+    expect(errors?.timeoutMs).toMatch(/whole number/);
+    expect(errors?.perMinute).toMatch(/at most/);
+    expect(errors?.warnAt).toMatch(/0 to 100/);
+    expect(bindingOfForm({ ...bindingForm(b), warnAt: "" }, b, null).errors).toEqual({ warnAt: expect.stringMatching(/Required/) });
+    expect(bindingOfForm({ ...bindingForm(b), autonomy: "yolo" as never }, b, null).errors).toHaveProperty("autonomy");
+  });
+
+  it("accepts the edges: 0 % and 100 %, the largest u32", () => {
+    const b = binding();
+    expect(bindingOfForm({ ...bindingForm(b), warnAt: "0" }, b, null).binding?.settings.budget.warnAt).toBe(0);
+    expect(bindingOfForm({ ...bindingForm(b), warnAt: "100" }, b, null).binding?.settings.budget.warnAt).toBe(1);
+    expect(bindingOfForm({ ...bindingForm(b), concurrency: "4294967295" }, b, null).binding?.settings.rate.concurrency).toBe(4294967295);
+    expect(bindingOfForm({ ...bindingForm(b), concurrency: "4294967296" }, b, null).errors).toHaveProperty("concurrency");
+  });
+
+  it("puts a kernel error on its field, or in the banner", () => {
+    expect(bindingErrors({ code: "record.invalid_value", fault: "user", message: "no eval suite `x` for ask", field: "evalSuite", retriable: false })).toEqual({
+      fields: { evalSuite: "no eval suite `x` for ask" },
+      banner: null,
+    });
+    expect(
+      bindingErrors({
+        code: "definition.invalid",
+        fault: "user",
+        message: "bad settings",
+        retriable: false,
+        details: [
+          { path: "/settings/rate/perMinute", message: "too many" },
+          { path: "settings.budget.warnAt", message: "not a share" },
+          { path: "/somewhere/else", message: "ignored" },
+        ],
+      }).fields,
+    ).toEqual({ perMinute: "too many", warnAt: "not a share" });
+    expect(bindingErrors({ code: "permission", fault: "user", message: "needs ai.manage", retriable: false })).toEqual({ fields: {}, banner: "needs ai.manage" });
+  });
+
+  it("sums a binding up in words", () => {
+    const b = binding({ objects: undefined, evalSuite: undefined, budget: { warnAt: 0.8 } });
+    const words = Object.fromEntries(bindingSummary(b).map((r) => [r.label, r.value]));
+    expect(words["Objects in scope"]).toBe("every object the user can read");
+    expect(words["Budgets"]).toBe("per call no ceiling · per user per day no ceiling · workspace per month no ceiling");
+    expect(words["Warn at"]).toBe("80 % of a ceiling");
+    expect(words["Eval suite"]).toBe("the most recently published suite");
+    expect(words["Timeout"]).toBe("120,000 ms (connect 3,000 ms)");
   });
 });

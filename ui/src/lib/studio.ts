@@ -1,6 +1,11 @@
 // The AI studio's pure logic (tested in studio.test.ts): a run's figures as the history shows
 // them, the default candidate of a suite run, the eval gate's refusal as a list of failing
-// cases, and the two versions a prompt diff compares.
+// cases, the two versions a prompt diff compares, and a capability's binding as a form and back.
+import { bannerText } from "./errors";
+import type { Autonomy } from "../bindings/Autonomy";
+import type { Budget } from "../bindings/Budget";
+import type { CapabilityBinding } from "../bindings/CapabilityBinding";
+import type { CapabilitySettings } from "../bindings/CapabilitySettings";
 import type { CaseResult } from "../bindings/CaseResult";
 import type { Error as KernelError } from "../bindings/Error";
 import type { EvalRun } from "../bindings/EvalRun";
@@ -139,3 +144,195 @@ export const pinOfChoice = (choice: string): string | null => (choice === "" ? n
 
 /** A fresh id for a model call (`cancel_model_call` names it). */
 export const callId = (kind: string): string => `${kind}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+
+// ——— The binding editor: a capability's binding as a form of strings, and back (validated).
+
+/** The binding form's fields, in the order the form shows them (and the names of its inputs). */
+export const BINDING_FIELDS = [
+  "autonomy",
+  "objects",
+  "timeoutMs",
+  "connectTimeoutMs",
+  "maxOutputTokens",
+  "projectionTokens",
+  "concurrency",
+  "perMinute",
+  "perInvocation",
+  "perUserPerDay",
+  "workspacePerMonth",
+  "warnAt",
+  "evalSuite",
+] as const;
+export type BindingField = (typeof BINDING_FIELDS)[number];
+
+/** A binding as the form holds it: text as typed, except the autonomy (a select). */
+export type BindingForm = { autonomy: Autonomy } & { [F in Exclude<BindingField, "autonomy">]: string };
+/** A problem per field, as the form shows it by the field. */
+export type BindingErrors = Partial<{ [F in BindingField]: string }>;
+
+export const AUTONOMIES: readonly { value: Autonomy; label: string }[] = [
+  { value: "read_only", label: "Read only — proposes nothing" },
+  { value: "propose", label: "Propose — every proposal waits for review" },
+  { value: "auto_apply", label: "Auto-apply — allowlisted fields apply as the user's save" },
+];
+
+/** A share (0–1) as the percentage the form shows (`0.8` → `80`, `0.07` → `7`). */
+export const shareText = (share: number): string => String(Number((share * 100).toFixed(6)));
+
+const amountText = (n: number | null | undefined): string => (n === null || n === undefined ? "" : String(n));
+
+/** The form of a binding. The kernel sends an unset option as null (or leaves it out): both read as blank. */
+export function bindingForm(b: CapabilityBinding): BindingForm {
+  const s = b.settings;
+  return {
+    autonomy: b.autonomy,
+    objects: (s.objects ?? []).join(", "),
+    timeoutMs: String(s.timeoutMs),
+    connectTimeoutMs: String(s.connectTimeoutMs),
+    maxOutputTokens: String(s.maxOutputTokens),
+    projectionTokens: String(s.projectionTokens),
+    concurrency: String(s.rate.concurrency),
+    perMinute: String(s.rate.perMinute),
+    perInvocation: amountText(s.budget.perInvocation),
+    perUserPerDay: amountText(s.budget.perUserPerDay),
+    workspacePerMonth: amountText(s.budget.workspacePerMonth),
+    warnAt: shareText(s.budget.warnAt),
+    evalSuite: s.evalSuite ?? "",
+  };
+}
+
+const U32_MAX = 4_294_967_295;
+
+/** A positive whole number up to `max`, or the problem with it. */
+function positiveInteger(text: string, max: number): number | string {
+  const t = text.trim();
+  if (t === "") return "Required: a whole number above 0.";
+  if (!/^\d+$/.test(t)) return "Must be a whole number above 0.";
+  const n = Number(t);
+  if (n < 1) return "Must be a whole number above 0.";
+  if (n > max) return `Must be at most ${max.toLocaleString("en-US")}.`;
+  return n;
+}
+
+const DECIMAL = /^(\d+(\.\d*)?|\.\d+)$/;
+
+/** An amount (0 or more), null when blank (no ceiling), or the problem with it. */
+function ceiling(text: string): number | null | string {
+  const t = text.trim();
+  if (t === "") return null;
+  if (!DECIMAL.test(t) || !Number.isFinite(Number(t))) return "Must be an amount of 0 or more, or blank for no ceiling.";
+  return Number(t);
+}
+
+/** A percentage 0–100 as a share 0–1, or the problem with it. */
+function share(text: string): number | string {
+  const t = text.trim();
+  if (t === "") return "Required: a percentage from 0 to 100.";
+  const n = Number(t);
+  if (!DECIMAL.test(t) || n > 100) return "Must be a percentage from 0 to 100.";
+  return n / 100;
+}
+
+/** The object keys of a comma-separated list: trimmed, without blanks or repeats. */
+export function objectKeys(text: string): string[] {
+  return [...new Set(text.split(",").map((k) => k.trim()).filter((k) => k !== ""))];
+}
+
+/**
+ * The binding a form describes, on top of `current` (its key, prompt and required permission
+ * are kept) with `modelPin` (null: the workspace's only pin) — or the problems by field.
+ * A blank scope, ceiling or suite is an unset option (None): left out of the binding, which the
+ * kernel reads as null.
+ */
+export function bindingOfForm(
+  form: BindingForm,
+  current: CapabilityBinding,
+  modelPin: string | null,
+): { binding: CapabilityBinding; errors?: undefined } | { binding?: undefined; errors: BindingErrors } {
+  const errors: BindingErrors = {};
+  const int = (f: "timeoutMs" | "connectTimeoutMs" | "maxOutputTokens" | "projectionTokens" | "concurrency" | "perMinute", max: number): number => {
+    const v = positiveInteger(form[f], max);
+    if (typeof v === "string") errors[f] = v;
+    return typeof v === "number" ? v : 0;
+  };
+  const amount = (f: "perInvocation" | "perUserPerDay" | "workspacePerMonth"): number | null => {
+    const v = ceiling(form[f]);
+    if (typeof v === "string") errors[f] = v;
+    return typeof v === "number" ? v : null;
+  };
+  if (!AUTONOMIES.some((a) => a.value === form.autonomy)) errors.autonomy = "Choose read only, propose or auto-apply.";
+  const timeoutMs = int("timeoutMs", Number.MAX_SAFE_INTEGER);
+  const connectTimeoutMs = int("connectTimeoutMs", U32_MAX);
+  const maxOutputTokens = int("maxOutputTokens", U32_MAX);
+  const projectionTokens = int("projectionTokens", Number.MAX_SAFE_INTEGER);
+  const concurrency = int("concurrency", U32_MAX);
+  const perMinute = int("perMinute", U32_MAX);
+  const perInvocation = amount("perInvocation");
+  const perUserPerDay = amount("perUserPerDay");
+  const workspacePerMonth = amount("workspacePerMonth");
+  const warn = share(form.warnAt);
+  if (typeof warn === "string") errors.warnAt = warn;
+  if (Object.keys(errors).length) return { errors };
+
+  const objects = objectKeys(form.objects);
+  const evalSuite = form.evalSuite.trim();
+  const budget: Budget = { warnAt: warn as number };
+  if (perInvocation !== null) budget.perInvocation = perInvocation;
+  if (perUserPerDay !== null) budget.perUserPerDay = perUserPerDay;
+  if (workspacePerMonth !== null) budget.workspacePerMonth = workspacePerMonth;
+  const settings: CapabilitySettings = {
+    timeoutMs,
+    connectTimeoutMs,
+    maxOutputTokens,
+    projectionTokens,
+    budget,
+    rate: { concurrency, perMinute },
+  };
+  if (objects.length) settings.objects = objects;
+  if (evalSuite) settings.evalSuite = evalSuite;
+  const binding: CapabilityBinding = {
+    key: current.key,
+    prompt: current.prompt,
+    requiredPermission: current.requiredPermission,
+    autonomy: form.autonomy,
+    settings,
+  };
+  if (modelPin !== null) binding.modelPin = modelPin;
+  return { binding };
+}
+
+/** Where a kernel error goes on the binding form: `field` or a detail's path naming a field (its last segment), else a banner. */
+export function bindingErrors(e: KernelError): { fields: BindingErrors; banner: string | null } {
+  const fields: BindingErrors = {};
+  const fieldOf = (path: string): BindingField | null => {
+    const last = path.split(/[/.]/).filter(Boolean).pop() ?? "";
+    return (BINDING_FIELDS as readonly string[]).includes(last) ? (last as BindingField) : null;
+  };
+  const own = e.field ? fieldOf(e.field) : null;
+  if (own) fields[own] = e.message;
+  for (const d of e.details ?? []) {
+    const f = fieldOf(d.path);
+    if (f && !fields[f]) fields[f] = d.message;
+  }
+  return { fields, banner: Object.keys(fields).length ? null : bannerText(e) };
+}
+
+/** A binding in words, for those who may not change it. */
+export function bindingSummary(b: CapabilityBinding): { label: string; value: string }[] {
+  const s = b.settings;
+  const money = (n: number | null | undefined) => (n === null || n === undefined ? "no ceiling" : String(n));
+  return [
+    { label: "Autonomy", value: AUTONOMIES.find((a) => a.value === b.autonomy)?.label ?? b.autonomy },
+    { label: "Objects in scope", value: s.objects?.length ? s.objects.join(", ") : "every object the user can read" },
+    { label: "Timeout", value: `${s.timeoutMs.toLocaleString("en-US")} ms (connect ${s.connectTimeoutMs.toLocaleString("en-US")} ms)` },
+    { label: "Max output tokens", value: s.maxOutputTokens.toLocaleString("en-US") },
+    { label: "Projection tokens", value: s.projectionTokens.toLocaleString("en-US") },
+    { label: "Rate per user", value: `${s.rate.concurrency} at a time, ${s.rate.perMinute} a minute` },
+    {
+      label: "Budgets",
+      value: `per call ${money(s.budget.perInvocation)} · per user per day ${money(s.budget.perUserPerDay)} · workspace per month ${money(s.budget.workspacePerMonth)}`,
+    },
+    { label: "Warn at", value: `${shareText(s.budget.warnAt)} % of a ceiling` },
+    { label: "Eval suite", value: s.evalSuite ?? "the most recently published suite" },
+  ];
+}
