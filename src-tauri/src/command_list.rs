@@ -54,6 +54,7 @@ macro_rules! with_app_commands {
             set_trace_days,
             save_binding,
             user_rights,
+            model_fitness,
         }
     };
 }

@@ -9,7 +9,9 @@ use countersign_kernel::ai::pipeline::drive::{drive, Capability, Progress, Sessi
 use countersign_kernel::ai::pipeline::{Activity, CapabilityBinding, TraceEntry, TraceFilter};
 use countersign_kernel::ai::provider::{Cancel, Secret};
 use countersign_kernel::ai::summarize::{Summarize, SummaryAnswer};
-use countersign_kernel::eval::suites::{self, CaseResult, EvalRun, RunCandidate, Studio, SuiteProgress};
+use countersign_kernel::eval::suites::{
+    self, CaseResult, EvalRun, Fitness, FitnessProgress, RunCandidate, Studio, SuiteProgress,
+};
 use countersign_kernel::ingest;
 use countersign_kernel::metadata::definition::TermDef;
 use countersign_kernel::open::{self, Start};
@@ -405,6 +407,31 @@ pub async fn bind_model(
     override_reason: Option<String>,
 ) -> Result<CapabilityBinding> {
     desk.session(|s| s.bind_model(&capability, model_pin.as_deref(), override_reason.as_deref()))
+}
+
+/// The model fitness check: every suite on `model_pin`, beside the current model's runs; each
+/// judged case is sent over `progress`; `cancel_model_call(call)` stops it.
+#[tauri::command]
+pub async fn model_fitness(
+    desk: State<'_, Desk>,
+    calls: State<'_, ModelCalls>,
+    call: String,
+    model_pin: String,
+    progress: Channel<FitnessProgress>,
+) -> Result<Vec<Fitness>> {
+    let cancel = calls.token(&call)?;
+    let sessions = UserDesk::current(&desk)?;
+    let mut report = |suite: &str, result: &CaseResult, done: usize, total: usize| {
+        let _ = progress.send(FitnessProgress {
+            suite: suite.to_string(),
+            result: result.clone(),
+            done: done as u32,
+            total: total as u32,
+        });
+    };
+    let rows = suites::fitness(&sessions, &model_pin, &cancel, &mut report).await;
+    calls.forget(&call);
+    rows
 }
 
 /// Save a capability's whole binding (model, autonomy, scope, timeouts, output cap, budgets,

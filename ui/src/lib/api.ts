@@ -37,6 +37,8 @@ import type { Activity } from "../bindings/Activity";
 import type { TraceEntry } from "../bindings/TraceEntry";
 import type { TraceFilter } from "../bindings/TraceFilter";
 import type { UserRights } from "../bindings/UserRights";
+import type { Fitness } from "../bindings/Fitness";
+import type { FitnessProgress } from "../bindings/FitnessProgress";
 
 /** A failed command: carries the kernel's typed error. */
 export class CommandError extends Error {
@@ -145,4 +147,7 @@ export const api = {
   saveBinding: (binding: CapabilityBinding, overrideReason: string | null = null) =>
     call<CapabilityBinding>("save_binding", { binding, overrideReason }),
   userRights: () => call<UserRights[]>("user_rights"),
+  /** Every suite on `modelPin`, beside the current model's latest runs; `cancelCall(callId)` stops it. */
+  modelFitness: (callId: string, modelPin: string, progress: Channel<FitnessProgress>) =>
+    call<Fitness[]>("model_fitness", { call: callId, modelPin, progress }),
 };

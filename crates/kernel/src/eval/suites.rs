@@ -131,6 +131,16 @@ pub struct SuiteProgress {
     pub total: u32,
 }
 
+/// A fitness check's progress: the suite being run and its case just judged.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FitnessProgress {
+    pub suite: String,
+    pub result: CaseResult,
+    pub done: u32,
+    pub total: u32,
+}
+
 /// A stored run of a suite against a candidate.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
