@@ -739,6 +739,21 @@ test("studio: a prompt version that breaks the Ask suite is refused activation w
   await el("studio-users").scrollIntoView();
   assert.match(await el("studio-user-ben").getText(), /Ben/);
   await shot("28-studio-users");
+  // The fitness check of the pinned model: it starts on the first suite, and Cancel stops it
+  // with what it has (the suite in progress stored as cancelled).
+  await el("studio-fitness").scrollIntoView();
+  await el("studio-fitness-run").click();
+  await browser.waitUntil(async () => /PASS|FAIL/.test(await el("studio-fitness-progress").getText()), {
+    timeout: 120000,
+    timeoutMsg: "the fitness check judged no case",
+  });
+  await shot("29-studio-fitness-running");
+  await el("studio-fitness-cancel").click();
+  await el("studio-fitness-table").waitForDisplayed({ timeout: 60000 });
+  const outcomes = await browser.execute(() =>
+    [...document.querySelectorAll('[data-testid="studio-fitness-row"]')].map((r) => r.dataset.outcome),
+  );
+  assert.deepEqual(outcomes, ["cancelled"]);
 });
 
 test("activity: the calls so far with filters, a call's prompt and output, spend by day", async () => {

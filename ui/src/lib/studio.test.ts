@@ -11,6 +11,8 @@ import {
   defaultCandidate,
   diffPair,
   failingCases,
+  fitnessHeading,
+  fitnessRow,
   floorText,
   gateRefusal,
   percent,
@@ -119,6 +121,33 @@ describe("the live progress", () => {
   it("says PASS or FAIL for each judged case, with why it failed", () => {
     expect(progressLine({ result: result("a1", true, false, "checked the filter") })).toBe("PASS a1 · 1.2 s");
     expect(progressLine({ result: result("a3", false, true, "reads a field it may not") })).toBe("FAIL a3 (hard) · 1.2 s — reads a field it may not");
+  });
+});
+
+describe("the model fitness check", () => {
+  it("says which suite it is on and how far", () => {
+    expect(fitnessHeading({ suite: "ask-demo", done: 3, total: 26 })).toBe("suite ask-demo 3/26 …");
+  });
+
+  it("sets the candidate's figures beside the current model's", () => {
+    const row = fitnessRow({
+      capability: "ask",
+      suite: "ask-core",
+      candidate: run({ modelPin: "llama", outcome: "passed", passed: 8, total: 8, p50Ms: 2500 }),
+      current: run(),
+    });
+    expect(row).toEqual({
+      capability: "ask",
+      suite: "ask-core",
+      candidate: { model: "llama", outcome: "passed", passed: "8/8 (100 %)", p50: "2.5 s" },
+      current: { model: "qwen", outcome: "failed", passed: "7/8 (88 %)", p50: "1.5 s" },
+    });
+  });
+
+  it("has no current figures when the current model has no run of the suite", () => {
+    const row = fitnessRow({ capability: "extract", suite: "extract-core", candidate: run({ outcome: "cancelled", passed: 0, total: 0, p50Ms: 0 }) });
+    expect(row.current).toBeNull();
+    expect(row.candidate).toEqual({ model: "qwen", outcome: "cancelled", passed: "0/0 (—)", p50: "0.0 s" });
   });
 });
 

@@ -15,6 +15,8 @@ import type { StudioCapability } from "../bindings/StudioCapability";
 import type { Suite } from "../bindings/Suite";
 import type { CaseOutline } from "../bindings/CaseOutline";
 import type { SuiteProgress } from "../bindings/SuiteProgress";
+import type { Fitness } from "../bindings/Fitness";
+import type { FitnessProgress } from "../bindings/FitnessProgress";
 
 /** A version's number (the generated type says bigint; over IPC it is a JSON number). */
 export const versionOf = (v: Pick<PromptVersion, "version">): number => Number(v.version);
@@ -98,6 +100,25 @@ export function progressLine(p: Pick<SuiteProgress, "result">): string {
   const hard = r.hard ? " (hard)" : "";
   const why = !r.pass && r.reason ? ` — ${r.reason}` : "";
   return `${verdict} ${r.id}${hard} · ${seconds(r.wallMs)}${why}`;
+}
+
+/** Where a fitness check is: `suite ask-demo 3/26 …` (the suite in progress and its cases judged). */
+export function fitnessHeading(p: Pick<FitnessProgress, "suite" | "done" | "total">): string {
+  return `suite ${p.suite} ${p.done}/${p.total} …`;
+}
+
+/** A run's figures as the fitness table compares them. */
+export type FitnessSide = { model: string; outcome: string; passed: string; p50: string };
+
+/** One row of the fitness table: the candidate model's figures beside the current model's (null: no run yet). */
+export type FitnessRow = { capability: string; suite: string; candidate: FitnessSide; current: FitnessSide | null };
+
+export function fitnessRow(f: Fitness): FitnessRow {
+  const side = (r: EvalRun): FitnessSide => {
+    const fig = runFigures(r);
+    return { model: fig.model, outcome: fig.outcome, passed: fig.passed, p50: fig.p50 };
+  };
+  return { capability: f.capability, suite: f.suite, candidate: side(f.candidate), current: f.current ? side(f.current) : null };
 }
 
 /** A failing case as the gate names it. */
