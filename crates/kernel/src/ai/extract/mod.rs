@@ -218,24 +218,14 @@ fn spellings(f: &crate::metadata::definition::FieldDef, v: &Value) -> Vec<String
     out
 }
 
-/// Whether `text` states the value in one of its spellings.
-fn is_stated(text: &str, f: &crate::metadata::definition::FieldDef, v: &Value) -> bool {
-    let lower = text.to_lowercase();
-    spellings(f, v).iter().any(|s| {
-        let needle = s.to_lowercase();
-        !needle.is_empty()
-            && lower.len() == text.len()
-            && lower.match_indices(&needle).any(|(i, m)| on_word_boundaries(text, i, i + m.len(), &needle))
-    })
-}
-
-/// Where the document states the value: every occurrence of the first spelling that occurs.
-fn occurrences(doc: &Document, f: &crate::metadata::definition::FieldDef, v: &Value) -> Vec<(usize, usize)> {
+/// Where `text` (a document's) states the value: every occurrence of the first spelling that
+/// occurs.
+fn occurrences(text: &str, f: &crate::metadata::definition::FieldDef, v: &Value) -> Vec<(usize, usize)> {
     // Case-insensitive where lower-casing keeps the byte offsets (it does for most scripts);
     // case-sensitive otherwise.
-    let lower = doc.text.to_lowercase();
-    let fold = lower.len() == doc.text.len();
-    let haystack = if fold { lower.as_str() } else { doc.text.as_str() };
+    let lower = text.to_lowercase();
+    let fold = lower.len() == text.len();
+    let haystack = if fold { lower.as_str() } else { text };
     for s in spellings(f, v) {
         let needle = if fold { s.to_lowercase() } else { s };
         if needle.is_empty() {
@@ -244,7 +234,7 @@ fn occurrences(doc: &Document, f: &crate::metadata::definition::FieldDef, v: &Va
         let found: Vec<(usize, usize)> = haystack
             .match_indices(&needle)
             .map(|(i, m)| (i, i + m.len()))
-            .filter(|(a, b)| on_word_boundaries(&doc.text, *a, *b, &needle))
+            .filter(|(a, b)| on_word_boundaries(text, *a, *b, &needle))
             .collect();
         if !found.is_empty() {
             return found;
@@ -334,7 +324,7 @@ impl Session<'_> {
             if written.is_null() {
                 continue;
             }
-            let spots = occurrences(doc, f, written);
+            let spots = occurrences(&doc.text, f, written);
             let outside: Vec<&(usize, usize)> = spots
                 .iter()
                 .filter(|(s, e)| !injections.iter().any(|i| *s >= i.start && *e <= i.end))

@@ -321,7 +321,9 @@ impl Session<'_> {
                         .iter()
                         .flatten()
                         .filter(|v| v.active)
-                        .filter(|v| super::is_stated(&stated_text, f, &Value::String(v.value.clone())))
+                        .filter(|v| {
+                            !super::occurrences(&stated_text, f, &Value::String(v.value.clone())).is_empty()
+                        })
                         .map(|v| Value::String(v.value.clone()))
                         .collect();
                     if values.is_empty() {
@@ -419,7 +421,6 @@ fn name_candidate(
     records: Vec<crate::records::names::Candidate>,
 ) -> Candidate {
     let line_start = doc.text[..a].rfind('\n').map_or(0, |i| i + 1);
-    let before = &doc.text[line_start..a];
     Candidate {
         id: String::new(),
         kind: Kind::Name,
@@ -428,7 +429,7 @@ fn name_candidate(
         value: doc.text[a..b].to_string(),
         currency: None,
         ambiguous: records.len() > 1,
-        label: before.trim().trim_end_matches(':').trim().to_lowercase(),
+        label: candidates::label_before(&doc.text[line_start..], a - line_start),
         cell: None,
         records,
         target: Some(target.to_string()),
@@ -698,7 +699,7 @@ impl Pointing {
                 }
                 None => {
                     // A picklist value or free text: it must be stated outside the excluded lines.
-                    let spots = super::occurrences(doc, f, v);
+                    let spots = super::occurrences(&doc.text, f, v);
                     let Some((a, b)) =
                         spots.into_iter().find(|(a, b)| !self.excluded.iter().any(|(s, e)| a >= s && b <= e))
                     else {
