@@ -9,7 +9,7 @@
 
 use super::candidates::{self, Candidate, Kind, Reading, Table};
 use crate::ai::extract::Injection;
-use crate::error::{Code, Error, Result};
+use crate::error::Result;
 use crate::ingest::Document;
 use crate::metadata::catalog::ObjectMeta;
 use crate::metadata::definition::{AiVisibility, FieldDef, FieldLevel, FieldType};
@@ -894,9 +894,4 @@ impl Pointing {
             }
         }
     }
-}
-
-/// A refusal of the kernel's own: the answer named an id the field cannot take.
-pub fn refused(problem: &str) -> Error {
-    Error::new(Code::Contract, format!("the model's answer broke the Extract contract: {problem}"))
 }
