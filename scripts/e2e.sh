@@ -41,6 +41,13 @@ export DISPLAY="$display"
 for _ in $(seq 1 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
 xdpyinfo >/dev/null 2>&1 || { echo "Xvfb did not start" >&2; cat "$work/xvfb.log" >&2; exit 1; }
 
+# A month of calls made through the real pipeline against a fake endpoint (the kernel test
+# that checks their spend writes its workspace here): the activity screen on a few hundred calls.
+export ACTIVITY_SAMPLE="$work/activity.countersign"
+COUNTERSIGN_ACTIVITY_SAMPLE="$ACTIVITY_SAMPLE" cargo nextest run --workspace --locked --features custom-protocol \
+  --no-fail-fast -E 'test(a_month_of_calls_adds_up_day_by_day_in_the_spend)' >"$work/sample.log" 2>&1 \
+  || { cat "$work/sample.log" >&2; exit 1; }
+
 # A fresh demo workspace for this run; the app creates it on first start.
 export COUNTERSIGN_WORKSPACE="$work/e2e.countersign"
 mkdir -m700 "$work/run"

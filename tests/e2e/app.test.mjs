@@ -797,6 +797,55 @@ test("activity: the calls so far with filters, a call's prompt and output, spend
   assert.equal(await el("activity-chart-user").isExisting(), false);
 });
 
+test("activity on a month of calls: a few hundred calls, spend by day against the budget", async () => {
+  // A workspace with a month of Ask, Summarize and Extract calls made through the real pipeline
+  // against a fake endpoint (scripts/e2e.sh has the kernel's test write it).
+  const sample = process.env.ACTIVITY_SAMPLE;
+  assert.ok(sample, "ACTIVITY_SAMPLE names the month-of-calls workspace");
+  await el("workspace-menu").click();
+  await el("workspace-path").setValue(sample);
+  await browser.$("button=Open").click();
+  await browser.waitUntil(async () => (await browser.$("footer").getText()).includes(sample));
+  await el("user-switcher").selectByAttribute("value", "ava");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+  await el("nav-activity").click();
+  await el("activity-page").waitForDisplayed({ timeout: 15000 });
+  // The month the calls were made in (the kernel test's clock starts on 2026-11-29).
+  const setDay = (id, day) =>
+    browser.execute(
+      (sel, v) => {
+        const input = document.querySelector(sel);
+        input.value = v;
+        input.dispatchEvent(new Event("input", { bubbles: true }));
+      },
+      tid(id),
+      day,
+    );
+  await setDay("activity-filter-since", "2026-11-29");
+  await setDay("activity-filter-until", "2026-12-28");
+  await browser.waitUntil(async () => (await browser.$$(tid("activity-row"))).length >= 200, {
+    timeout: 15000,
+    timeoutMsg: "the month's calls were not listed",
+  });
+  const totals = await el("activity-totals").getText();
+  assert.match(totals, /Invocations\s+2\d\d\b/, totals);
+  assert.ok(await el("activity-chart-capability").isExisting());
+  assert.ok(await el("activity-chart-user").isExisting());
+  await shot("31-activity-month");
+  // Only ben's failed and refused calls.
+  await el("activity-filter-user").selectByAttribute("value", "ben");
+  await el("activity-filter-outcome").selectByAttribute("value", "failed");
+  await browser.waitUntil(
+    async () =>
+      browser.execute(() => {
+        const rows = [...document.querySelectorAll('[data-testid="activity-row"]')];
+        return rows.length > 0 && rows.every((r) => r.textContent.includes("failed") && r.textContent.includes("Ben"));
+      }),
+    { timeout: 10000, timeoutMsg: "the user and outcome filters did not apply" },
+  );
+  await shot("32-activity-month-ben-failed");
+});
+
 test("a new empty workspace opens with empty states", async () => {
   const path = join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "empty.countersign");
   await el("workspace-menu").click();

@@ -76,6 +76,25 @@ pub enum EvalCommand {
     },
     /// The stored suites (latest versions) with their floors and cases.
     Suites,
+    /// One version of a suite (default: the latest), cases included, as JSON — the form
+    /// `eval publish --file` reads: edit it and publish the next version.
+    Show {
+        suite: String,
+        #[arg(long)]
+        version: Option<i64>,
+    },
+    /// Publish the next version of a suite (as --as, who needs ai.author) from a file in the
+    /// form `eval show` prints (`capability`, `floor`, `cases`: id, user, input, expect, hard),
+    /// every case checked as a run will read it. --capability and --floor override the file's.
+    Publish {
+        suite: String,
+        #[arg(long)]
+        file: PathBuf,
+        #[arg(long)]
+        capability: Option<String>,
+        #[arg(long)]
+        floor: Option<f64>,
+    },
     /// Stored suite runs, newest first.
     Runs {
         #[arg(long)]
@@ -130,6 +149,25 @@ pub fn on_session(session: &Session<'_>, command: EvalCommand) -> Result<Value> 
                 .collect();
             Ok(json!({ "suites": list }))
         }
+        EvalCommand::Show { suite, version } => to_json(&session.suite(&suite, version)?),
+        EvalCommand::Publish { suite, file, capability, floor } => {
+            let draft = read_suite_file(&file)?;
+            let capability = capability.or(draft.capability).ok_or_else(|| {
+                countersign_kernel::Error::new(
+                    countersign_kernel::Code::Required,
+                    "the suite's capability: --capability, or `capability` in the file",
+                )
+            })?;
+            let floor = floor.or(draft.floor).ok_or_else(|| {
+                countersign_kernel::Error::new(
+                    countersign_kernel::Code::Required,
+                    "the suite's floor: --floor, or `floor` in the file",
+                )
+            })?;
+            let version = session.publish_suite(&suite, &capability, floor, &draft.cases)?;
+            Ok(json!({"key": suite, "version": version, "capability": capability, "floor": floor,
+                "cases": draft.cases.len()}))
+        }
         EvalCommand::Runs { suite } => Ok(json!({ "runs": to_json(&session.eval_runs(suite.as_deref())?)? })),
         EvalCommand::Fitness { model } => {
             let rows =
@@ -160,6 +198,8 @@ impl EvalCommand {
             self,
             EvalCommand::Run { .. }
                 | EvalCommand::Suites
+                | EvalCommand::Show { .. }
+                | EvalCommand::Publish { .. }
                 | EvalCommand::Runs { .. }
                 | EvalCommand::Fitness { .. }
                 | EvalCommand::Gates
@@ -173,6 +213,8 @@ impl EvalCommand {
             EvalCommand::Summarize { .. } => "summarize",
             EvalCommand::Run { .. } => "run",
             EvalCommand::Suites => "suites",
+            EvalCommand::Show { .. } => "show",
+            EvalCommand::Publish { .. } => "publish",
             EvalCommand::Runs { .. } => "runs",
             EvalCommand::Fitness { .. } => "fitness",
             EvalCommand::Gates => "gates",
@@ -187,6 +229,29 @@ impl EvalCommand {
             _ => false,
         }
     }
+}
+
+/// A suite file for `eval publish`: what `eval show` prints (its other keys are ignored).
+#[derive(serde::Deserialize)]
+struct SuiteFile {
+    capability: Option<String>,
+    floor: Option<f64>,
+    cases: Vec<suites::SuiteCase>,
+}
+
+fn read_suite_file(path: &Path) -> Result<SuiteFile> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        countersign_kernel::Error::new(
+            countersign_kernel::Code::NotFound,
+            format!("cannot read {}: {e}", path.display()),
+        )
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        countersign_kernel::Error::new(
+            countersign_kernel::Code::InvalidValue,
+            format!("{} is not a suite file (`eval show` prints one): {e}", path.display()),
+        )
+    })
 }
 
 /// Run an eval on `file`; with `--demo`, on the demo workspace at `--workspace` (created if

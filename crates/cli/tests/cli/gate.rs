@@ -110,3 +110,44 @@ fn a_prompt_version_that_breaks_the_ask_suite_is_refused_listing_the_cases_and_a
     );
     assert_eq!(d["runId"], run["id"]);
 }
+
+#[test]
+fn a_suite_shown_edited_and_published_becomes_its_next_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("suites.countersign");
+    assert_eq!(cli(&ws, &["init", "--demo"]).0, 0);
+    let ok = |args: &[&str]| {
+        let (code, out, err) = cli(&ws, args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out
+    };
+    // The shipped Ask suite, edited: a lower floor, its first case dropped.
+    let mut shown = ok(&["--as", "ava", "eval", "show", "ask-demo"]);
+    assert_eq!((shown["version"].clone(), shown["capability"].clone()), (json!(1), json!("ask")));
+    let total = shown["cases"].as_array().unwrap().len();
+    shown["floor"] = json!(0.5);
+    shown["cases"].as_array_mut().unwrap().remove(0);
+    let file = dir.path().join("ask-demo.json");
+    std::fs::write(&file, shown.to_string()).unwrap();
+    let published = ok(&["--as", "ava", "eval", "publish", "ask-demo", "--file", file.to_str().unwrap()]);
+    assert_eq!((published["version"].clone(), published["cases"].clone()), (json!(2), json!(total - 1)));
+    let v2 = ok(&["--as", "ava", "eval", "show", "ask-demo"]);
+    assert_eq!((v2["floor"].clone(), v2["cases"].as_array().unwrap().len()), (json!(0.5), total - 1));
+    assert_eq!(
+        ok(&["--as", "ava", "eval", "show", "ask-demo", "--version", "1"])["cases"].as_array().unwrap().len(),
+        total
+    );
+
+    // A case a run could not read is refused with its id; nothing is published.
+    shown["cases"][0]["input"] = json!({"object": "account"});
+    std::fs::write(&file, shown.to_string()).unwrap();
+    let (code, _, err) =
+        cli(&ws, &["--as", "ava", "eval", "publish", "ask-demo", "--file", file.to_str().unwrap()]);
+    assert_eq!((code, err["code"].clone()), (1, json!("record.invalid_value")));
+    assert!(err["message"].as_str().unwrap().contains("question"), "{err}");
+    // Ben (no ai.author) may not publish.
+    let (code, _, err) =
+        cli(&ws, &["--as", "ben", "eval", "publish", "ask-demo", "--file", file.to_str().unwrap()]);
+    assert_eq!((code, err["code"].clone()), (1, json!("permission")));
+    assert_eq!(ok(&["--as", "ava", "eval", "show", "ask-demo"])["version"], json!(2));
+}

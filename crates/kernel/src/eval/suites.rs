@@ -110,6 +110,23 @@ impl Suite<SuiteCase> {
     }
 }
 
+/// A change to a suite, published as its next version by
+/// [`revise_suite`](Session::revise_suite).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct SuiteRevision {
+    /// The new floor (a share 0–1); `None` keeps it.
+    #[ts(optional)]
+    pub floor: Option<f64>,
+    /// The ids of the cases that are hard after the change; `None` keeps each case's flag.
+    #[ts(optional)]
+    pub hard: Option<Vec<String>>,
+    /// The ids of the cases to leave out.
+    pub remove: Vec<String>,
+    /// Cases to add, in their capability's form.
+    pub add: Vec<SuiteCase>,
+}
+
 /// A case's verdict in a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -372,6 +389,14 @@ impl Session<'_> {
         if cases.is_empty() {
             return Err(Error::new(Code::InvalidValue, "a suite needs at least one case"));
         }
+        // Cases run on the embedded demo, as its users.
+        let fixture_users = crate::records::demo::demo_definition().users;
+        for case in cases {
+            check_case(capability, case)?;
+            if !fixture_users.iter().any(|u| u.key == case.user) {
+                return Err(case_error(case, &format!("the demo fixture has no user `{}`", case.user)));
+            }
+        }
         let mut ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
         ids.sort_unstable();
         if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
@@ -399,6 +424,33 @@ impl Session<'_> {
         )?;
         tx.commit()?;
         Ok(next)
+    }
+
+    /// Publish the next version of a suite as a change to its latest (`ai.author`): a new
+    /// floor, which cases are hard, cases left out and cases added. The cases it keeps are
+    /// copied as they are (an Extract case's document never leaves the kernel).
+    pub fn revise_suite(&self, key: &str, revision: &SuiteRevision) -> Result<i64> {
+        let latest = self.suite(key, None)?;
+        for id in revision.remove.iter().chain(revision.hard.iter().flatten()) {
+            if !latest.cases.iter().any(|c| &c.id == id) {
+                return Err(Error::new(Code::NotFound, format!("suite `{key}` has no case `{id}`")));
+            }
+        }
+        if let Some(id) = revision.hard.iter().flatten().find(|id| revision.remove.contains(id)) {
+            return Err(Error::new(Code::InvalidValue, format!("case `{id}` is both removed and kept hard")));
+        }
+        let mut cases: Vec<SuiteCase> =
+            latest.cases.into_iter().filter(|c| !revision.remove.contains(&c.id)).collect();
+        if let Some(hard) = &revision.hard {
+            for c in &mut cases {
+                c.hard = hard.contains(&c.id);
+            }
+        }
+        cases.extend(revision.add.iter().cloned());
+        if cases == self.suite(key, None)?.cases && revision.floor.is_none_or(|f| f == latest.floor) {
+            return Err(Error::new(Code::InvalidValue, "the revision changes nothing"));
+        }
+        self.publish_suite(key, &latest.capability, revision.floor.unwrap_or(latest.floor), &cases)
     }
 
     /// Stored runs, newest first (of one suite, or all).
@@ -698,15 +750,7 @@ async fn run_case(
     let mut quiet = |_: crate::ai::pipeline::drive::Progress<'_>| {};
     match capability {
         "ask" => {
-            // The case in the Ask eval's own form: its expectation with who asks what.
-            let c: ask::AskCase = serde_json::from_value({
-                let mut e = case.expect.clone();
-                e["id"] = json!(case.id);
-                e["user"] = json!(case.user);
-                e["question"] = case.input["question"].clone();
-                e
-            })
-            .map_err(|e| Error::new(Code::InvalidValue, format!("case {}: {e}", case.id)))?;
+            let c = ask_case(case)?;
             let mut cap = crate::ai::ask::Ask { question: c.question.clone() };
             let outcome = drive(&sessions, &mut cap, Some(model.clone()), cancel, &mut quiet).await;
             cancelled(&outcome)?;
@@ -715,19 +759,7 @@ async fn run_case(
             Ok((row.pass, row.reason.clone()))
         }
         "extract" => {
-            let c = extract::ExtractCase::from_json(&json!({
-                "file": case.input["file"], "object": case.input["object"], "user": case.user,
-                "expected": case.expect["expected"], "must_not_set": case.expect["must_not_set"],
-                "injected": case.expect["injected"], "lines": case.expect["lines"]
-            }));
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(case.input["document"].as_str().unwrap_or_default())
-                .map_err(|e| {
-                    Error::new(
-                        Code::InvalidValue,
-                        format!("case {}: the document is not base64 ({e})", case.id),
-                    )
-                })?;
+            let (c, bytes) = extract_case(case)?;
             let document = crate::ingest::ingest(&c.file, bytes, &Default::default())?;
             let mut cap = crate::ai::extract::Extract { document, object: c.object.clone(), record: None };
             let outcome = drive(&sessions, &mut cap, Some(model.clone()), cancel, &mut quiet).await;
@@ -753,8 +785,7 @@ async fn run_case(
             })
         }
         "summarize" => {
-            let object = case.input["object"].as_str().unwrap_or_default();
-            let id = case.input["id"].as_str().unwrap_or_default();
+            let (object, id) = summarize_case(case)?;
             let mut cap = crate::ai::summarize::Summarize::new(object, id);
             let outcome = drive(&sessions, &mut cap, Some(model.clone()), cancel, &mut quiet).await;
             cancelled(&outcome)?;
@@ -766,6 +797,70 @@ async fn run_case(
                 None => (true, String::new()),
             })
         }
+        other => Err(Error::new(Code::InvalidValue, format!("no suite runner for capability `{other}`"))),
+    }
+}
+
+/// A suite case in the Ask eval's own form: its expectation with who asks what.
+fn ask_case(case: &SuiteCase) -> Result<ask::AskCase> {
+    if !case.input["question"].is_string() {
+        return Err(case_error(case, "an Ask case's input is `{\"question\": …}`"));
+    }
+    serde_json::from_value({
+        let mut e = case.expect.clone();
+        e["id"] = json!(case.id);
+        e["user"] = json!(case.user);
+        e["question"] = case.input["question"].clone();
+        e
+    })
+    .map_err(|e| case_error(case, &format!("its expectation does not read as an Ask case: {e}")))
+}
+
+/// A suite case in the Extract eval's own form, and its document's bytes.
+fn extract_case(case: &SuiteCase) -> Result<(extract::ExtractCase, Vec<u8>)> {
+    let (Some(_), Some(_), Some(document)) =
+        (case.input["file"].as_str(), case.input["object"].as_str(), case.input["document"].as_str())
+    else {
+        return Err(case_error(
+            case,
+            "an Extract case's input is `{\"file\": …, \"object\": …, \"document\": base64}`",
+        ));
+    };
+    if !case.expect["expected"].is_object() {
+        return Err(case_error(case, "an Extract case expects `{\"expected\": {field: value, …}}`"));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(document)
+        .map_err(|e| case_error(case, &format!("the document is not base64 ({e})")))?;
+    let c = extract::ExtractCase::from_json(&json!({
+        "file": case.input["file"], "object": case.input["object"], "user": case.user,
+        "expected": case.expect["expected"], "must_not_set": case.expect["must_not_set"],
+        "injected": case.expect["injected"], "lines": case.expect["lines"]
+    }));
+    Ok((c, bytes))
+}
+
+/// The record a Summarize case summarizes.
+fn summarize_case(case: &SuiteCase) -> Result<(&str, &str)> {
+    match (case.input["object"].as_str(), case.input["id"].as_str()) {
+        (Some(object), Some(id)) if !object.is_empty() && !id.is_empty() => Ok((object, id)),
+        _ => Err(case_error(case, "a Summarize case's input is `{\"object\": …, \"id\": …}`")),
+    }
+}
+
+fn case_error(case: &SuiteCase, why: &str) -> Error {
+    Error::new(Code::InvalidValue, format!("case {}: {why}", case.id))
+}
+
+/// Whether a case reads as a case of `capability`, as a run will read it.
+fn check_case(capability: &str, case: &SuiteCase) -> Result<()> {
+    if case.id.trim().is_empty() || case.user.trim().is_empty() {
+        return Err(case_error(case, "a case needs an id and a user"));
+    }
+    match capability {
+        "ask" => ask_case(case).map(|_| ()),
+        "extract" => extract_case(case).map(|_| ()),
+        "summarize" => summarize_case(case).map(|_| ()),
         other => Err(Error::new(Code::InvalidValue, format!("no suite runner for capability `{other}`"))),
     }
 }

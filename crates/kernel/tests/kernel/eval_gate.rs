@@ -9,7 +9,7 @@ use crate::common;
 use common::fake_model::{fake, Answer, Fake};
 use countersign_kernel::ai::pins::{self, PinSettings, ProviderConfig};
 use countersign_kernel::ai::provider::{Cancel, ProviderKind, StructuredForm};
-use countersign_kernel::eval::suites::{run_suite, EvalRun, RunCandidate, SuiteCase};
+use countersign_kernel::eval::suites::{run_suite, EvalRun, RunCandidate, SuiteCase, SuiteRevision};
 use countersign_kernel::records::query::QuerySpec;
 use countersign_kernel::{Code, Session, Workspace};
 use serde_json::{json, Value};
@@ -181,4 +181,57 @@ fn a_different_model_is_bound_only_after_a_passing_run_and_a_cancelled_run_never
     // Only ai.author or ai.manage see suites and runs.
     let ben = f.ws.session("ben").unwrap();
     assert_eq!(ben.eval_runs(None).unwrap_err().code, Code::Permission);
+}
+
+#[test]
+fn a_suite_is_revised_into_its_next_version_and_a_case_a_run_could_not_read_is_refused() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    publish_suite(&ava);
+    let extra = SuiteCase {
+        id: "ben-asks".into(),
+        user: "ben".into(),
+        input: json!({"question": "List my opportunities"}),
+        expect: json!({"object": "opportunity", "expect_refusal_or_empty": true}),
+        hard: false,
+    };
+    // A lower floor, dan's case no longer hard, one case added: version 2; version 1 is kept.
+    let revision =
+        SuiteRevision { floor: Some(0.5), hard: Some(vec![]), remove: vec![], add: vec![extra.clone()] };
+    assert_eq!(ava.revise_suite("ask-mini", &revision).unwrap(), 2);
+    let v2 = ava.suite("ask-mini", None).unwrap();
+    assert_eq!((v2.version, v2.floor, v2.cases.len()), (2, 0.5, 3));
+    assert!(v2.cases.iter().all(|c| !c.hard));
+    assert_eq!(v2.cases[2], extra);
+    let v1 = ava.suite("ask-mini", Some(1)).unwrap();
+    assert_eq!((v1.floor, v1.cases.len()), (1.0, 2));
+    assert!(v1.cases[1].hard);
+    // Removing a case.
+    let remove = SuiteRevision { remove: vec!["all-accounts".into()], ..Default::default() };
+    assert_eq!(ava.revise_suite("ask-mini", &remove).unwrap(), 3);
+    assert_eq!(ava.suite("ask-mini", None).unwrap().cases.len(), 2);
+
+    // Refused, nothing published: an unknown case, a change to nothing, a case of another
+    // capability's form, a user the fixture lacks, two cases of one id, a floor over 1.
+    let refused = |r: SuiteRevision| ava.revise_suite("ask-mini", &r).unwrap_err();
+    let e = refused(SuiteRevision { remove: vec!["nope".into()], ..Default::default() });
+    assert_eq!(e.code, Code::NotFound);
+    assert_eq!(refused(SuiteRevision::default()).code, Code::InvalidValue);
+    let summarize_form =
+        SuiteCase { id: "s".into(), input: json!({"object": "account", "id": "acc_0001"}), ..extra.clone() };
+    let e = refused(SuiteRevision { add: vec![summarize_form], ..Default::default() });
+    assert!(e.message.contains("case s:") && e.message.contains("question"), "{}", e.message);
+    let stranger = SuiteCase { id: "z".into(), user: "zed".into(), ..extra.clone() };
+    let e = refused(SuiteRevision { add: vec![stranger], ..Default::default() });
+    assert!(e.message.contains("no user `zed`"), "{}", e.message);
+    assert_eq!(
+        refused(SuiteRevision { add: vec![extra.clone()], ..Default::default() }).code,
+        Code::InvalidValue
+    );
+    assert_eq!(refused(SuiteRevision { floor: Some(1.5), ..Default::default() }).code, Code::InvalidValue);
+    assert_eq!(ava.suite("ask-mini", None).unwrap().version, 3);
+    // Only an author revises.
+    let ben = f.ws.session("ben").unwrap();
+    let by_ben = ben.revise_suite("ask-mini", &SuiteRevision { floor: Some(0.1), ..Default::default() });
+    assert_eq!(by_ben.unwrap_err().code, Code::Permission);
 }
