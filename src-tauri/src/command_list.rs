@@ -46,6 +46,7 @@ macro_rules! with_app_commands {
             ai_studio,
             prompt_diff,
             publish_prompt,
+            revise_suite,
             activate_prompt,
             bind_model,
             run_eval_suite,

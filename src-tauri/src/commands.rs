@@ -10,7 +10,7 @@ use countersign_kernel::ai::pipeline::{Activity, CapabilityBinding, TraceEntry, 
 use countersign_kernel::ai::provider::{Cancel, Secret};
 use countersign_kernel::ai::summarize::{Summarize, SummaryAnswer};
 use countersign_kernel::eval::suites::{
-    self, CaseResult, EvalRun, Fitness, FitnessProgress, RunCandidate, Studio, SuiteProgress,
+    self, CaseResult, EvalRun, Fitness, FitnessProgress, RunCandidate, Studio, SuiteProgress, SuiteRevision,
 };
 use countersign_kernel::ingest;
 use countersign_kernel::metadata::definition::TermDef;
@@ -374,6 +374,12 @@ pub async fn ai_studio(desk: State<'_, Desk>) -> Result<Studio> {
 #[tauri::command]
 pub async fn prompt_diff(desk: State<'_, Desk>, prompt: String, a: i64, b: i64) -> Result<Vec<DiffPart>> {
     desk.session(|s| s.prompt_diff(&prompt, a, b))
+}
+
+/// Publish the next version of an eval suite as a change to its latest (ai.author).
+#[tauri::command]
+pub async fn revise_suite(desk: State<'_, Desk>, suite: String, revision: SuiteRevision) -> Result<i64> {
+    desk.session(|s| s.revise_suite(&suite, &revision))
 }
 
 /// A new prompt version from `base` with new instructions (not activated).

@@ -28,6 +28,7 @@ import type { ProviderSettings } from "../bindings/ProviderSettings";
 import type { LearnedExample } from "../bindings/LearnedExample";
 import type { ObjectVocabulary } from "../bindings/ObjectVocabulary";
 import type { TermDef } from "../bindings/TermDef";
+import type { SuiteRevision } from "../bindings/SuiteRevision";
 import type { Studio } from "../bindings/Studio";
 import type { DiffPart } from "../bindings/DiffPart";
 import type { CapabilityBinding } from "../bindings/CapabilityBinding";
@@ -131,6 +132,8 @@ export const api = {
   /** A new version of `prompt` from version `base` with new instructions; not activated. */
   publishPrompt: (prompt: string, base: number, instructions: string) =>
     call<number>("publish_prompt", { prompt, base, instructions }),
+  /** The next version of a suite: a new floor, which cases are hard, cases removed and added. */
+  reviseSuite: (suite: string, revision: SuiteRevision) => call<number>("revise_suite", { suite, revision }),
   /** Through the eval gate; `overrideReason` (ai.manage) lets a version without a passing run through, recorded. */
   activatePrompt: (prompt: string, version: number, overrideReason: string | null = null) =>
     call<null>("activate_prompt", { prompt, version, overrideReason }),
