@@ -27,6 +27,16 @@ pub enum WorkspaceCommand {
         #[arg(long)]
         force: bool,
     },
+    /// Back the workspace up now (SQLite's online backup API, beside the file in
+    /// `<file>.backups/`); `--list` lists its backups instead, newest first. Backups are also
+    /// taken before every migration and deploy, and daily.
+    Backup {
+        #[arg(long)]
+        list: bool,
+    },
+    /// Replace the workspace with a backup, as a user with metadata.deploy (what it replaces is
+    /// backed up first). A backup from a newer Countersign is refused.
+    Restore { backup: PathBuf },
 }
 
 /// Where a workspace path came from: it decides what may create the file.
@@ -102,6 +112,22 @@ pub fn run(file: WorkspaceFile, user: Option<String>, command: WorkspaceCommand)
             let def = WorkspaceDefinition::parse(&std::fs::read_to_string(definition)?)?;
             // The kernel checks the user: metadata.deploy, unless the workspace is still empty.
             to_json(&ws.deploy(&def, &DeployOptions { force, user })?)
+        }
+        WorkspaceCommand::Backup { list } => {
+            let ws = file.open()?;
+            if list {
+                Ok(json!({ "backups": to_json(&ws.backups()?)? }))
+            } else {
+                to_json(&ws.back_up()?)
+            }
+        }
+        WorkspaceCommand::Restore { backup } => {
+            let user = user.ok_or_else(|| {
+                Error::new(Code::UnknownUser, "restoring replaces the workspace: say who does it with --as")
+            })?;
+            let (ws, replaced) = open::restore(&file.path, &backup, &user, WorkspaceOptions::default())?;
+            Ok(json!({"workspace": ws.path(), "restoredFrom": backup, "generation": ws.generation(),
+                "replacedBackup": to_json(&replaced)?}))
         }
     }
 }

@@ -20,6 +20,7 @@
 //! enforcement path (row filter + field levels), writes through one save path
 //! ([`Session::save`]).
 
+pub mod backup;
 pub mod clock;
 pub mod error;
 pub mod ingest;

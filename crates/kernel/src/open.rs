@@ -7,6 +7,7 @@
 //! users with no records, or a definition with its data — and leaves nothing behind when it
 //! fails.
 
+use crate::backup::{self, Backup};
 use crate::error::{Code, Error, Result};
 use crate::metadata::definition::WorkspaceDefinition;
 use crate::records::demo::{self, InitReport};
@@ -77,6 +78,25 @@ pub fn create(
     made
 }
 
+/// Replace the workspace file at `path` with the backup at `from`, as `user`, and open it
+/// (migrated, after its own backup, if the backup is from an older version). Nobody may hold
+/// `path` open. `user` needs the deploy permission in the workspace being replaced, unless
+/// that file no longer opens as a workspace (restoring is then its remedy). Returns the
+/// backup taken of what was replaced.
+pub fn restore(path: &Path, from: &Path, user: &str, opts: WorkspaceOptions) -> Result<(Workspace, Backup)> {
+    match Workspace::open(path, opts.clone()) {
+        Ok(current) => {
+            current.session(user)?.require(crate::records::deploy::DEPLOY_PERMISSION)?;
+        }
+        Err(e) if matches!(e.code, Code::NotAWorkspace | Code::Storage | Code::StoreTooNew) => {
+            tracing::info!(code = e.code.as_str(), "restoring over a file that does not open");
+        }
+        Err(e) => return Err(e),
+    }
+    let replaced = backup::restore(path, from, opts.clock.now())?;
+    Ok((open(path, opts)?, replaced))
+}
+
 /// What every open workspace gets before anyone uses it.
 fn prepare(ws: &Workspace) -> Result<()> {
     crate::ai::capabilities::register(ws);
@@ -89,6 +109,11 @@ fn prepare(ws: &Workspace) -> Result<()> {
     // a file busy in another process keeps them until a later open.
     if let Err(e) = crate::ai::pipeline::close_abandoned(ws.conn(), ws.clock.now()) {
         tracing::info!(code = e.code.as_str(), "abandoned calls left for a later open");
+    }
+    // The daily backup. Best effort: a full disk or a read-only folder must not keep the
+    // user out of their workspace (the next open tries again).
+    if let Err(e) = backup::take_if_due(ws.conn(), ws.path(), ws.clock.now()) {
+        tracing::warn!(code = e.code.as_str(), "daily backup not taken");
     }
     if ws.is_initialized() {
         let system = ws.system_session()?;

@@ -1,10 +1,12 @@
 //! The SQLite file: opening, pragmas, versioned migrations and transactions.
 //!
 //! Kernel tables are created by append-only migrations (`MIGRATIONS[i]` brings the file from
-//! version `i` to `i + 1`, recorded in `PRAGMA user_version`). A file whose version is newer
+//! version `i` to `i + 1`, recorded in `PRAGMA user_version`); the pending ones run in one
+//! transaction, after a backup of the file (`backup`). A file whose version is newer
 //! than this build knows is refused, never "upgraded down". Record tables (`obj_<object>`)
 //! are not migrations: deploying a definition creates and alters them (see `deploy`).
 
+use crate::backup;
 use crate::error::{Code, Error, Result};
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use std::path::Path;
@@ -326,8 +328,9 @@ pub fn schema_version() -> i64 {
     MIGRATIONS.len() as i64
 }
 
-/// Open (or create) a workspace file and bring its kernel tables up to date.
-pub fn open(path: &Path, create: bool) -> Result<Connection> {
+/// Open (or create) a workspace file and bring its kernel tables up to date, backing up a file
+/// before migrating it (`now` names the backup).
+pub fn open(path: &Path, create: bool, now: chrono::DateTime<chrono::Utc>) -> Result<Connection> {
     if !create && !path.exists() {
         return Err(Error::new(
             Code::NotInitialized,
@@ -361,7 +364,7 @@ pub fn open(path: &Path, create: bool) -> Result<Connection> {
     let started = std::time::Instant::now();
     let conn = Connection::open_with_flags(path, flags)?;
     configure(&conn).map_err(|e| not_a_workspace(e, path))?;
-    migrate(&conn, path).inspect_err(
+    migrate(&conn, path, now).inspect_err(
         |e| tracing::warn!(path = %path.display(), code = e.code.as_str(), "workspace file refused"),
     )?;
     tracing::info!(path = %path.display(), create, ms = crate::logging::ms_since(started), "workspace file opened");
@@ -395,7 +398,7 @@ fn configure(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-fn migrate(conn: &Connection, path: &Path) -> Result<()> {
+fn migrate(conn: &Connection, path: &Path, now: chrono::DateTime<chrono::Utc>) -> Result<()> {
     let app_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if app_id != APPLICATION_ID {
@@ -418,22 +421,45 @@ fn migrate(conn: &Connection, path: &Path) -> Result<()> {
             ),
         ));
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let started = std::time::Instant::now();
-        let tx = immediate(conn)?;
-        tx.execute_batch(sql)?;
-        if version == 0 && i + 1 == MIGRATIONS.len() {
-            // A new file has no records: its corpus index is complete from the start (the save
-            // path keeps it), so opening it never rebuilds the index.
-            tx.execute("INSERT INTO kernel_state (key, value) VALUES ('corpus_built', '1')", [])?;
-        }
-        tx.execute_batch(&format!(
-            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {};",
-            i + 1
-        ))?;
-        tx.commit()?;
-        tracing::info!(to_version = i + 1, ms = crate::logging::ms_since(started), "store migrated");
+    if version >= schema_version() {
+        return Ok(());
     }
+    if version > 0 {
+        // The file as it was, in a backup of its own, before anything changes.
+        backup::take(conn, path, backup::Reason::Migration, now)?;
+    }
+    // Every pending step in one transaction: a step that fails leaves the file exactly as it
+    // was (SQLite's schema changes and the header's user_version are transactional).
+    let started = std::time::Instant::now();
+    let tx = immediate(conn)?;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tx.execute_batch(sql).map_err(|e| {
+            Error::new(
+                Code::Storage,
+                format!(
+                    "{} could not be brought to store version {} ({e}); the file was not changed",
+                    path.display(),
+                    i + 1
+                ),
+            )
+        })?;
+    }
+    if version == 0 {
+        // A new file has no records: its corpus index is complete from the start (the save
+        // path keeps it), so opening it never rebuilds the index.
+        tx.execute("INSERT INTO kernel_state (key, value) VALUES ('corpus_built', '1')", [])?;
+    }
+    tx.execute_batch(&format!(
+        "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {};",
+        schema_version()
+    ))?;
+    tx.commit()?;
+    tracing::info!(
+        from_version = version,
+        to_version = schema_version(),
+        ms = crate::logging::ms_since(started),
+        "store migrated"
+    );
     Ok(())
 }
 

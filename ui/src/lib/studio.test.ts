@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
   activeVersion,
+  addsCases,
+  asksOf,
   bindingErrors,
   bindingForm,
   bindingOfForm,
@@ -15,19 +17,25 @@ import {
   fitnessRow,
   floorText,
   gateRefusal,
+  keyList,
+  newCase,
   percent,
   pinChoice,
   pinOfChoice,
   progressLine,
   runFigures,
   shareText,
+  suiteDraft,
+  suiteRevision,
   toggleChoice,
   when,
 } from "./studio";
 import type { CapabilityBinding } from "../bindings/CapabilityBinding";
+import type { CaseOutline } from "../bindings/CaseOutline";
 import type { CaseResult } from "../bindings/CaseResult";
 import type { EvalRun } from "../bindings/EvalRun";
 import type { PromptVersion } from "../bindings/PromptVersion";
+import type { Suite } from "../bindings/Suite";
 
 // Over IPC a version is a JSON number, whatever the generated type says.
 const version = (n: number, active = false): PromptVersion =>
@@ -347,5 +355,112 @@ describe("the binding form", () => {
     expect(words["Warn at"]).toBe("80 % of a ceiling");
     expect(words["Eval suite"]).toBe("the most recently published suite");
     expect(words["Timeout"]).toBe("120,000 ms (connect 3,000 ms)");
+  });
+});
+
+describe("the suite editor", () => {
+  const outline = (id: string, hard = false): CaseOutline => ({ id, user: "ava", hard, asks: `question ${id}` });
+  const suite = (over: Partial<Suite<CaseOutline>> = {}): Suite<CaseOutline> => ({
+    key: "ask-demo",
+    version: 3,
+    capability: "ask",
+    fixture: "demo",
+    floor: 0.85,
+    cases: [outline("ask-dev-01"), outline("ask-dev-02"), outline("ask-dev-26", true)],
+    publishedAt: "2025-03-01T10:00:00Z",
+    publishedBy: "ava",
+    ...over,
+  });
+  const form = { user: " cara ", object: " invoice ", question: " Which invoices are paid? ", ids: "inv_0016, inv_0038  inv_0016,", refusal: false, record: "" };
+
+  it("sends nothing when nothing changed", () => {
+    const s = suite();
+    expect(suiteDraft(s)).toEqual({ floor: "85", hard: { "ask-dev-01": false, "ask-dev-02": false, "ask-dev-26": true }, removed: [], added: [] });
+    expect(suiteRevision(s, suiteDraft(s))).toEqual({ revision: null });
+    // The same floor written differently is the same floor.
+    expect(suiteRevision(s, { ...suiteDraft(s), floor: " 85.0 " })).toEqual({ revision: null });
+  });
+
+  it("sends only a changed floor, as a share", () => {
+    const s = suite();
+    expect(suiteRevision(s, { ...suiteDraft(s), floor: "90" })).toEqual({ revision: { floor: 0.9, remove: [], add: [] } });
+    expect(suiteRevision(s, { ...suiteDraft(s), floor: "0" }).revision?.floor).toBe(0);
+  });
+
+  it("refuses a floor that is not a percentage", () => {
+    const s = suite();
+    expect(suiteRevision(s, { ...suiteDraft(s), floor: "120" })).toEqual({ problem: expect.stringMatching(/0 to 100/) });
+    expect(suiteRevision(s, { ...suiteDraft(s), floor: "" }).problem).toMatch(/Required/);
+  });
+
+  it("lists every case hard after a flag flips", () => {
+    const s = suite();
+    const draft = suiteDraft(s);
+    draft.hard["ask-dev-01"] = true;
+    expect(suiteRevision(s, draft)).toEqual({ revision: { hard: ["ask-dev-01", "ask-dev-26"], remove: [], add: [] } });
+    draft.hard["ask-dev-26"] = false;
+    expect(suiteRevision(s, draft).revision?.hard).toEqual(["ask-dev-01"]);
+  });
+
+  it("leaves a removed case out of the hard ones", () => {
+    const s = suite();
+    const draft = { ...suiteDraft(s), removed: ["ask-dev-26", "gone"] };
+    expect(suiteRevision(s, draft)).toEqual({ revision: { remove: ["ask-dev-26"], add: [] } });
+    draft.hard["ask-dev-02"] = true;
+    expect(suiteRevision(s, draft)).toEqual({ revision: { hard: ["ask-dev-02"], remove: ["ask-dev-26"], add: [] } });
+  });
+
+  it("makes an Ask case with the ids its answer lists", () => {
+    const s = suite();
+    const out = newCase(s, [], form);
+    expect(out).toEqual({
+      case: {
+        id: "ask-demo-4",
+        user: "cara",
+        input: { question: "Which invoices are paid?" },
+        expect: { object: "invoice", expected_ids: ["inv_0016", "inv_0038"], ordered: false },
+        hard: false,
+      },
+    });
+    expect(asksOf(out.case!)).toBe("Which invoices are paid? → invoice: inv_0016, inv_0038");
+    const draft = { ...suiteDraft(s), added: [out.case!] };
+    expect(suiteRevision(s, draft)).toEqual({ revision: { remove: [], add: [out.case] } });
+  });
+
+  it("makes a hard Ask case when a refusal is expected", () => {
+    const out = newCase(suite(), [], { ...form, refusal: true });
+    expect(out.case?.expect).toEqual({ object: "invoice", expect_refusal: true });
+    expect(out.case?.hard).toBe(true);
+    expect(asksOf(out.case!)).toBe("Which invoices are paid? → invoice: a refusal");
+  });
+
+  it("gives each added case an id no other case has", () => {
+    const s = suite({ cases: [outline("ask-dev-01"), outline("ask-demo-4"), outline("ask-demo-5")] });
+    const first = newCase(s, [], form).case!;
+    expect(first.id).toBe("ask-demo-6");
+    expect(newCase(s, [first], form).case?.id).toBe("ask-demo-7");
+  });
+
+  it("makes a Summarize case of a record", () => {
+    const s = suite({ key: "summarize-demo", capability: "summarize", cases: [] });
+    const out = newCase(s, [], { ...form, record: " acc_0001 " });
+    expect(out).toEqual({ case: { id: "summarize-demo-1", user: "cara", input: { object: "invoice", id: "acc_0001" }, expect: { facts: [] }, hard: false } });
+    expect(asksOf(out.case!)).toBe("invoice acc_0001");
+    expect(newCase(s, [], form).problem).toMatch(/record/);
+  });
+
+  it("says what a case lacks, and adds no Extract case", () => {
+    const s = suite();
+    expect(newCase(s, [], { ...form, user: "" }).problem).toMatch(/who asks/);
+    expect(newCase(s, [], { ...form, object: " " }).problem).toMatch(/object/);
+    expect(newCase(s, [], { ...form, question: "" }).problem).toMatch(/question/);
+    expect(addsCases("ask") && addsCases("summarize")).toBe(true);
+    expect(addsCases("extract")).toBe(false);
+    expect(newCase(suite({ capability: "extract" }), [], form).problem).toMatch(/countersign-cli eval publish/);
+  });
+
+  it("reads a list of keys separated by commas or spaces", () => {
+    expect(keyList(" inv_1,inv_2  inv_3 ,, inv_1 ")).toEqual(["inv_1", "inv_2", "inv_3"]);
+    expect(keyList(" , ")).toEqual([]);
   });
 });

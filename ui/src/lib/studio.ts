@@ -1,6 +1,7 @@
 // The AI studio's pure logic (tested in studio.test.ts): a run's figures as the history shows
 // them, the default candidate of a suite run, the eval gate's refusal as a list of failing
-// cases, the two versions a prompt diff compares, and a capability's binding as a form and back.
+// cases, the two versions a prompt diff compares, a capability's binding as a form and back, and
+// a suite's next version as an edit draft and the revision it sends.
 import { bannerText } from "./errors";
 import type { Autonomy } from "../bindings/Autonomy";
 import type { Budget } from "../bindings/Budget";
@@ -14,7 +15,9 @@ import type { PromptVersion } from "../bindings/PromptVersion";
 import type { StudioCapability } from "../bindings/StudioCapability";
 import type { Suite } from "../bindings/Suite";
 import type { CaseOutline } from "../bindings/CaseOutline";
+import type { SuiteCase } from "../bindings/SuiteCase";
 import type { SuiteProgress } from "../bindings/SuiteProgress";
+import type { SuiteRevision } from "../bindings/SuiteRevision";
 import type { Fitness } from "../bindings/Fitness";
 import type { FitnessProgress } from "../bindings/FitnessProgress";
 
@@ -254,9 +257,9 @@ function share(text: string): number | string {
   return n / 100;
 }
 
-/** The object keys of a comma-separated list: trimmed, without blanks or repeats. */
-export function objectKeys(text: string): string[] {
-  return [...new Set(text.split(",").map((k) => k.trim()).filter((k) => k !== ""))];
+/** The keys (object keys, record ids) of a list separated by commas or spaces: without blanks or repeats. */
+export function keyList(text: string): string[] {
+  return [...new Set(text.split(/[\s,]+/).filter((k) => k !== ""))];
 }
 
 /**
@@ -295,7 +298,7 @@ export function bindingOfForm(
   if (typeof warn === "string") errors.warnAt = warn;
   if (Object.keys(errors).length) return { errors };
 
-  const objects = objectKeys(form.objects);
+  const objects = keyList(form.objects);
   const evalSuite = form.evalSuite.trim();
   const budget: Budget = { warnAt: warn as number };
   if (perInvocation !== null) budget.perInvocation = perInvocation;
@@ -356,4 +359,87 @@ export function bindingSummary(b: CapabilityBinding): { label: string; value: st
     { label: "Warn at", value: `${shareText(s.budget.warnAt)} % of a ceiling` },
     { label: "Eval suite", value: s.evalSuite ?? "the most recently published suite" },
   ];
+}
+
+// ——— The suite editor: a suite's next version as a draft, and the revision it sends (only what changed).
+
+/**
+ * A suite being edited: its floor as a percentage as typed (`85`), each case's hard flag by id,
+ * the ids of the cases removed, and the cases added.
+ */
+export type SuiteDraft = { floor: string; hard: Record<string, boolean>; removed: string[]; added: SuiteCase[] };
+
+/** A draft that changes nothing yet. */
+export function suiteDraft(suite: Pick<Suite<CaseOutline>, "floor" | "cases">): SuiteDraft {
+  return { floor: shareText(suite.floor), hard: Object.fromEntries(suite.cases.map((c) => [c.id, c.hard])), removed: [], added: [] };
+}
+
+/**
+ * The revision a draft makes of `suite`, with only what changed (null: nothing), or the
+ * floor's problem. `hard`, when sent, lists every kept case that is hard after the change (an
+ * added case carries its own flag).
+ */
+export function suiteRevision(
+  suite: Pick<Suite<CaseOutline>, "floor" | "cases">,
+  draft: SuiteDraft,
+): { revision: SuiteRevision | null; problem?: undefined } | { revision?: undefined; problem: string } {
+  const floor = share(draft.floor);
+  if (typeof floor === "string") return { problem: floor };
+  const remove = suite.cases.filter((c) => draft.removed.includes(c.id)).map((c) => c.id);
+  const kept = suite.cases.filter((c) => !remove.includes(c.id));
+  const hardNow = (c: CaseOutline) => draft.hard[c.id] ?? c.hard;
+  const revision: SuiteRevision = { remove, add: draft.added };
+  if (Math.abs(floor - suite.floor) > 1e-9) revision.floor = floor;
+  if (kept.some((c) => hardNow(c) !== c.hard)) revision.hard = kept.filter(hardNow).map((c) => c.id);
+  const changed = revision.floor !== undefined || revision.hard !== undefined || remove.length > 0 || draft.added.length > 0;
+  return { revision: changed ? revision : null };
+}
+
+/** What an added case asks, as the cases table lists it: the question and the answer it expects (`… → invoice: inv_1, inv_2`), or the record. */
+export function asksOf(c: Pick<SuiteCase, "input" | "expect">): string {
+  const input = c.input as { question?: string; object?: string; id?: string };
+  const expect = c.expect as { object?: string; expected_ids?: string[]; expect_refusal?: boolean };
+  if (input.question === undefined) return `${input.object} ${input.id}`;
+  const answer = expect.expect_refusal ? "a refusal" : expect.expected_ids?.length ? expect.expected_ids.join(", ") : "no records";
+  return `${input.question} → ${expect.object}: ${answer}`;
+}
+
+/** Whether cases of a suite of this capability are added here: Extract cases need a document (the CLI adds them). */
+export const addsCases = (capability: string): boolean => capability === "ask" || capability === "summarize";
+
+/**
+ * A case to add as its form holds it: who asks, the object, and for Ask the question and the
+ * ids the answer lists (separated by commas or spaces) or that a refusal is expected; for
+ * Summarize the record's id.
+ */
+export type CaseForm = { user: string; object: string; question: string; ids: string; refusal: boolean; record: string };
+
+/**
+ * The case a form adds to `suite`, in its capability's form, with an id neither the suite nor
+ * the cases already added use (`ask-demo-27`) — or the form's problem. An Ask case expecting a
+ * refusal is hard.
+ */
+export function newCase(
+  suite: Pick<Suite<CaseOutline>, "key" | "capability" | "cases">,
+  added: readonly SuiteCase[],
+  form: CaseForm,
+): { case: SuiteCase; problem?: undefined } | { case?: undefined; problem: string } {
+  if (!addsCases(suite.capability)) return { problem: `${suite.capability} cases are added with countersign-cli eval publish.` };
+  const user = form.user.trim();
+  const object = form.object.trim();
+  if (!user) return { problem: "Choose who asks." };
+  if (!object) return { problem: "Name the object." };
+  const taken = new Set([...suite.cases.map((c) => c.id), ...added.map((c) => c.id)]);
+  let n = taken.size + 1;
+  while (taken.has(`${suite.key}-${n}`)) n++;
+  const id = `${suite.key}-${n}`;
+  if (suite.capability === "summarize") {
+    const record = form.record.trim();
+    if (!record) return { problem: "Name the record to summarize." };
+    return { case: { id, user, input: { object, id: record }, expect: { facts: [] }, hard: false } };
+  }
+  const question = form.question.trim();
+  if (!question) return { problem: "Write the question." };
+  const expect = form.refusal ? { object, expect_refusal: true } : { object, expected_ids: keyList(form.ids), ordered: false };
+  return { case: { id, user, input: { question }, expect, hard: form.refusal } };
 }

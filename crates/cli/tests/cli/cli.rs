@@ -210,3 +210,37 @@ fn providers_need_ai_manage_and_a_local_endpoint() {
     let (code, out, _) = cli(&ws, &["--as", "ava", "provider", "remove", "p"]);
     assert_eq!((code, out["removed"].clone()), (0, json!("p")));
 }
+
+#[test]
+fn backup_then_restore_brings_the_workspace_back_and_backs_up_what_it_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("b.countersign");
+    assert_eq!(cli(&ws, &["init", "--demo"]).0, 0);
+    let (code, taken, err) = cli(&ws, &["backup"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(taken["reason"], json!("manual"));
+    let backup = taken["path"].as_str().unwrap().to_string();
+    assert!(std::path::Path::new(&backup).starts_with(dir.path().join("b.countersign.backups")));
+    let (code, _, err) =
+        cli(&ws, &["--as", "cara", "save", "account", "--id", "acc_0002", "--set", "credit_limit=1.00"]);
+    assert_eq!(code, 0, "{err}");
+    let limit = |ws: &std::path::Path| {
+        cli(ws, &["--as", "cara", "get", "account", "acc_0002"]).1["fields"]["credit_limit"].clone()
+    };
+    let changed = limit(&ws);
+
+    // Ben may not replace the workspace; a restore needs --as; ava may.
+    let (code, _, err) = cli(&ws, &["--as", "ben", "restore", &backup]);
+    assert_eq!((code, err["code"].clone()), (1, json!("permission")));
+    assert_eq!(cli(&ws, &["restore", &backup]).0, 1);
+    assert_eq!(limit(&ws), changed);
+    let (code, out, err) = cli(&ws, &["--as", "ava", "restore", &backup]);
+    assert_eq!(code, 0, "{err}");
+    assert_ne!(limit(&ws), changed, "the save after the backup is gone");
+    assert_eq!(out["replacedBackup"]["reason"], json!("before_restore"));
+    let (_, list, _) = cli(&ws, &["backup", "--list"]);
+    let reasons: Vec<&str> =
+        list["backups"].as_array().unwrap().iter().map(|b| b["reason"].as_str().unwrap()).collect();
+    assert_eq!(reasons.len(), 2);
+    assert!(reasons.contains(&"manual") && reasons.contains(&"before_restore"));
+}

@@ -41,9 +41,7 @@ pub const FIXTURE_DEMO: &str = "demo";
 pub struct SuiteCase {
     pub id: String,
     pub user: String,
-    #[ts(type = "JsonValue")]
     pub input: Value,
-    #[ts(type = "JsonValue")]
     pub expect: Value,
     /// Must pass whatever the rate.
     #[serde(default)]

@@ -2,6 +2,7 @@
 //! source, and the extensions higher layers keep on it. Reads and writes of records happen
 //! only through a [`Session`].
 
+use crate::backup;
 use crate::clock::{Clock, IdSource, SystemClock, UlidIds};
 use crate::error::{Code, Error, Result};
 use crate::metadata::catalog::Catalog;
@@ -53,12 +54,12 @@ impl Workspace {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
-        Self::with_connection(store::open(path, true)?, path, opts)
+        Self::with_connection(store::open(path, true, opts.clock.now())?, path, opts)
     }
 
     /// Open an existing workspace file.
     pub fn open(path: &Path, opts: WorkspaceOptions) -> Result<Workspace> {
-        Self::with_connection(store::open(path, false)?, path, opts)
+        Self::with_connection(store::open(path, false, opts.clock.now())?, path, opts)
     }
 
     fn with_connection(conn: Connection, path: &Path, opts: WorkspaceOptions) -> Result<Workspace> {
@@ -125,6 +126,10 @@ impl Workspace {
         let doc = serde_json::to_value(def).map_err(|e| Error::internal(e.to_string()))?;
         let def = &WorkspaceDefinition::from_json(&doc)?;
         let now = self.clock.now();
+        if self.catalog.is_some() {
+            // What the workspace was before this deploy (a forced one may clear values).
+            backup::take(&self.conn, &self.path, backup::Reason::Deploy, now)?;
+        }
         let started = std::time::Instant::now();
         let (report, catalog) = deploy::apply(&self.conn, self.catalog.as_deref(), def, opts, &actor, now)
             .inspect_err(|e| tracing::info!(user = %actor, code = e.code.as_str(), "deploy refused"))?;
@@ -139,6 +144,16 @@ impl Workspace {
         );
         self.catalog = Some(Arc::new(catalog));
         Ok(report)
+    }
+
+    /// Back the workspace up now (reason `manual`).
+    pub fn back_up(&self) -> Result<backup::Backup> {
+        backup::take(&self.conn, &self.path, backup::Reason::Manual, self.clock.now())
+    }
+
+    /// This workspace's backups, newest first.
+    pub fn backups(&self) -> Result<Vec<backup::Backup>> {
+        backup::list(&self.path)
     }
 
     /// A session acting as `user`. Unknown or inactive users get none.

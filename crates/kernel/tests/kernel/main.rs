@@ -7,6 +7,7 @@ mod common;
 mod access;
 mod activity;
 mod ask;
+mod backup;
 mod bindings;
 mod corpus;
 mod csv_io;
