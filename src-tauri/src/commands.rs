@@ -9,6 +9,7 @@ use countersign_kernel::ai::pipeline::drive::{drive, Capability, Progress, Sessi
 use countersign_kernel::ai::pipeline::{Activity, CapabilityBinding, TraceEntry, TraceFilter};
 use countersign_kernel::ai::provider::{Cancel, Secret};
 use countersign_kernel::ai::summarize::{Summarize, SummaryAnswer};
+use countersign_kernel::backup::Backup;
 use countersign_kernel::eval::suites::{
     self, CaseResult, EvalRun, Fitness, FitnessProgress, RunCandidate, Studio, SuiteProgress, SuiteRevision,
 };
@@ -126,6 +127,27 @@ pub async fn create_workspace(desk: State<'_, Desk>, path: String, demo: bool) -
         let start = if demo { Start::Demo } else { Start::DemoWithoutRecords };
         let (ws, _) = open::create(Path::new(&path), start, WorkspaceOptions::default())?;
         *open = Open::new(ws, Some(&open.user))?;
+        Ok(open.ws.session(&open.user)?.describe_workspace())
+    })
+}
+
+/// The open workspace's backups, newest first.
+#[tauri::command]
+pub async fn backups(desk: State<'_, Desk>) -> Result<Vec<Backup>> {
+    desk.with(|open| open.ws.backups())
+}
+
+#[tauri::command]
+pub async fn back_up(desk: State<'_, Desk>) -> Result<Backup> {
+    desk.with(|open| open.ws.back_up())
+}
+
+/// Replace the open workspace with one of its backups (needs metadata.deploy); what it
+/// replaces is backed up first.
+#[tauri::command]
+pub async fn restore_backup(desk: State<'_, Desk>, path: String) -> Result<WorkspaceView> {
+    desk.with(|open| {
+        open::restore_open(&mut open.ws, Path::new(&path), &open.user)?;
         Ok(open.ws.session(&open.user)?.describe_workspace())
     })
 }

@@ -754,6 +754,27 @@ test("studio: a prompt version that breaks the Ask suite is refused activation w
     [...document.querySelectorAll('[data-testid="studio-fitness-row"]')].map((r) => r.dataset.outcome),
   );
   assert.deepEqual(outcomes, ["cancelled"]);
+
+  // The Ask suite edited: a lower floor, one case removed, one added; published as version 2.
+  const suiteLine = async () => el("studio-suite-ask").getText();
+  assert.match(await suiteLine(), /version 1 .* 26 cases/);
+  await el("studio-suite-edit-ask").scrollIntoView();
+  await el("studio-suite-edit-ask").click();
+  await el("studio-suite-floor-ask").setValue("80");
+  await el("studio-case-remove-ask-dev-01").click();
+  await el("studio-suite-add-user-ask").selectByAttribute("value", "ava");
+  await el("studio-suite-add-question-ask").setValue("Which accounts are in Lisbon?");
+  await el("studio-suite-add-object-ask").setValue("account");
+  await el("studio-suite-add-refusal-ask").click();
+  await el("studio-suite-add-ask").click();
+  await browser.$(`[data-testid^="studio-case-new-"]`).waitForDisplayed();
+  await shot("30-studio-suite-edit");
+  await el("studio-suite-publish-ask").click();
+  await el("studio-suite-notice-ask").waitForDisplayed({ timeout: 10000 });
+  await browser.waitUntil(async () => /version 2 .* floor 80\s*% .* 26 cases, \d+ hard/.test(await suiteLine()), {
+    timeout: 10000,
+    timeoutMsg: `the suite line did not show version 2: ${await suiteLine()}`,
+  });
 });
 
 test("activity: the calls so far with filters, a call's prompt and output, spend by day", async () => {

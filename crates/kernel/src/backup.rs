@@ -31,6 +31,7 @@ const TIME_FORMAT: &str = "%Y%m%dT%H%M%SZ";
 /// Why a backup was taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "BackupReason")]
 pub enum Reason {
     /// Before the file's store was migrated to a newer version.
     Migration,

@@ -79,22 +79,34 @@ pub fn create(
 }
 
 /// Replace the workspace file at `path` with the backup at `from`, as `user`, and open it
-/// (migrated, after its own backup, if the backup is from an older version). Nobody may hold
-/// `path` open. `user` needs the deploy permission in the workspace being replaced, unless
-/// that file no longer opens as a workspace (restoring is then its remedy). Returns the
-/// backup taken of what was replaced.
+/// (migrated, after its own backup, if the backup is from an older version). Nobody else may
+/// hold `path` open. `user` needs the deploy permission in the workspace being replaced,
+/// unless that file no longer opens as a workspace (restoring is then its remedy). Returns
+/// the backup taken of what was replaced.
 pub fn restore(path: &Path, from: &Path, user: &str, opts: WorkspaceOptions) -> Result<(Workspace, Backup)> {
     match Workspace::open(path, opts.clone()) {
-        Ok(current) => {
-            current.session(user)?.require(crate::records::deploy::DEPLOY_PERMISSION)?;
+        Ok(mut ws) => {
+            let replaced = restore_open(&mut ws, from, user)?;
+            Ok((ws, replaced))
         }
         Err(e) if matches!(e.code, Code::NotAWorkspace | Code::Storage | Code::StoreTooNew) => {
             tracing::info!(code = e.code.as_str(), "restoring over a file that does not open");
+            let replaced = backup::restore(path, from, opts.clock.now())?;
+            Ok((open(path, opts)?, replaced))
         }
-        Err(e) => return Err(e),
+        Err(e) => Err(e),
     }
-    let replaced = backup::restore(path, from, opts.clock.now())?;
-    Ok((open(path, opts)?, replaced))
+}
+
+/// [`restore`] into a workspace that is open here: `ws` is the restored workspace afterwards
+/// (on a refusal it is unchanged).
+pub fn restore_open(ws: &mut Workspace, from: &Path, user: &str) -> Result<Backup> {
+    ws.session(user)?.require(crate::records::deploy::DEPLOY_PERMISSION)?;
+    let replaced = backup::restore(ws.path(), from, ws.clock.now())?;
+    let opts = WorkspaceOptions { clock: ws.clock.clone(), ids: ws.ids.clone() };
+    let path = ws.path().to_path_buf();
+    *ws = open(&path, opts)?;
+    Ok(replaced)
 }
 
 /// What every open workspace gets before anyone uses it.

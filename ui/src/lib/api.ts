@@ -29,6 +29,7 @@ import type { LearnedExample } from "../bindings/LearnedExample";
 import type { ObjectVocabulary } from "../bindings/ObjectVocabulary";
 import type { TermDef } from "../bindings/TermDef";
 import type { SuiteRevision } from "../bindings/SuiteRevision";
+import type { Backup } from "../bindings/Backup";
 import type { Studio } from "../bindings/Studio";
 import type { DiffPart } from "../bindings/DiffPart";
 import type { CapabilityBinding } from "../bindings/CapabilityBinding";
@@ -73,6 +74,11 @@ export const api = {
   appState: () => call<WorkspaceView>("app_state"),
   openWorkspace: (path: string) => call<WorkspaceView>("open_workspace", { path }),
   createWorkspace: (path: string, demo: boolean) => call<WorkspaceView>("create_workspace", { path, demo }),
+  /** The open workspace's backups, newest first. */
+  backups: () => call<Backup[]>("backups"),
+  backUp: () => call<Backup>("back_up"),
+  /** Replace the open workspace with a backup (metadata.deploy); what it replaces is backed up first. */
+  restoreBackup: (path: string) => call<WorkspaceView>("restore_backup", { path }),
   switchUser: (user: string) => call<WorkspaceView>("switch_user", { user }),
   /** The folder of the app's log files. */
   logLocation: () => call<string>("log_location"),

@@ -40,6 +40,7 @@ fn export(dir: &Path) {
     countersign_kernel::eval::suites::Studio::export_all_to(dir).unwrap();
     countersign_kernel::eval::suites::EvalRun::export_all_to(dir).unwrap();
     countersign_kernel::eval::suites::SuiteRevision::export_all_to(dir).unwrap();
+    countersign_kernel::backup::Backup::export_all_to(dir).unwrap();
     countersign_kernel::eval::suites::SuiteProgress::export_all_to(dir).unwrap();
     countersign_kernel::proposals::DiffPart::export_all_to(dir).unwrap();
     countersign_kernel::ai::pipeline::Activity::export_all_to(dir).unwrap();
