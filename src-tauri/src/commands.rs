@@ -2,6 +2,7 @@
 //! call on the current user's session, and errors cross as the kernel's one error shape
 //! `{code, fault, message, field?, retriable}` for the UI to branch on.
 
+use crate::desktop;
 use countersign_kernel::ai::ask::{Ask, AskAnswer, AskProgress, LearnedExample};
 use countersign_kernel::ai::extract::{Extract, ExtractAnswer};
 use countersign_kernel::ai::pins::{self, ConnectionReport, PinSettings, ProviderConfig, ProviderSettings};
@@ -15,8 +16,9 @@ use countersign_kernel::eval::suites::{
 };
 use countersign_kernel::ingest;
 use countersign_kernel::metadata::definition::TermDef;
-use countersign_kernel::open::{self, Start};
+use countersign_kernel::open::{self, About, Start};
 use countersign_kernel::proposals::{AutoApplyList, DiffPart, Proposal, ProposalReview};
+use countersign_kernel::recent::RecentWorkspace;
 use countersign_kernel::records::csvio::{self, ExportResult, ImportMode, ImportOptions, ImportReport};
 use countersign_kernel::records::describe::{ObjectView, UserRights, WorkspaceView};
 use countersign_kernel::records::query::ListView;
@@ -57,12 +59,51 @@ impl Desk {
         Ok(Desk(Mutex::new(Open::new(ws, None)?)))
     }
 
+    /// Open the existing workspace at `path`.
+    pub fn open_at(path: &Path) -> Result<Desk> {
+        let ws = open::open(path, WorkspaceOptions::default())?;
+        Ok(Desk(Mutex::new(Open::new(ws, None)?)))
+    }
+
+    /// The open workspace's file.
+    pub fn path(&self) -> PathBuf {
+        self.with(|open| Ok(open.ws.path().to_path_buf())).unwrap_or_default()
+    }
+
+    /// The daily backup, if due. Best effort (logged).
+    pub fn back_up_if_due(&self) {
+        if let Err(e) = self.with(|open| open.ws.back_up_if_due()) {
+            tracing::warn!(code = e.code.as_str(), "daily backup not taken");
+        }
+    }
+
     /// Every command's way to the workspace. A refusal is logged by its code and fault only
     /// (its message may quote a value).
     fn with<T>(&self, f: impl FnOnce(&mut Open) -> Result<T>) -> Result<T> {
         let mut open = self.0.lock().map_err(|_| Error::internal("the workspace lock was poisoned"))?;
         f(&mut open).inspect_err(|e| {
             tracing::info!(code = e.code.as_str(), fault = ?e.fault, retriable = e.retriable, "command refused")
+        })
+    }
+
+    /// Open the workspace file at `path` in place of the current one, keeping the acting user
+    /// if the new workspace has them.
+    pub fn open_path(&self, path: &Path) -> Result<WorkspaceView> {
+        self.with(|open| {
+            let ws = open::open(path, WorkspaceOptions::default())?;
+            *open = Open::new(ws, Some(&open.user))?;
+            Ok(open.ws.session(&open.user)?.describe_workspace())
+        })
+    }
+
+    /// Create a workspace file at `path` (the demo, or its objects and users without records)
+    /// and open it in place of the current one.
+    fn create_at(&self, path: &Path, demo: bool) -> Result<WorkspaceView> {
+        self.with(|open| {
+            let start = if demo { Start::Demo } else { Start::DemoWithoutRecords };
+            let (ws, _) = open::create(path, start, WorkspaceOptions::default())?;
+            *open = Open::new(ws, Some(&open.user))?;
+            Ok(open.ws.session(&open.user)?.describe_workspace())
         })
     }
 
@@ -111,24 +152,72 @@ pub async fn app_state(desk: State<'_, Desk>) -> Result<WorkspaceView> {
 }
 
 #[tauri::command]
-pub async fn open_workspace(desk: State<'_, Desk>, path: String) -> Result<WorkspaceView> {
-    desk.with(|open| {
-        let ws = open::open(Path::new(&path), WorkspaceOptions::default())?;
-        *open = Open::new(ws, Some(&open.user))?;
-        Ok(open.ws.session(&open.user)?.describe_workspace())
-    })
+pub async fn open_workspace(app: AppHandle, desk: State<'_, Desk>, path: String) -> Result<WorkspaceView> {
+    let view = desk.open_path(Path::new(&path))?;
+    desktop::note_recent(&app, Path::new(&path));
+    Ok(view)
 }
 
 /// Create a workspace file: the full demo, or (`demo: false`) the demo's objects and users
 /// with no records.
 #[tauri::command]
-pub async fn create_workspace(desk: State<'_, Desk>, path: String, demo: bool) -> Result<WorkspaceView> {
-    desk.with(|open| {
-        let start = if demo { Start::Demo } else { Start::DemoWithoutRecords };
-        let (ws, _) = open::create(Path::new(&path), start, WorkspaceOptions::default())?;
-        *open = Open::new(ws, Some(&open.user))?;
-        Ok(open.ws.session(&open.user)?.describe_workspace())
-    })
+pub async fn create_workspace(
+    app: AppHandle,
+    desk: State<'_, Desk>,
+    path: String,
+    demo: bool,
+) -> Result<WorkspaceView> {
+    let view = desk.create_at(Path::new(&path), demo)?;
+    desktop::note_recent(&app, Path::new(&path));
+    Ok(view)
+}
+
+/// The native Open dialog, then open the workspace chosen (`None`: cancelled).
+#[tauri::command]
+pub async fn choose_workspace(app: AppHandle, desk: State<'_, Desk>) -> Result<Option<WorkspaceView>> {
+    let Some(path) = desktop::pick_workspace(&app) else { return Ok(None) };
+    let view = desk.open_path(&path)?;
+    desktop::note_recent(&app, &path);
+    Ok(Some(view))
+}
+
+/// The native Save dialog, then create the workspace there (`None`: cancelled).
+#[tauri::command]
+pub async fn choose_new_workspace(
+    app: AppHandle,
+    desk: State<'_, Desk>,
+    demo: bool,
+) -> Result<Option<WorkspaceView>> {
+    let folder = app.path().document_dir().ok();
+    let name = format!("{}.{}", if demo { "demo" } else { "workspace" }, desktop::EXTENSION);
+    let filter = ("Countersign workspace", desktop::EXTENSION);
+    let Some(mut path) = desktop::save_as(&app, "Create a workspace", folder, &name, filter) else {
+        return Ok(None);
+    };
+    if path.extension().is_none() {
+        path.set_extension(desktop::EXTENSION);
+    }
+    let view = desk.create_at(&path, demo)?;
+    desktop::note_recent(&app, &path);
+    Ok(Some(view))
+}
+
+/// The workspaces opened lately on this machine, newest first.
+#[tauri::command]
+pub async fn recent_workspaces(app: AppHandle) -> Result<Vec<RecentWorkspace>> {
+    Ok(desktop::recent(&app)?.list())
+}
+
+#[tauri::command]
+pub async fn forget_recent_workspace(app: AppHandle, path: String) -> Result<()> {
+    desktop::recent(&app)?.forget(&path)
+}
+
+/// The About box: the version, the workspace and its backups, the data and log folders.
+#[tauri::command]
+pub async fn about(app: AppHandle, desk: State<'_, Desk>, logs: State<'_, Logs>) -> Result<About> {
+    let data = app.path().app_data_dir().map_err(|e| Error::internal(format!("no data folder: {e}")))?;
+    desk.with(|open| Ok(About::of(&open.ws, &data, &logs.folder)))
 }
 
 /// The open workspace's backups, newest first.
@@ -201,26 +290,26 @@ pub async fn import_csv(
     })
 }
 
-/// Export a list (its query spec, without paging) as CSV into the user's Downloads folder.
+/// Export a list (its query spec, without paging) as CSV to the file the user chooses in the
+/// native Save dialog (it opens on the Downloads folder with `name.csv`); `None`: cancelled.
 #[tauri::command]
 pub async fn export_csv(
     app: AppHandle,
     desk: State<'_, Desk>,
     spec: QuerySpec,
     name: String,
-) -> Result<ExportResult> {
-    let dir = app
-        .path()
-        .download_dir()
-        .or_else(|_| app.path().home_dir())
-        .map_err(|e| Error::new(Code::Storage, format!("no Downloads folder: {e}")))?;
+) -> Result<Option<ExportResult>> {
+    let folder = app.path().download_dir().or_else(|_| app.path().home_dir()).ok();
     let safe: String =
         name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
-    let path = dir.join(format!("{safe}.csv"));
+    let Some(path) = desktop::save_as(&app, "Export as CSV", folder, &format!("{safe}.csv"), ("CSV", "csv"))
+    else {
+        return Ok(None);
+    };
     desk.session(|s| {
         let file = std::fs::File::create(&path)?;
         let records = csvio::export_csv(s, &spec, std::io::BufWriter::new(file))?;
-        Ok(ExportResult { path: path.display().to_string(), records })
+        Ok(Some(ExportResult { path: path.display().to_string(), records }))
     })
 }
 

@@ -6,6 +6,7 @@
 #[macro_use]
 mod command_list;
 mod commands;
+mod desktop;
 
 /// Tauri's handler for the listed commands.
 macro_rules! handler {
@@ -22,6 +23,10 @@ fn main() {
         std::process::exit(code);
     }
     tauri::Builder::default()
+        // First: a second launch hands its arguments to this instance and exits.
+        .plugin(tauri_plugin_single_instance::init(desktop::second_launch))
+        .plugin(tauri_plugin_window_state::Builder::default().build())
+        .plugin(tauri_plugin_dialog::init())
         .setup(|app| {
             // Daily log files for a bug report (what happened and how long it took; never
             // values, prompts or keys), in the OS log folder; Settings shows where.
@@ -29,11 +34,36 @@ fn main() {
             let guard = countersign_kernel::logging::to_files(&logs)?;
             tracing::info!(version = env!("CARGO_PKG_VERSION"), "Countersign started");
             app.manage(commands::Logs { folder: logs, _guard: guard });
-            let path = commands::default_workspace_path(app.handle())?;
-            let desk = commands::Desk::open_or_create_demo(&path).inspect_err(|e| {
-                tracing::error!(code = e.code.as_str(), "the workspace could not be opened")
-            })?;
+            // The workspace named on the command line (or by the file association), else the
+            // default one (created as the demo on first run).
+            let args: Vec<String> = std::env::args().collect();
+            let cwd = std::env::current_dir().unwrap_or_default();
+            let named = desktop::workspace_argument(&args, &cwd);
+            let default = commands::default_workspace_path(app.handle())?;
+            let desk = match named.as_deref().map(commands::Desk::open_at) {
+                Some(Ok(desk)) => desk,
+                other => {
+                    if let Some(Err(e)) = other {
+                        tracing::error!(
+                            code = e.code.as_str(),
+                            "the workspace named at launch could not be opened"
+                        );
+                    }
+                    commands::Desk::open_or_create_demo(&default).inspect_err(|e| {
+                        tracing::error!(code = e.code.as_str(), "the workspace could not be opened")
+                    })?
+                }
+            };
+            desktop::note_recent(app.handle(), &desk.path());
             app.manage(desk);
+            // The daily backup while the app stays open (opening takes one when due).
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+                    handle.state::<commands::Desk>().back_up_if_due();
+                }
+            });
             app.manage(commands::ModelCalls::default());
             Ok(())
         })

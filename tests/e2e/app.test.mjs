@@ -3,11 +3,11 @@
 // starts the display, D-Bus and the driver, and points the app at a fresh demo workspace.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { remote } from "webdriverio";
+import { appMemory } from "./measure.mjs";
 
 const APP = process.env.APP_BIN;
 const SHOTS = process.env.SCREENSHOT_DIR ?? "target/e2e-screenshots";
@@ -52,36 +52,6 @@ async function listCount() {
   return { n: Number.parseInt(text, 10), more: text.includes("+") };
 }
 
-/**
- * Memory of the app and its WebKit child processes, from /proc: RSS (counts shared pages in every
- * process) and PSS (shares them out, so the sum is the real footprint), in MiB.
- */
-function appMemory() {
-  const pids = execFileSync("pgrep", ["-f", APP], { encoding: "utf8" }).trim().split("\n").filter(Boolean);
-  const all = new Set(pids);
-  for (const pid of pids) {
-    for (const child of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-      try {
-        const stat = readFileSync(`/proc/${child}/stat`, "utf8");
-        const ppid = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1];
-        if (ppid === pid) all.add(child);
-      } catch {}
-    }
-  }
-  const mib = (kb) => Math.round(kb / 102.4) / 10;
-  const processes = [];
-  for (const pid of all) {
-    try {
-      const name = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
-      const rss = Number(readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/)?.[1] ?? 0);
-      const pss = Number(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8").match(/Pss:\s+(\d+) kB/)?.[1] ?? 0);
-      processes.push({ name, rssMiB: mib(rss), pssMiB: mib(pss) });
-    } catch {}
-  }
-  const sum = (k) => Math.round(processes.reduce((a, p) => a + p[k], 0) * 10) / 10;
-  return { processes, totalRssMiB: sum("rssMiB"), totalPssMiB: sum("pssMiB") };
-}
-
 before(async () => {
   const t0 = Date.now();
   browser = await remote({
@@ -94,12 +64,12 @@ before(async () => {
   await el("row-acc_0003").waitForDisplayed({ timeout: 30000 });
   metrics.coldStartToFirstListMs = Date.now() - t0;
   await browser.pause(2000);
-  metrics.idleAfterStart = appMemory();
+  metrics.idleAfterStart = appMemory(APP);
 });
 
 after(async () => {
   if (browser) {
-    metrics.afterSuite = appMemory();
+    metrics.afterSuite = appMemory(APP);
     writeFileSync(join(SHOTS, "metrics.json"), JSON.stringify(metrics, null, 2));
     console.log("e2e metrics", JSON.stringify(metrics));
     await browser.deleteSession();
@@ -865,6 +835,40 @@ test("activity on a month of calls: a few hundred calls, spend by day against th
     { timeout: 10000, timeoutMsg: "the user and outcome filters did not apply" },
   );
   await shot("32-activity-month-ben-failed");
+});
+
+test("workspace menu: recent workspaces, a backup taken and restored, the About box", async () => {
+  await el("workspace-menu").click();
+  await el("recent-workspace").waitForDisplayed({ timeout: 10000 });
+  const recent = await browser.execute(() =>
+    [...document.querySelectorAll('[data-testid="recent-workspace"]')].map((r) => r.dataset.path),
+  );
+  assert.ok(recent.includes(process.env.ACTIVITY_SAMPLE), `recent: ${recent}`);
+  assert.ok(recent.some((p) => p.endsWith("e2e.countersign")), `recent: ${recent}`);
+  // A backup now, then restored (the state it replaces is backed up first).
+  await el("backup-now").scrollIntoView();
+  await el("backup-now").click();
+  await el("backup-notice").waitForDisplayed({ timeout: 15000 });
+  const rows = async () => (await browser.$$(tid("backup-row"))).length;
+  assert.ok((await rows()) >= 1);
+  const before = await rows();
+  await browser.$(`${tid("backup-row")} ${tid("backup-restore")}`).click();
+  await browser.acceptAlert();
+  await browser.waitUntil(async () => (await rows()) === before + 1, {
+    timeout: 15000,
+    timeoutMsg: "the restore did not back up what it replaced",
+  });
+  assert.equal(await el("backup-error").isExisting(), false);
+  await shot("33-workspace-menu-backups");
+  // About: the version and where things are.
+  await el("about-open").scrollIntoView();
+  await el("about-open").click();
+  await el("about-box").waitForDisplayed();
+  assert.match(await el("about-version").getText(), /\d+\.\d+\.\d+/);
+  assert.match(await el("about-backups").getText(), /\.backups/);
+  await shot("34-about");
+  await el("about-close").click();
+  if ((await el("workspace-menu").getAttribute("aria-expanded")) === "true") await el("workspace-menu").click();
 });
 
 test("a new empty workspace opens with empty states", async () => {

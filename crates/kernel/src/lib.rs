@@ -25,6 +25,7 @@ pub mod clock;
 pub mod error;
 pub mod ingest;
 pub mod logging;
+pub mod recent;
 pub mod store;
 
 pub mod metadata;

@@ -124,7 +124,7 @@ fn prepare(ws: &Workspace) -> Result<()> {
     }
     // The daily backup. Best effort: a full disk or a read-only folder must not keep the
     // user out of their workspace (the next open tries again).
-    if let Err(e) = backup::take_if_due(ws.conn(), ws.path(), ws.clock.now()) {
+    if let Err(e) = ws.back_up_if_due() {
         tracing::warn!(code = e.code.as_str(), "daily backup not taken");
     }
     if ws.is_initialized() {
@@ -141,4 +141,28 @@ fn prepare(ws: &Workspace) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Where things are, for an About box: the version, the open workspace and its backups, and
+/// the folders the caller keeps its own files in (data, logs).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct About {
+    pub version: String,
+    pub workspace: String,
+    pub backup_folder: String,
+    pub data_folder: String,
+    pub log_folder: String,
+}
+
+impl About {
+    pub fn of(ws: &Workspace, data_folder: &Path, log_folder: &Path) -> About {
+        About {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            workspace: ws.path().display().to_string(),
+            backup_folder: backup::folder(ws.path()).display().to_string(),
+            data_folder: data_folder.display().to_string(),
+            log_folder: log_folder.display().to_string(),
+        }
+    }
 }

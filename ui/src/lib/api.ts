@@ -30,6 +30,8 @@ import type { ObjectVocabulary } from "../bindings/ObjectVocabulary";
 import type { TermDef } from "../bindings/TermDef";
 import type { SuiteRevision } from "../bindings/SuiteRevision";
 import type { Backup } from "../bindings/Backup";
+import type { RecentWorkspace } from "../bindings/RecentWorkspace";
+import type { About } from "../bindings/About";
 import type { Studio } from "../bindings/Studio";
 import type { DiffPart } from "../bindings/DiffPart";
 import type { CapabilityBinding } from "../bindings/CapabilityBinding";
@@ -74,6 +76,15 @@ export const api = {
   appState: () => call<WorkspaceView>("app_state"),
   openWorkspace: (path: string) => call<WorkspaceView>("open_workspace", { path }),
   createWorkspace: (path: string, demo: boolean) => call<WorkspaceView>("create_workspace", { path, demo }),
+  /** The native Open dialog, then the workspace chosen is opened (null: cancelled). */
+  chooseWorkspace: () => call<WorkspaceView | null>("choose_workspace"),
+  /** The native Save dialog, then a new workspace is created there (null: cancelled). */
+  chooseNewWorkspace: (demo: boolean) => call<WorkspaceView | null>("choose_new_workspace", { demo }),
+  /** The workspaces opened lately on this machine, newest first. */
+  recentWorkspaces: () => call<RecentWorkspace[]>("recent_workspaces"),
+  forgetRecentWorkspace: (path: string) => call<void>("forget_recent_workspace", { path }),
+  /** The version, the workspace and its backups, the data and log folders. */
+  about: () => call<About>("about"),
   /** The open workspace's backups, newest first. */
   backups: () => call<Backup[]>("backups"),
   backUp: () => call<Backup>("back_up"),
@@ -89,7 +100,8 @@ export const api = {
   history: (object: string, id: string) => call<HistoryEntry[]>("record_history", { object, id }),
   importCsv: (object: string, content: string, mode: ImportMode, dryRun: boolean) =>
     call<ImportReport>("import_csv", { object, content, mode, dryRun }),
-  exportCsv: (spec: QuerySpec, name: string) => call<ExportResult>("export_csv", { spec, name }),
+  /** The native Save dialog, then the list is written there as CSV (null: cancelled). */
+  exportCsv: (spec: QuerySpec, name: string) => call<ExportResult | null>("export_csv", { spec, name }),
   providerSettings: () => call<ProviderSettings>("provider_settings"),
   saveProvider: (config: ProviderConfig, secret: string | null) => call<ProviderSettings>("save_provider", { config, secret }),
   removeProvider: (key: string) => call<ProviderSettings>("remove_provider", { key }),

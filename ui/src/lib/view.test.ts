@@ -106,6 +106,25 @@ describe("api", () => {
       ["export_csv", { spec: { object: "account" }, name: "accounts" }],
     ]);
   });
+  it("passes a cancelled native dialog on as null", async () => {
+    const seen: [string, unknown][] = [];
+    mockIPC((cmd, args) => {
+      seen.push([cmd, args]);
+      return null;
+    });
+    expect(await api.exportCsv({ object: "account" }, "accounts")).toBeNull();
+    expect(await api.chooseWorkspace()).toBeNull();
+    expect(await api.chooseNewWorkspace(false)).toBeNull();
+    await api.forgetRecentWorkspace("/w/gone.countersign");
+    await api.restoreBackup("/w/b.countersign.backups/b.20260101T000000Z.daily.countersign");
+    expect(seen).toEqual([
+      ["export_csv", { spec: { object: "account" }, name: "accounts" }],
+      ["choose_workspace", {}],
+      ["choose_new_workspace", { demo: false }],
+      ["forget_recent_workspace", { path: "/w/gone.countersign" }],
+      ["restore_backup", { path: "/w/b.countersign.backups/b.20260101T000000Z.daily.countersign" }],
+    ]);
+  });
   it("turns a kernel error into a CommandError with its code", async () => {
     mockIPC(() => {
       throw { code: "permission", fault: "user", message: "you cannot edit Accounts", retriable: false };

@@ -151,6 +151,11 @@ impl Workspace {
         backup::take(&self.conn, &self.path, backup::Reason::Manual, self.clock.now())
     }
 
+    /// The daily backup, if due (see [`backup::take_if_due`]).
+    pub fn back_up_if_due(&self) -> Result<Option<backup::Backup>> {
+        backup::take_if_due(&self.conn, &self.path, self.clock.now())
+    }
+
     /// This workspace's backups, newest first.
     pub fn backups(&self) -> Result<Vec<backup::Backup>> {
         backup::list(&self.path)

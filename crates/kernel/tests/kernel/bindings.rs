@@ -41,6 +41,8 @@ fn export(dir: &Path) {
     countersign_kernel::eval::suites::EvalRun::export_all_to(dir).unwrap();
     countersign_kernel::eval::suites::SuiteRevision::export_all_to(dir).unwrap();
     countersign_kernel::backup::Backup::export_all_to(dir).unwrap();
+    countersign_kernel::recent::RecentWorkspace::export_all_to(dir).unwrap();
+    countersign_kernel::open::About::export_all_to(dir).unwrap();
     countersign_kernel::eval::suites::SuiteProgress::export_all_to(dir).unwrap();
     countersign_kernel::proposals::DiffPart::export_all_to(dir).unwrap();
     countersign_kernel::ai::pipeline::Activity::export_all_to(dir).unwrap();

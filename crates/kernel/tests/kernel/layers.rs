@@ -3,7 +3,7 @@
 //!
 //! Layers, lowest first (the list in `src/lib.rs`), and inside `metadata` the order of
 //! [`METADATA`]:
-//! 0 foundation (`error`, `clock`, `store`, `backup`, `ingest`, `logging`) · 1 `metadata` · 2 `records` ·
+//! 0 foundation (`error`, `clock`, `store`, `backup`, `recent`, `ingest`, `logging`) · 1 `metadata` · 2 `records` ·
 //! 3 `proposals` · 4 generic `ai` · 5 the capabilities (`ai/ask`, `ai/extract`,
 //! `ai/summarize`, and `ai/capabilities.rs` where they register) · 6 `open`, `eval`, `bench`,
 //! the crate root.
@@ -28,7 +28,7 @@ fn metadata_rank(path: &[&str]) -> Option<usize> {
 fn layer(path: &[&str]) -> Option<(u8, Option<&'static str>)> {
     let first = *path.first()?;
     Some(match first {
-        "error" | "clock" | "store" | "backup" | "ingest" | "logging" => (0, None),
+        "error" | "clock" | "store" | "backup" | "recent" | "ingest" | "logging" => (0, None),
         "metadata" => (1, None),
         "records" => (2, None),
         "proposals" => (3, None),

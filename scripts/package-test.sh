@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Builds the .deb and .rpm with the Tauri bundler, installs the .deb on this machine, runs the
+# installed app (/usr/bin/countersign) under Xvfb on a fresh home directory through a short
+# end-to-end suite (tests/e2e/installed.test.mjs), then removes the package and checks it
+# leaves none of its files behind (the user's data in the home directory is theirs to keep).
+# Needs root or sudo (dpkg). Expects scripts/setup.sh to have run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+sudo_cmd=()
+[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+
+bash scripts/package.sh
+deb=$(ls target/release/bundle/deb/*.deb)
+rpm=$(ls target/release/bundle/rpm/*.rpm)
+echo "packages: $(du -h "$deb" | cut -f1) $(basename "$deb"), $(du -h "$rpm" | cut -f1) $(basename "$rpm")"
+stat -c '%s bytes %n' "$deb" "$rpm"
+
+# What the .deb declares and ships.
+dpkg-deb --field "$deb" Package Version Depends
+contents=$(dpkg-deb --contents "$deb")
+for f in usr/bin/countersign usr/share/applications/Countersign.desktop \
+  usr/share/mime/packages/app.countersign.desktop.xml usr/share/icons/hicolor/128x128/apps/countersign.png; do
+  grep -qE " (\./)?$f\$" <<<"$contents" || { echo "the .deb lacks $f" >&2; echo "$contents" >&2; exit 1; }
+done
+# The desktop entry claims .countersign files and hands the file to the app.
+desktop_entry=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO usr/share/applications/Countersign.desktop)
+grep -q '^MimeType=.*application/x-countersign-workspace' <<<"$desktop_entry" \
+  && grep -q '^Exec=countersign %f$' <<<"$desktop_entry" \
+  || { echo "the desktop entry does not open .countersign files:" >&2; echo "$desktop_entry" >&2; exit 1; }
+
+# Install it (its dependencies are already here: setup.sh installed the same libraries).
+"${sudo_cmd[@]}" dpkg -i "$deb"
+files=$(dpkg -L countersign)
+test -x /usr/bin/countersign
+
+# The installed app on a fresh home directory.
+work=$(mktemp -d)
+display=":$((80 + RANDOM % 9))"
+Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+xvfb_pid=$!
+cleanup() {
+  kill "$xvfb_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+export DISPLAY="$display"
+for _ in $(seq 1 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
+home="$work/home"
+mkdir -p "$home" && mkdir -m700 "$work/run"
+driver="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver"
+(cd tests/e2e && { [ -d node_modules ] || npm ci --no-audit --no-fund; })
+shots="$root/target/installed-screenshots"
+rm -rf "$shots" && mkdir -p "$shots"
+env -u COUNTERSIGN_WORKSPACE -u COUNTERSIGN_LOG_DIR -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_CACHE_HOME \
+  HOME="$home" XDG_RUNTIME_DIR="$work/run" APP_BIN=/usr/bin/countersign SCREENSHOT_DIR="$shots" \
+  dbus-run-session -- bash -c '
+    set -euo pipefail
+    "$0" --port 4444 >"$1/tauri-driver.log" 2>&1 &
+    driver_pid=$!
+    trap "kill $driver_pid 2>/dev/null || true" EXIT
+    for _ in $(seq 1 100); do
+      (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break
+      sleep 0.1
+    done
+    cd tests/e2e && node --test --test-concurrency=1 --test-reporter=spec installed.test.mjs
+  ' "$driver" "$work" || { cat "$work/tauri-driver.log" >&2 || true; exit 1; }
+echo "installed-app screenshots: $shots"
+# The user's data stayed in their home directory.
+test -f "$home/.local/share/app.countersign.desktop/demo.countersign"
+
+# Remove the package: none of its files may remain.
+"${sudo_cmd[@]}" dpkg --purge countersign
+left=()
+while IFS= read -r f; do
+  [ -e "$f" ] && [ ! -d "$f" ] && left+=("$f")
+done <<<"$files"
+if [ ${#left[@]} -gt 0 ]; then
+  echo "left behind after removal: ${left[*]}" >&2
+  exit 1
+fi
+! dpkg -s countersign >/dev/null 2>&1 || { echo "the package is still registered" >&2; exit 1; }
+echo "package test: installed, ran, removed; no file of the package left"

@@ -1,0 +1,106 @@
+//! What makes Countersign behave like a desktop app: one instance (a second launch focuses
+//! the first and hands it the workspace file it was given), the workspace named on the command
+//! line or by the file association, the recent workspaces, and the native file dialogs (run
+//! here, in Rust: the window itself is granted no dialog or file-system permission).
+
+use countersign_kernel::recent::RecentWorkspaces;
+use countersign_kernel::{Error, Result};
+use std::path::{Path, PathBuf};
+use tauri::{AppHandle, Emitter, Manager};
+use tauri_plugin_dialog::DialogExt;
+
+/// The event the window gets when a second launch opened a workspace here (payload: the
+/// `WorkspaceView`) or could not (payload: the error).
+pub const WORKSPACE_OPENED: &str = "workspace-opened";
+pub const WORKSPACE_REFUSED: &str = "workspace-refused";
+
+/// The file extension of a workspace (the file association's).
+pub const EXTENSION: &str = "countersign";
+
+/// The workspace file among a launch's arguments (the first that is not an option; the first
+/// argument is the program), made absolute against the launch's working directory.
+pub fn workspace_argument(args: &[String], cwd: &Path) -> Option<PathBuf> {
+    let path = PathBuf::from(args.iter().skip(1).find(|a| !a.starts_with('-') && !a.is_empty())?);
+    Some(if path.is_absolute() { path } else { cwd.join(path) })
+}
+
+/// The recent workspaces, kept in the app's config folder.
+pub fn recent(app: &AppHandle) -> Result<RecentWorkspaces> {
+    let dir = app.path().app_config_dir().map_err(|e| Error::internal(format!("no config folder: {e}")))?;
+    Ok(RecentWorkspaces::at(dir.join("recent-workspaces.json")))
+}
+
+/// Put `path` first among the recent workspaces. Best effort: a list that cannot be written
+/// never stops the workspace from opening.
+pub fn note_recent(app: &AppHandle, path: &Path) {
+    if let Err(e) = recent(app).and_then(|r| r.note(path, chrono::Utc::now())) {
+        tracing::warn!(code = e.code.as_str(), "the recent workspaces list was not updated");
+    }
+}
+
+/// A second launch: focus this window, and open the workspace it was given, if any.
+pub fn second_launch(app: &AppHandle, args: Vec<String>, cwd: String) {
+    tracing::info!("a second launch handed over to this instance");
+    if let Some(window) = app.get_webview_window("main") {
+        let _ = window.unminimize();
+        let _ = window.show();
+        let _ = window.set_focus();
+    }
+    let Some(path) = workspace_argument(&args, Path::new(&cwd)) else { return };
+    let desk = app.state::<crate::commands::Desk>();
+    match desk.open_path(&path) {
+        Ok(view) => {
+            note_recent(app, &path);
+            let _ = app.emit(WORKSPACE_OPENED, view);
+        }
+        Err(e) => {
+            let _ = app.emit(WORKSPACE_REFUSED, e);
+        }
+    }
+}
+
+/// The native Open dialog for a workspace file (`None`: cancelled).
+pub fn pick_workspace(app: &AppHandle) -> Option<PathBuf> {
+    app.dialog()
+        .file()
+        .set_title("Open a workspace")
+        .add_filter("Countersign workspace", &[EXTENSION])
+        .blocking_pick_file()
+        .and_then(|f| f.into_path().ok())
+}
+
+/// The native Save dialog for a new file named `name` in `folder` (`None`: cancelled).
+pub fn save_as(
+    app: &AppHandle,
+    title: &str,
+    folder: Option<PathBuf>,
+    name: &str,
+    filter: (&str, &str),
+) -> Option<PathBuf> {
+    let mut dialog =
+        app.dialog().file().set_title(title).set_file_name(name).add_filter(filter.0, &[filter.1]);
+    if let Some(folder) = folder {
+        dialog = dialog.set_directory(folder);
+    }
+    dialog.blocking_save_file().and_then(|f| f.into_path().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workspace_argument_is_the_first_non_option_made_absolute() {
+        let cwd = Path::new("/home/ana");
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(workspace_argument(&args(&["countersign"]), cwd), None);
+        assert_eq!(
+            workspace_argument(&args(&["countersign", "books.countersign"]), cwd),
+            Some(PathBuf::from("/home/ana/books.countersign"))
+        );
+        assert_eq!(
+            workspace_argument(&args(&["countersign", "--verbose", "/data/w.countersign"]), cwd),
+            Some(PathBuf::from("/data/w.countersign"))
+        );
+    }
+}
