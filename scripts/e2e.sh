@@ -55,20 +55,12 @@ export XDG_DATA_HOME="$work/data" XDG_CONFIG_HOME="$work/config" XDG_RUNTIME_DIR
 export APP_BIN="$app" SCREENSHOT_DIR="$shots"
 # The app's log files for this run, kept beside the screenshots.
 export COUNTERSIGN_LOG_DIR="$shots/logs"
-driver="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver"
+export TAURI_DRIVER_LOG="$work/tauri-driver.log"
 
 # One D-Bus session for the app, its OS keyring (a throwaway gnome-keyring) and the driver.
-bash scripts/with-keyring.sh bash -c '
-  set -euo pipefail
-  "$0" --port 4444 >"$1/tauri-driver.log" 2>&1 &
-  driver_pid=$!
-  trap "kill $driver_pid 2>/dev/null || true" EXIT
-  for _ in $(seq 1 100); do
-    (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break
-    sleep 0.1
-  done
-  cd tests/e2e && node --test --test-concurrency=1 --test-reporter=spec app.test.mjs
-' "$driver" "$work" || { echo "--- tauri-driver log ---" >&2; cat "$work/tauri-driver.log" >&2 || true; exit 1; }
+bash scripts/with-keyring.sh bash scripts/with-tauri-driver.sh \
+  bash -c 'cd tests/e2e && node --test --test-concurrency=1 --test-reporter=spec app.test.mjs' \
+  || { echo "--- tauri-driver log ---" >&2; cat "$work/tauri-driver.log" >&2 || true; exit 1; }
 echo "e2e screenshots: $shots"
 ls "$shots"
 

@@ -12,7 +12,8 @@ root=$PWD
 runs="${RUNS:-3}"
 
 (cd ui && npm run build)
-cargo build --release --locked --features custom-protocol -p countersign -p minimal-app
+# The same release build as the packages (scripts/package.sh strips debug information too).
+CARGO_PROFILE_RELEASE_STRIP=debuginfo cargo build --release --locked --features custom-protocol -p countersign -p minimal-app
 (cd tests/e2e && { [ -d node_modules ] || npm ci --no-audit --no-fund; })
 
 out="$root/target/footprint"
@@ -24,7 +25,7 @@ xvfb_pid=$!
 trap 'kill $xvfb_pid 2>/dev/null || true; rm -rf "$work"' EXIT
 export DISPLAY="$display"
 for _ in $(seq 1 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
-driver="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver"
+export TAURI_DRIVER="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver"
 
 measure() { # app binary, the selector of its first screen
   home="$work/home-$(basename "$1")"
@@ -32,13 +33,8 @@ measure() { # app binary, the selector of its first screen
     mkdir -p "$home" "$work/run-$i" && chmod 700 "$work/run-$i"
     env -u COUNTERSIGN_WORKSPACE -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_CACHE_HOME \
       HOME="$home" XDG_RUNTIME_DIR="$work/run-$i" APP_BIN="$1" READY_SELECTOR="$2" FOOTPRINT_OUT="$out/runs.jsonl" FOOTPRINT_RUN="$i" \
-      dbus-run-session -- bash -c '
-        "$0" --port 4444 >/dev/null 2>&1 &
-        driver_pid=$!
-        trap "kill $driver_pid 2>/dev/null || true" EXIT
-        for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break; sleep 0.1; done
-        cd tests/e2e && node --test --test-reporter=dot footprint.test.mjs
-      ' "$driver"
+      dbus-run-session -- bash scripts/with-tauri-driver.sh \
+      bash -c 'cd tests/e2e && node --test --test-reporter=dot footprint.test.mjs'
   done
 }
 measure "$root/target/release/minimal-app" '[data-testid="ready"]'

@@ -48,23 +48,16 @@ export DISPLAY="$display"
 for _ in $(seq 1 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
 home="$work/home"
 mkdir -p "$home" && mkdir -m700 "$work/run"
-driver="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver"
 (cd tests/e2e && { [ -d node_modules ] || npm ci --no-audit --no-fund; })
 shots="$root/target/installed-screenshots"
 rm -rf "$shots" && mkdir -p "$shots"
+# The driver is found before HOME changes; the app gets the fresh home and a D-Bus session.
+export TAURI_DRIVER="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver" TAURI_DRIVER_LOG="$work/tauri-driver.log"
 env -u COUNTERSIGN_WORKSPACE -u COUNTERSIGN_LOG_DIR -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_CACHE_HOME \
   HOME="$home" XDG_RUNTIME_DIR="$work/run" APP_BIN=/usr/bin/countersign SCREENSHOT_DIR="$shots" \
-  dbus-run-session -- bash -c '
-    set -euo pipefail
-    "$0" --port 4444 >"$1/tauri-driver.log" 2>&1 &
-    driver_pid=$!
-    trap "kill $driver_pid 2>/dev/null || true" EXIT
-    for _ in $(seq 1 100); do
-      (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break
-      sleep 0.1
-    done
-    cd tests/e2e && node --test --test-concurrency=1 --test-reporter=spec installed.test.mjs
-  ' "$driver" "$work" || { cat "$work/tauri-driver.log" >&2 || true; exit 1; }
+  dbus-run-session -- bash scripts/with-tauri-driver.sh \
+  bash -c 'cd tests/e2e && node --test --test-concurrency=1 --test-reporter=spec installed.test.mjs' \
+  || { cat "$work/tauri-driver.log" >&2 || true; exit 1; }
 echo "installed-app screenshots: $shots"
 # The user's data stayed in their home directory.
 test -f "$home/.local/share/app.countersign.desktop/demo.countersign"

@@ -3,7 +3,9 @@
 # then the Rust tests (kernel, CLI, app crate; unit, integration, data-driven, the TypeScript
 # bindings check, the provider layer against fake servers), the front-end checks and unit tests
 # (svelte-check, vitest), the real-model test (scripts/model-test.sh), and the
-# end-to-end tests in the real app window (scripts/e2e.sh).
+# end-to-end tests in the real app window (scripts/e2e.sh), and the packages: the .deb and .rpm
+# built, the .deb installed and its installed app driven on a fresh home directory, then removed
+# (scripts/package-test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,3 +23,5 @@ bash scripts/model-test.sh
 bash scripts/keyring-test.sh
 
 bash scripts/e2e.sh
+
+bash scripts/package-test.sh

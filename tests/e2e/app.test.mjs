@@ -6,8 +6,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { remote } from "webdriverio";
-import { appMemory } from "./measure.mjs";
+import { appMemory, openWindow } from "./window.mjs";
 
 const APP = process.env.APP_BIN;
 const SHOTS = process.env.SCREENSHOT_DIR ?? "target/e2e-screenshots";
@@ -54,13 +53,7 @@ async function listCount() {
 
 before(async () => {
   const t0 = Date.now();
-  browser = await remote({
-    hostname: "127.0.0.1",
-    port: 4444,
-    logLevel: "warn",
-    connectionRetryCount: 0,
-    capabilities: { "tauri:options": { application: APP } },
-  });
+  browser = await openWindow(APP);
   await el("row-acc_0003").waitForDisplayed({ timeout: 30000 });
   metrics.coldStartToFirstListMs = Date.now() - t0;
   await browser.pause(2000);
@@ -852,8 +845,16 @@ test("workspace menu: recent workspaces, a backup taken and restored, the About 
   const rows = async () => (await browser.$$(tid("backup-row"))).length;
   assert.ok((await rows()) >= 1);
   const before = await rows();
-  await browser.$(`${tid("backup-row")} ${tid("backup-restore")}`).click();
-  await browser.acceptAlert();
+  const restore = browser.$(`${tid("backup-row")} ${tid("backup-restore")}`);
+  await restore.waitForEnabled({ timeout: 10000 });
+  // Restore… asks first; Cancel leaves everything as it was.
+  await restore.click();
+  await el("confirm-dialog").waitForDisplayed();
+  assert.match(await el("confirm-dialog").getText(), /backed up first/);
+  await el("confirm-cancel").click();
+  assert.equal(await rows(), before);
+  await restore.click();
+  await el("confirm-ok").click();
   await browser.waitUntil(async () => (await rows()) === before + 1, {
     timeout: 15000,
     timeoutMsg: "the restore did not back up what it replaced",
@@ -899,6 +900,6 @@ test("a new empty workspace opens with empty states", async () => {
   await shot("15-first-record");
   // Delete asks first, then the list is empty again.
   await el("delete").click();
-  await browser.acceptAlert();
+  await el("confirm-ok").click();
   await el("list-empty").waitForDisplayed();
 });

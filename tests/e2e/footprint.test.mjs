@@ -5,8 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { appendFileSync } from "node:fs";
-import { remote } from "webdriverio";
-import { appMemory } from "./measure.mjs";
+import { appMemory, openWindow } from "./window.mjs";
 
 const APP = process.env.APP_BIN;
 const READY = process.env.READY_SELECTOR;
@@ -15,13 +14,7 @@ assert.ok(APP && READY && OUT, "APP_BIN, READY_SELECTOR and FOOTPRINT_OUT must b
 
 test(`cold start and idle memory of ${APP}`, async () => {
   const t0 = Date.now();
-  const browser = await remote({
-    hostname: "127.0.0.1",
-    port: 4444,
-    logLevel: "warn",
-    connectionRetryCount: 0,
-    capabilities: { "tauri:options": { application: APP } },
-  });
+  const browser = await openWindow(APP);
   try {
     await browser.$(READY).waitForDisplayed({ timeout: 60000 });
     const coldStartMs = Date.now() - t0;

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { remote } from "webdriverio";
+import { openWindow } from "./window.mjs";
 
 const APP = process.env.APP_BIN;
 const HOME = process.env.HOME;
@@ -21,13 +21,7 @@ const el = (id) => browser.$(tid(id));
 const footer = async () => browser.$("footer").getText();
 
 before(async () => {
-  browser = await remote({
-    hostname: "127.0.0.1",
-    port: 4444,
-    logLevel: "warn",
-    connectionRetryCount: 0,
-    capabilities: { "tauri:options": { application: APP } },
-  });
+  browser = await openWindow(APP);
 });
 
 after(async () => {

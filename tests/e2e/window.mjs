@@ -1,7 +1,19 @@
-// What the end-to-end suites measure of a running app (tests/e2e/app.test.mjs,
-// tests/e2e/footprint.test.mjs): its memory and its child processes', read from /proc.
+// The app's window for the end-to-end suites (app, installed, footprint): a WebDriver session
+// through tauri-driver on 127.0.0.1:4444, and the memory of the app and its WebKit processes.
 import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
+import { remote } from "webdriverio";
+
+/** Start `app` in a real window and drive it (tauri-driver must be listening). */
+export function openWindow(app) {
+  return remote({
+    hostname: "127.0.0.1",
+    port: 4444,
+    logLevel: "warn",
+    connectionRetryCount: 0,
+    capabilities: { "tauri:options": { application: app } },
+  });
+}
 
 /**
  * Memory of the app and its WebKit child processes, from /proc: RSS (counts shared pages in every
