@@ -873,6 +873,9 @@ test("workspace menu: recent workspaces, a backup taken and restored, the About 
 });
 
 test("a new empty workspace opens with empty states", async () => {
+  // The acting user carries over to the new workspace: cara here.
+  await el("user-switcher").selectByAttribute("value", "cara");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
   const path = join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "empty.countersign");
   await el("workspace-menu").click();
   await el("workspace-path").setValue(path);

@@ -330,11 +330,7 @@ fn suite_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Suite<SuiteCase>, Stri
 const SUITE_COLUMNS: &str = "key, version, capability, fixture, floor, cases, published_at, published_by";
 
 fn may_author(s: &Session<'_>) -> Result<()> {
-    if s.user().has_system_permission("ai.author") || s.user().has_system_permission("ai.manage") {
-        Ok(())
-    } else {
-        Err(Error::new(Code::Permission, "eval suites need ai.author or ai.manage"))
-    }
+    s.require_any(&["ai.author", "ai.manage"])
 }
 
 impl Session<'_> {

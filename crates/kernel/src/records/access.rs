@@ -49,6 +49,19 @@ impl<'w> Session<'w> {
         }
     }
 
+    /// The user has at least one of `permissions`.
+    pub(crate) fn require_any(&self, permissions: &[&str]) -> Result<()> {
+        if permissions.iter().any(|p| self.user().has_system_permission(p)) {
+            Ok(())
+        } else {
+            let names: Vec<String> = permissions.iter().map(|p| format!("`{p}`")).collect();
+            Err(Error::new(
+                Code::Permission,
+                format!("{} has none of the permissions {}", self.user().name, names.join(", ")),
+            ))
+        }
+    }
+
     pub fn user(&self) -> &UserAccess {
         &self.user
     }

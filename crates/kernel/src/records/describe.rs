@@ -296,13 +296,7 @@ impl Session<'_> {
     /// Every user's rights: system permissions, and per object what they may do and which
     /// fields are hidden from them or read-only. Needs `ai.manage` or `ai.author` (the studio).
     pub fn user_rights(&self) -> Result<Vec<UserRights>> {
-        if !self.user().has_system_permission("ai.manage") && !self.user().has_system_permission("ai.author")
-        {
-            return Err(crate::error::Error::new(
-                crate::error::Code::Permission,
-                "the users' rights are shown to ai.manage or ai.author",
-            ));
-        }
+        self.require_any(&["ai.manage", "ai.author"])?;
         let catalog = self.catalog();
         let mut out = vec![];
         for def in &catalog.definition.users {
