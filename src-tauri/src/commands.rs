@@ -376,8 +376,9 @@ pub async fn check_model(desk: State<'_, Desk>, key: String) -> Result<ProviderS
     desk.session(|s| s.provider_settings())
 }
 
-/// Model calls (Ask, Extract) in flight by the UI's call id, so the UI can cancel one. A cancel
-/// that arrives before its call registers is kept, and the call starts cancelled.
+/// Model calls (Ask, Extract, Summarize, suite runs, fitness checks) in flight by the UI's call
+/// id, so the UI can cancel one. A cancel that arrives before its call registers is kept, and
+/// the call starts cancelled.
 #[derive(Default)]
 pub struct ModelCalls(Mutex<std::collections::HashMap<String, Cancel>>);
 
@@ -392,6 +393,25 @@ impl ModelCalls {
             map.remove(call);
         }
     }
+
+    /// Register the call `call` for as long as the returned value lives: it is forgotten
+    /// however the command returns (an early refusal included).
+    fn begin<'a>(&'a self, call: &'a str) -> Result<RunningCall<'a>> {
+        Ok(RunningCall { calls: self, call, cancel: self.token(call)? })
+    }
+}
+
+/// A model call in flight, with its cancel token; forgotten when dropped.
+struct RunningCall<'a> {
+    calls: &'a ModelCalls,
+    call: &'a str,
+    cancel: Cancel,
+}
+
+impl Drop for RunningCall<'_> {
+    fn drop(&mut self) {
+        self.calls.forget(self.call);
+    }
 }
 
 /// Ask: the pipeline's synchronous steps run on the session; the model is awaited with no
@@ -404,10 +424,8 @@ pub async fn ask(
     question: String,
     progress: Channel<AskProgress>,
 ) -> Result<AskAnswer> {
-    let cancel = calls.token(&call)?;
-    let answer = run_capability(&desk, &mut Ask { question }, &cancel, &progress, false).await;
-    calls.forget(&call);
-    answer
+    let running = calls.begin(&call)?;
+    run_capability(&desk, &mut Ask { question }, &running.cancel, &progress, false).await
 }
 
 /// The user a long call started with, lending the driver a session of that user for each
@@ -536,7 +554,7 @@ pub async fn model_fitness(
     model_pin: String,
     progress: Channel<FitnessProgress>,
 ) -> Result<Vec<Fitness>> {
-    let cancel = calls.token(&call)?;
+    let running = calls.begin(&call)?;
     let sessions = UserDesk::current(&desk)?;
     let mut report = |suite: &str, result: &CaseResult, done: usize, total: usize| {
         let _ = progress.send(FitnessProgress {
@@ -546,9 +564,7 @@ pub async fn model_fitness(
             total: total as u32,
         });
     };
-    let rows = suites::fitness(&sessions, &model_pin, &cancel, &mut report).await;
-    calls.forget(&call);
-    rows
+    suites::fitness(&sessions, &model_pin, &running.cancel, &mut report).await
 }
 
 /// Save a capability's whole binding (model, autonomy, scope, timeouts, output cap, budgets,
@@ -583,16 +599,14 @@ pub async fn run_eval_suite(
     model_pin: Option<String>,
     progress: Channel<SuiteProgress>,
 ) -> Result<EvalRun> {
-    let cancel = calls.token(&call)?;
+    let running = calls.begin(&call)?;
     let candidate = RunCandidate { prompt_version, model_pin };
     let sessions = UserDesk::current(&desk)?;
     let mut report = |result: &CaseResult, done: usize, total: usize| {
         let _ =
             progress.send(SuiteProgress { result: result.clone(), done: done as u32, total: total as u32 });
     };
-    let run = suites::run_suite(&sessions, &suite, &candidate, &cancel, &mut report).await;
-    calls.forget(&call);
-    run
+    suites::run_suite(&sessions, &suite, &candidate, &running.cancel, &mut report).await
 }
 
 #[tauri::command]
@@ -631,17 +645,12 @@ pub async fn extract(
     record: Option<String>,
     progress: Channel<AskProgress>,
 ) -> Result<ExtractAnswer> {
-    let cancel = calls.token(&call)?;
-    let answer = async {
-        let document =
-            tauri::async_runtime::spawn_blocking(move || ingest::ingest(&name, bytes, &Default::default()))
-                .await
-                .map_err(|e| Error::internal(format!("reading the document stopped: {e}")))??;
-        run_capability(&desk, &mut Extract { document, object, record }, &cancel, &progress, false).await
-    }
-    .await;
-    calls.forget(&call);
-    answer
+    let running = calls.begin(&call)?;
+    let document =
+        tauri::async_runtime::spawn_blocking(move || ingest::ingest(&name, bytes, &Default::default()))
+            .await
+            .map_err(|e| Error::internal(format!("reading the document stopped: {e}")))??;
+    run_capability(&desk, &mut Extract { document, object, record }, &running.cancel, &progress, false).await
 }
 
 /// Summarize a record: the answer streams to the UI as the model writes it (a draft), and the
@@ -655,10 +664,8 @@ pub async fn summarize(
     id: String,
     progress: Channel<AskProgress>,
 ) -> Result<SummaryAnswer> {
-    let cancel = calls.token(&call)?;
-    let answer = run_capability(&desk, &mut Summarize::new(&object, &id), &cancel, &progress, true).await;
-    calls.forget(&call);
-    answer
+    let running = calls.begin(&call)?;
+    run_capability(&desk, &mut Summarize::new(&object, &id), &running.cancel, &progress, true).await
 }
 
 /// The proposals this user may see, newest first (the inbox filters and counts them).
