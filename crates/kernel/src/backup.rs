@@ -171,14 +171,27 @@ fn io_error(path: &Path, e: std::io::Error) -> Error {
     Error::new(Code::Storage, format!("{}: {e}", path.display()))
 }
 
-/// The backups of the workspace at `workspace`, newest first.
+/// The backups of the workspace at `workspace`, newest first, with the store version each
+/// holds (read from each file).
 pub fn list(workspace: &Path) -> Result<Vec<Backup>> {
+    let mut out = on_disk(workspace);
+    for b in &mut out {
+        b.store_version = Connection::open_with_flags(&b.path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| c.query_row("PRAGMA user_version", [], |r| r.get(0)))
+            .unwrap_or(-1);
+    }
+    Ok(out)
+}
+
+/// The backup files of `workspace`, newest first, as their names tell (when, why) without
+/// opening them: `store_version` is -1. Enough to prune and to see whether a backup is due,
+/// which every open does.
+fn on_disk(workspace: &Path) -> Vec<Backup> {
     let dir = folder(workspace);
-    let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(vec![]) };
+    let Ok(entries) = std::fs::read_dir(&dir) else { return vec![] };
     let prefix = format!("{}.", stem(workspace));
     let mut out = vec![];
     for entry in entries.flatten() {
-        let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(rest) = name.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".countersign")) else {
             continue;
@@ -191,26 +204,23 @@ pub fn list(workspace: &Path) -> Result<Vec<Backup>> {
         else {
             continue;
         };
-        let store_version = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .and_then(|c| c.query_row("PRAGMA user_version", [], |r| r.get(0)))
-            .unwrap_or(-1);
         out.push(Backup {
-            path: path.display().to_string(),
+            path: entry.path().display().to_string(),
             taken_at: crate::clock::timestamp(time.and_utc()),
             reason,
             bytes: entry.metadata().map(|m| m.len()).unwrap_or(0),
-            store_version,
+            store_version: -1,
         });
     }
     out.sort_by(|a, b| b.taken_at.cmp(&a.taken_at).then_with(|| b.path.cmp(&a.path)));
-    Ok(out)
+    out
 }
 
 /// Remove all but the newest [`KEEP`] backups, keeping the newest of each reason too (a run of
 /// deploys never pushes out the last backup taken before a migration).
 fn prune(workspace: &Path) -> Result<()> {
     let mut seen = vec![];
-    for (i, b) in list(workspace)?.into_iter().enumerate() {
+    for (i, b) in on_disk(workspace).into_iter().enumerate() {
         let first_of_reason = !seen.contains(&b.reason);
         seen.push(b.reason);
         if i >= KEEP && !first_of_reason {
@@ -223,7 +233,7 @@ fn prune(workspace: &Path) -> Result<()> {
 /// Take the daily backup if the newest backup is older than [`DAILY`] — or, with none yet, if
 /// the workspace's first definition is (a workspace made today has nothing to lose yet).
 pub fn take_if_due(conn: &Connection, workspace: &Path, now: DateTime<Utc>) -> Result<Option<Backup>> {
-    let since = match list(workspace)?.into_iter().next() {
+    let since = match on_disk(workspace).into_iter().next() {
         Some(newest) => Some(newest.taken_at),
         None => conn.query_row("SELECT min(deployed_at) FROM metadata_generation", [], |r| r.get(0))?,
     };
