@@ -434,14 +434,14 @@ impl Session<'_> {
             return Err(Error::new(Code::InvalidValue, format!("case `{id}` is both removed and kept hard")));
         }
         let mut cases: Vec<SuiteCase> =
-            latest.cases.into_iter().filter(|c| !revision.remove.contains(&c.id)).collect();
+            latest.cases.iter().filter(|c| !revision.remove.contains(&c.id)).cloned().collect();
         if let Some(hard) = &revision.hard {
             for c in &mut cases {
                 c.hard = hard.contains(&c.id);
             }
         }
         cases.extend(revision.add.iter().cloned());
-        if cases == self.suite(key, None)?.cases && revision.floor.is_none_or(|f| f == latest.floor) {
+        if cases == latest.cases && revision.floor.is_none_or(|f| f == latest.floor) {
             return Err(Error::new(Code::InvalidValue, "the revision changes nothing"));
         }
         self.publish_suite(key, &latest.capability, revision.floor.unwrap_or(latest.floor), &cases)
