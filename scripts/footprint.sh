@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Footprint: cold start and idle memory of Countersign beside the floor — a minimal Tauri app
 # (crates/minimal-app: the same Tauri and WebKitGTK, an empty page) — in the same harness: both
-# release builds, started RUNS+1 times each through tauri-driver under Xvfb in one fresh home
+# release builds, started RUNS+1 times each (7 unless RUNS says), taking turns, through tauri-driver under Xvfb in one fresh home
 # directory per app. The first start is reported apart (Countersign creates its demo workspace
 # then); the medians of the others are the cold start and idle memory. Prints a table; the raw
 # runs land in target/footprint/runs.jsonl.
@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-runs="${RUNS:-3}"
+runs="${RUNS:-7}"
 
 (cd ui && npm run build)
 # The same release build as the packages (scripts/package.sh strips debug information too).
@@ -27,18 +27,19 @@ export DISPLAY="$display"
 for _ in $(seq 1 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
 export TAURI_DRIVER="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver"
 
-measure() { # app binary, the selector of its first screen
-  home="$work/home-$(basename "$1")"
-  for i in $(seq 0 "$runs"); do
-    mkdir -p "$home" "$work/run-$i" && chmod 700 "$work/run-$i"
-    env -u COUNTERSIGN_WORKSPACE -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_CACHE_HOME \
-      HOME="$home" XDG_RUNTIME_DIR="$work/run-$i" APP_BIN="$1" READY_SELECTOR="$2" FOOTPRINT_OUT="$out/runs.jsonl" FOOTPRINT_RUN="$i" \
-      dbus-run-session -- bash scripts/with-tauri-driver.sh \
-      bash -c 'cd tests/e2e && node --test --test-reporter=dot footprint.test.mjs'
-  done
+measure() { # run number, app binary, the selector of its first screen
+  home="$work/home-$(basename "$2")"
+  mkdir -p "$home" "$work/run-$1-$(basename "$2")" && chmod 700 "$work/run-$1-$(basename "$2")"
+  env -u COUNTERSIGN_WORKSPACE -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_CACHE_HOME \
+    HOME="$home" XDG_RUNTIME_DIR="$work/run-$1-$(basename "$2")" APP_BIN="$2" READY_SELECTOR="$3" FOOTPRINT_OUT="$out/runs.jsonl" FOOTPRINT_RUN="$1" \
+    dbus-run-session -- bash scripts/with-tauri-driver.sh \
+    bash -c 'cd tests/e2e && node --test --test-reporter=dot footprint.test.mjs'
 }
-measure "$root/target/release/minimal-app" '[data-testid="ready"]'
-measure "$root/target/release/countersign" '[data-testid="row-acc_0003"]'
+# The two apps take turns, so a slower moment of the machine falls on both.
+for i in $(seq 0 "$runs"); do
+  measure "$i" "$root/target/release/minimal-app" '[data-testid="ready"]'
+  measure "$i" "$root/target/release/countersign" '[data-testid="row-acc_0003"]'
+done
 
 python3 - "$out/runs.jsonl" <<'PY'
 import json, statistics, sys

@@ -59,6 +59,40 @@ pub fn second_launch(app: &AppHandle, args: Vec<String>, cwd: String) {
     }
 }
 
+/// Set the window's webview up for a forms-and-tables app on WebKitGTK (Linux):
+/// - **rendered on the CPU** (hardware acceleration policy "never"). GPU compositing gives every
+///   scrolling area and layer a backing store of its own: measured with `scripts/footprint.sh`
+///   (Xvfb, Mesa), it held ~100 MiB in the web process after the first list, and most of the
+///   growth over a long session. The app has no canvas, video or 3D to gain from it.
+///   `COUNTERSIGN_GPU_RENDERING=1` keeps WebKit's default (for a machine where it renders better).
+/// - **the smallest resource caches** (cache model "document viewer"): everything the window loads
+///   comes from the app itself, so a web browser's memory and page caches only hold copies.
+pub fn lighten_webview(window: &tauri::WebviewWindow) {
+    #[cfg(target_os = "linux")]
+    {
+        let gpu = std::env::var("COUNTERSIGN_GPU_RENDERING").is_ok_and(|v| v == "1");
+        let applied = window.with_webview(move |webview| {
+            use webkit2gtk::{
+                CacheModel, HardwareAccelerationPolicy, SettingsExt, WebContextExt, WebViewExt,
+            };
+            let view = webview.inner();
+            if !gpu {
+                if let Some(settings) = WebViewExt::settings(&view) {
+                    settings.set_hardware_acceleration_policy(HardwareAccelerationPolicy::Never);
+                }
+            }
+            if let Some(context) = view.context() {
+                context.set_cache_model(CacheModel::DocumentViewer);
+            }
+        });
+        if let Err(e) = applied {
+            tracing::warn!(error = %e, "the webview's settings could not be applied");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = window;
+}
+
 /// The native Open dialog for a workspace file (`None`: cancelled).
 pub fn pick_workspace(app: &AppHandle) -> Option<PathBuf> {
     app.dialog()

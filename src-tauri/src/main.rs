@@ -28,6 +28,9 @@ fn main() {
         .plugin(tauri_plugin_window_state::Builder::default().build())
         .plugin(tauri_plugin_dialog::init())
         .setup(|app| {
+            if let Some(window) = app.get_webview_window("main") {
+                desktop::lighten_webview(&window);
+            }
             // Daily log files for a bug report (what happened and how long it took; never
             // values, prompts or keys), in the OS log folder; Settings shows where.
             let logs = commands::log_folder(app.handle())?;

@@ -16,7 +16,8 @@ test(`cold start and idle memory of ${APP}`, async () => {
   const t0 = Date.now();
   const browser = await openWindow(APP);
   try {
-    await browser.$(READY).waitForDisplayed({ timeout: 60000 });
+    // Polled every 10 ms (WebdriverIO polls every 100 ms by default: too coarse for a start).
+    await browser.$(READY).waitForDisplayed({ timeout: 60000, interval: 10 });
     const coldStartMs = Date.now() - t0;
     await browser.pause(2000);
     const idle = appMemory(APP);
