@@ -59,7 +59,7 @@ export TAURI_DRIVER_LOG="$work/tauri-driver.log"
 
 # One D-Bus session for the app, its OS keyring (a throwaway gnome-keyring) and the driver.
 bash scripts/with-keyring.sh bash scripts/with-tauri-driver.sh \
-  bash -c 'cd tests/e2e && node --test --test-concurrency=1 --test-reporter=spec app.test.mjs' \
+  bash -c 'cd tests/e2e && node --test --test-concurrency=1 --test-reporter=spec app.test.mjs window-place.test.mjs' \
   || { echo "--- tauri-driver log ---" >&2; cat "$work/tauri-driver.log" >&2 || true; exit 1; }
 echo "e2e screenshots: $shots"
 ls "$shots"

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev
-  libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev xvfb xauth x11-utils dbus dbus-x11
+  libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev xvfb xauth x11-utils x11-apps dbus dbus-x11
   at-spi2-core libgl1-mesa-dri fonts-dejavu-core webkit2gtk-driver libdbus-1-dev gnome-keyring libsecret-tools keyutils)
 missing=()
 for p in "${packages[@]}"; do

@@ -93,6 +93,32 @@ pub fn lighten_webview(window: &tauri::WebviewWindow) {
     let _ = window;
 }
 
+/// Write the window's size and place a second after they last changed. The window-state plugin
+/// writes them only when the app exits cleanly, so an app that was killed (a crash, a logout, a
+/// power cut) came back at the size it had before.
+pub fn remember_window_place(window: &tauri::WebviewWindow) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use tauri_plugin_window_state::{AppHandleExt, StateFlags};
+    let app = window.app_handle().clone();
+    let changes = std::sync::Arc::new(AtomicU64::new(0));
+    window.on_window_event(move |event| {
+        if !matches!(event, tauri::WindowEvent::Resized(_) | tauri::WindowEvent::Moved(_)) {
+            return;
+        }
+        let change = changes.fetch_add(1, Ordering::SeqCst) + 1;
+        let (app, changes) = (app.clone(), changes.clone());
+        tauri::async_runtime::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            if changes.load(Ordering::SeqCst) != change {
+                return; // a later change will write
+            }
+            if let Err(e) = app.save_window_state(StateFlags::all()) {
+                tracing::warn!(error = %e, "the window's size and place were not written");
+            }
+        });
+    });
+}
+
 /// The native Open dialog for a workspace file (`None`: cancelled).
 pub fn pick_workspace(app: &AppHandle) -> Option<PathBuf> {
     app.dialog()

@@ -30,6 +30,7 @@ fn main() {
         .setup(|app| {
             if let Some(window) = app.get_webview_window("main") {
                 desktop::lighten_webview(&window);
+                desktop::remember_window_place(&window);
             }
             // Daily log files for a bug report (what happened and how long it took; never
             // values, prompts or keys), in the OS log folder; Settings shows where.

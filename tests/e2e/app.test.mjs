@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { appMemory, openWindow } from "./window.mjs";
+import { appMemory, openWindow, screenshot } from "./window.mjs";
 
 const APP = process.env.APP_BIN;
 const SHOTS = process.env.SCREENSHOT_DIR ?? "target/e2e-screenshots";
@@ -20,7 +20,7 @@ const tid = (id) => `[data-testid="${id}"]`;
 const el = (id) => browser.$(tid(id));
 async function shot(name) {
   await browser.pause(250); // let the last change paint before the capture
-  await browser.saveScreenshot(join(SHOTS, `${name}.png`));
+  screenshot(join(SHOTS, `${name}.png`));
 }
 async function waitText(id, expected, timeout = 10000) {
   await browser.waitUntil(async () => (await el(id).getText()).includes(expected), {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { openWindow } from "./window.mjs";
+import { openWindow, screenshot } from "./window.mjs";
 
 const APP = process.env.APP_BIN;
 const HOME = process.env.HOME;
@@ -33,7 +33,7 @@ test("the first run creates the demo workspace in the user's data folder", async
   const demo = join(process.env.XDG_DATA_HOME ?? join(HOME, ".local/share"), "app.countersign.desktop", "demo.countersign");
   assert.ok(existsSync(demo), `${demo} exists`);
   assert.match(await footer(), /demo\.countersign/);
-  await browser.saveScreenshot(join(SHOTS, "installed-01-first-run.png"));
+  screenshot(join(SHOTS, "installed-01-first-run.png"));
 });
 
 test("a record opens and the Ask bar is there", async () => {
@@ -41,7 +41,7 @@ test("a record opens and the Ask bar is there", async () => {
   await el("record-title").waitForDisplayed();
   assert.ok((await el("record-title").getText()).length > 0);
   assert.ok(await el("ask-bar").isExisting(), "the Ask bar");
-  await browser.saveScreenshot(join(SHOTS, "installed-02-record.png"));
+  screenshot(join(SHOTS, "installed-02-record.png"));
 });
 
 test("a second launch with a workspace file opens it in the running window and exits", async () => {
@@ -66,5 +66,5 @@ test("a second launch with a workspace file opens it in the running window and e
     timeout: 15000,
     timeoutMsg: "the running window did not open the file the second launch was given",
   });
-  await browser.saveScreenshot(join(SHOTS, "installed-03-second-launch.png"));
+  screenshot(join(SHOTS, "installed-03-second-launch.png"));
 });

@@ -1,7 +1,8 @@
 // The app's window for the end-to-end suites (app, installed, footprint): a WebDriver session
 // through tauri-driver on 127.0.0.1:4444, and the memory of the app and its WebKit processes.
 import { execFileSync } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { deflateSync } from "node:zlib";
 import { remote } from "webdriverio";
 
 /** Start `app` in a real window and drive it (tauri-driver must be listening). */
@@ -45,3 +46,58 @@ export function appMemory(app) {
   return { processes, totalRssMiB: sum("rssMiB"), totalPssMiB: sum("pssMiB") };
 }
 
+
+/**
+ * A PNG of the display the app runs on ($DISPLAY), as the user sees it: the X server's own
+ * picture (`xwd`, from x11-apps), not WebDriver's. The app renders on the CPU (see
+ * src-tauri/src/desktop.rs), and WebKitWebDriver's screenshot of a page drawn that way can hang.
+ */
+export function screenshot(file) {
+  const xwd = execFileSync("xwd", ["-root", "-silent"], { maxBuffer: 64 << 20 });
+  // The XWD header: 25 big-endian 32-bit fields, then the window name, then the colour map.
+  const field = (i) => xwd.readUInt32BE(4 * i);
+  const [headerSize, width, height, byteOrder, bitsPerPixel, bytesPerLine, colours] =
+    [field(0), field(4), field(5), field(7), field(11), field(12), field(19)];
+  if (bitsPerPixel !== 32 || byteOrder !== 0) throw new Error(`an XWD of ${bitsPerPixel} bits, byte order ${byteOrder}`);
+  const pixels = headerSize + colours * 12;
+  const raw = Buffer.alloc(height * (1 + width * 3));
+  for (let y = 0; y < height; y++) {
+    const row = pixels + y * bytesPerLine;
+    const out = y * (1 + width * 3) + 1; // each PNG row starts with filter type 0
+    for (let x = 0; x < width; x++) {
+      raw[out + 3 * x] = xwd[row + 4 * x + 2];
+      raw[out + 3 * x + 1] = xwd[row + 4 * x + 1];
+      raw[out + 3 * x + 2] = xwd[row + 4 * x];
+    }
+  }
+  const chunk = (type, data) => {
+    const head = Buffer.alloc(8);
+    head.writeUInt32BE(data.length);
+    head.write(type, 4, "latin1");
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])));
+    return Buffer.concat([head, data, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8); // 8 bits, RGB, deflate, no filter, not interlaced
+  writeFileSync(
+    file,
+    Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      chunk("IHDR", ihdr),
+      chunk("IDAT", deflateSync(raw)),
+      chunk("IEND", Buffer.alloc(0)),
+    ]),
+  );
+}
+
+function crc32(bytes) {
+  let c = ~0;
+  for (const b of bytes) {
+    c ^= b;
+    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
+  }
+  return ~c >>> 0;
+}
