@@ -15,6 +15,7 @@ deb=$(ls target/release/bundle/deb/*.deb)
 rpm=$(ls target/release/bundle/rpm/*.rpm)
 echo "packages: $(du -h "$deb" | cut -f1) $(basename "$deb"), $(du -h "$rpm" | cut -f1) $(basename "$rpm")"
 stat -c '%s bytes %n' "$deb" "$rpm"
+work_rpm_requires=$(mktemp)
 
 # What the .deb declares and ships.
 dpkg-deb --field "$deb" Package Version Depends
@@ -28,6 +29,26 @@ desktop_entry=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO usr/share/applications/
 grep -q '^MimeType=.*application/x-countersign-workspace' <<<"$desktop_entry" \
   && grep -q '^Exec=countersign %f$' <<<"$desktop_entry" \
   || { echo "the desktop entry does not open .countersign files:" >&2; echo "$desktop_entry" >&2; exit 1; }
+
+# The .rpm: what it declares, and an install into a scratch root and removal from it (this is a
+# Debian machine: the rpm's dependencies are checked by name here, not resolved).
+rpm -qp --requires "$rpm" 2>/dev/null | tee "$work_rpm_requires" >/dev/null
+for dep in dbus-libs 'libwebkit2gtk-4.1.so.0()(64bit)' 'libgtk-3.so.0()(64bit)'; do
+  grep -qxF "$dep" "$work_rpm_requires" || { echo "the .rpm does not require $dep" >&2; cat "$work_rpm_requires" >&2; exit 1; }
+done
+rpm_root=$(mktemp -d)
+rpm --root "$rpm_root" --initdb
+rpm --root "$rpm_root" -i --nodeps "$rpm" 2>/dev/null
+for f in usr/bin/countersign usr/share/applications/Countersign.desktop \
+  usr/share/mime/packages/app.countersign.desktop.xml usr/share/icons/hicolor/128x128/apps/countersign.png; do
+  [ -e "$rpm_root/$f" ] || { echo "the .rpm did not install $f" >&2; exit 1; }
+done
+grep -q '^Exec=countersign %f$' "$rpm_root/usr/share/applications/Countersign.desktop" \
+  || { echo "the .rpm's desktop entry does not hand the file to the app" >&2; exit 1; }
+rpm --root "$rpm_root" -e countersign 2>/dev/null
+[ -z "$(find "$rpm_root/usr" -type f 2>/dev/null)" ] || { echo "the .rpm left files behind: $(find "$rpm_root/usr" -type f)" >&2; exit 1; }
+rm -rf "$rpm_root"
+echo "rpm: requires $(paste -sd' ' "$work_rpm_requires" | cut -c1-80)…; installed into a scratch root and removed"
 
 # Install it (its dependencies are already here: setup.sh installed the same libraries).
 "${sudo_cmd[@]}" dpkg -i "$deb"
