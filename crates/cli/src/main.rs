@@ -12,6 +12,7 @@ mod output;
 mod proposals;
 mod providers;
 mod records;
+mod runtime;
 mod workspace;
 
 use clap::{Parser, Subcommand};
@@ -79,6 +80,11 @@ enum Command {
         #[command(subcommand)]
         command: ai::PromptCommand,
     },
+    /// The built-in runtime: llama.cpp's server run by Countersign on an installed model.
+    Runtime {
+        #[command(subcommand)]
+        command: runtime::RuntimeCommand,
+    },
     /// Capability bindings (prompt, model pin, permission, budgets, limits).
     Capability {
         #[command(subcommand)]
@@ -130,6 +136,8 @@ fn run(cli: Cli) -> Result<Value> {
         Command::Bench(args) => bench::run(args),
         Command::Secret { command } => providers::secret(command),
         Command::Ingest { file } => ai::read_document(&file),
+        Command::Runtime { command } => runtime::run(command),
+        Command::Model { command } if command.on_model_files() => runtime::model_files(command),
         Command::Workspace(command) => workspace::run(WorkspaceFile::locate(workspace)?, user, command),
         Command::Eval { command } if command.on_stored_suites() => {
             acting(workspace, user, |s| evals::on_session(s, command))

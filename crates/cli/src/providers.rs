@@ -66,6 +66,21 @@ pub enum ModelCommand {
         currency: String,
     },
     List,
+    /// The models recommended for the built-in runtime: size, sha256, the memory each needs,
+    /// whether it is installed and fits this machine.
+    Catalog,
+    /// Install a model for the built-in runtime: a catalog model (fetched, resumable, checked
+    /// against its sha256) or a GGUF file of your own.
+    Install {
+        /// A catalog model's name.
+        #[arg(required_unless_present = "file", conflicts_with = "file")]
+        name: Option<String>,
+        #[arg(long)]
+        file: Option<PathBuf>,
+        /// Fetch from this address instead of the catalog's.
+        #[arg(long, conflicts_with = "file")]
+        url: Option<String>,
+    },
     /// Check that the server still serves the pinned model (drift refuses calls until repinned).
     Check {
         key: String,
@@ -125,6 +140,13 @@ fn structured_form(kind: ProviderKind, structured: Option<&str>) -> StructuredFo
     }
 }
 
+impl ModelCommand {
+    /// The built-in runtime's model files: no workspace needed.
+    pub fn on_model_files(&self) -> bool {
+        matches!(self, ModelCommand::Catalog | ModelCommand::Install { .. })
+    }
+}
+
 pub fn model(session: &Session<'_>, command: ModelCommand) -> Result<Value> {
     match command {
         ModelCommand::Pin {
@@ -149,6 +171,7 @@ pub fn model(session: &Session<'_>, command: ModelCommand) -> Result<Value> {
             to_json(&runtime()?.block_on(pin)?)
         }
         ModelCommand::List => Ok(json!({ "models": to_json(&session.model_pins()?)? })),
+        files @ (ModelCommand::Catalog | ModelCommand::Install { .. }) => crate::runtime::model_files(files),
         ModelCommand::Check { key } => {
             let pin = runtime()?.block_on(pins::check_pin(session, &key))?;
             Ok(json!({ "model": key, "matches_pin": true, "digest": pin.digest }))

@@ -69,8 +69,7 @@ impl WorkspaceFile {
         let base = app_data_dir().ok_or_else(|| {
             Error::new(Code::Storage, "cannot find the app-data directory; pass --workspace")
         })?;
-        // Tauri's app-data dir for the app's identifier.
-        let path = base.join("app.countersign.desktop").join("demo.countersign");
+        let path = base.join(APP_IDENTIFIER).join("demo.countersign");
         Ok(WorkspaceFile { path, origin: Origin::AppData })
     }
 
@@ -92,7 +91,11 @@ impl WorkspaceFile {
     }
 }
 
-fn app_data_dir() -> Option<PathBuf> {
+/// The desktop app's identifier: its folder in the OS app-data directory (Tauri's app-data dir).
+pub const APP_IDENTIFIER: &str = "app.countersign.desktop";
+
+/// The OS app-data directory (the folder the app's own folder is in).
+pub fn app_data_dir() -> Option<PathBuf> {
     if cfg!(target_os = "macos") {
         std::env::var_os("HOME").map(|h| PathBuf::from(h).join("Library/Application Support"))
     } else if cfg!(windows) {

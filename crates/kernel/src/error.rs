@@ -162,6 +162,15 @@ pub enum Code {
     /// An invariant of the kernel broke; a bug.
     #[serde(rename = "internal")]
     Internal,
+    /// A model file is not the one pinned (its size or sha256 differ); it was removed.
+    #[serde(rename = "model.checksum")]
+    ModelChecksum,
+    /// The built-in runtime cannot run: no `llama-server`, or its model is not installed.
+    #[serde(rename = "runtime.unavailable")]
+    RuntimeUnavailable,
+    /// The built-in runtime died again after its one restart (or while loading its model).
+    #[serde(rename = "runtime.crashed")]
+    RuntimeCrashed,
 }
 
 impl Code {
@@ -212,6 +221,9 @@ impl Code {
             Code::DocumentTimeout => "document.timeout",
             Code::Storage => "store.io",
             Code::Internal => "internal",
+            Code::ModelChecksum => "model.checksum",
+            Code::RuntimeUnavailable => "runtime.unavailable",
+            Code::RuntimeCrashed => "runtime.crashed",
         }
     }
 
@@ -231,13 +243,15 @@ impl Code {
             Code::AiBudget | Code::EvalGate => Fault::Admin,
             Code::IntegrationUnreachable | Code::IntegrationRejected | Code::ModelDrift => Fault::Admin,
             Code::SecretStoreUnavailable => Fault::Platform,
+            Code::ModelChecksum | Code::RuntimeCrashed => Fault::Platform,
+            Code::RuntimeUnavailable => Fault::Admin,
             _ => Fault::User,
         }
     }
 }
 
 impl Code {
-    pub const ALL: [Code; 45] = [
+    pub const ALL: [Code; 48] = [
         Code::Permission,
         Code::NotFound,
         Code::Conflict,
@@ -283,6 +297,9 @@ impl Code {
         Code::DocumentTimeout,
         Code::ProposalClosed,
         Code::EvalGate,
+        Code::ModelChecksum,
+        Code::RuntimeUnavailable,
+        Code::RuntimeCrashed,
     ];
 }
 

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod built_in_model;
 mod cli;
 mod crash;
 mod gate;

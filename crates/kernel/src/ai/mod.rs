@@ -10,6 +10,7 @@ pub mod pins;
 pub mod pipeline;
 pub mod projection;
 pub mod provider;
+pub mod runtime;
 pub mod secrets;
 pub mod tools;
 

@@ -215,7 +215,7 @@ impl Cancel {
     pub fn is_cancelled(&self) -> bool {
         *self.0.borrow()
     }
-    async fn cancelled(&self) {
+    pub(crate) async fn cancelled(&self) {
         let mut rx = self.0.subscribe();
         if *rx.borrow() {
             return;

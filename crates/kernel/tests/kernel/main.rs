@@ -22,6 +22,7 @@ mod layers;
 mod learned;
 mod limits;
 mod logging;
+mod model_files;
 mod proposals;
 mod provider;
 mod query;

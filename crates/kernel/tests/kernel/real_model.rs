@@ -114,3 +114,133 @@ async fn ask_answers_a_question_end_to_end_on_the_real_model() {
     assert!(trace.prompt_tokens > 0 && trace.completion_tokens > 0);
     eprintln!("ask on the real model: {:?}", answer.timings);
 }
+
+/// The built-in runtime on the real `llama-server` and the 0.5B model (`COUNTERSIGN_LLAMA_SERVER`
+/// and `COUNTERSIGN_MODEL_GGUF`, set by `scripts/model-test.sh`).
+mod built_in_runtime {
+    use countersign_kernel::ai::provider::{provider, Endpoint, ProviderKind};
+    use countersign_kernel::ai::runtime::process::{Runtime, RuntimeSettings, SERVED_NAME};
+    use countersign_kernel::error::Code;
+    use std::io::BufRead;
+    use std::path::PathBuf;
+    use std::time::{Duration, Instant};
+
+    fn settings() -> RuntimeSettings {
+        let server = std::env::var("COUNTERSIGN_LLAMA_SERVER").expect("COUNTERSIGN_LLAMA_SERVER");
+        let gguf = std::env::var("COUNTERSIGN_MODEL_GGUF").expect("COUNTERSIGN_MODEL_GGUF");
+        let mut s = RuntimeSettings::new(PathBuf::from(server), PathBuf::from(gguf));
+        s.threads = 2;
+        s.context = 2048;
+        s
+    }
+
+    fn kill(pid: u32) {
+        // SAFETY: kill(2) with a pid this test read from the runtime's status.
+        assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
+    }
+
+    fn gone(pid: u32, within: Duration) -> bool {
+        let until = Instant::now() + within;
+        while Instant::now() < until {
+            // A zombie (state Z) is gone too: it runs no more and holds no memory.
+            match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+                Err(_) => return true,
+                Ok(stat) if stat.rsplit(')').next().is_some_and(|s| s.trim_start().starts_with('Z')) => {
+                    return true
+                }
+                Ok(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+        false
+    }
+
+    /// The runtime saw its server die (its status reaps it).
+    fn seen_dead(runtime: &Runtime) -> bool {
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            if !runtime.status().running {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+
+    #[tokio::test]
+    #[ignore = "needs llama-server and the model: scripts/model-test.sh"]
+    async fn the_runtime_serves_on_its_own_key_is_restarted_once_then_refused() {
+        let runtime = Runtime::new(settings());
+        assert!(!runtime.status().running, "nothing runs before the first use");
+        let endpoint = runtime.endpoint().await.unwrap();
+        let models = provider(endpoint.clone()).unwrap().list_models(Duration::from_secs(5)).await.unwrap();
+        assert!(models.iter().any(|m| m.id == SERVED_NAME), "{models:?}");
+        assert!(endpoint.base_url.starts_with("http://127.0.0.1:"));
+        // The per-run key is required: the same server without it refuses a call.
+        let keyless = Endpoint::new(ProviderKind::OpenaiCompatible, endpoint.base_url.clone());
+        let refused = reqwest::Client::new()
+            .post(format!("{}/chat/completions", keyless.base_url))
+            .header("content-type", "application/json")
+            .body(serde_json::json!({"model": SERVED_NAME, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}).to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status().as_u16(), 401);
+
+        // Killed once: the next use starts it again, on a new port and key.
+        let first = runtime.status();
+        kill(first.pid.unwrap());
+        assert!(seen_dead(&runtime));
+        let again = runtime.endpoint().await.unwrap();
+        let second = runtime.status();
+        assert!(second.running && second.pid != first.pid && second.restarts == 1, "{second:?}");
+        assert_ne!(again.base_url, endpoint.base_url);
+
+        // Killed twice: a typed error, and it stays down until someone restarts it.
+        kill(second.pid.unwrap());
+        assert!(seen_dead(&runtime));
+        let e = runtime.endpoint().await.unwrap_err();
+        assert_eq!(e.code, Code::RuntimeCrashed, "{e:?}");
+        assert_eq!(runtime.endpoint().await.unwrap_err().code, Code::RuntimeCrashed);
+        assert!(!runtime.status().running);
+
+        // Stopping renews it; dropping the runtime stops the server.
+        runtime.stop();
+        runtime.endpoint().await.unwrap();
+        let pid = runtime.status().pid.unwrap();
+        drop(runtime);
+        assert!(gone(pid, Duration::from_secs(5)), "the server outlived its runtime");
+    }
+
+    #[test]
+    #[ignore = "needs llama-server and the model: scripts/model-test.sh"]
+    fn no_runtime_survives_the_app_killed() {
+        const NAME: &str = "real_model::built_in_runtime::no_runtime_survives_the_app_killed";
+        if std::env::var_os("COUNTERSIGN_RUNTIME_HOLDER").is_some() {
+            // This test run again as "the app": it starts the runtime, says the server's pid,
+            // and waits to be killed.
+            let tokio = tokio::runtime::Runtime::new().unwrap();
+            let runtime = Runtime::new(settings());
+            tokio.block_on(runtime.endpoint()).unwrap();
+            println!("server-pid {}", runtime.status().pid.unwrap());
+            std::thread::sleep(Duration::from_secs(600));
+            return;
+        }
+        let mut app = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", NAME, "--ignored", "--nocapture"])
+            .env("COUNTERSIGN_RUNTIME_HOLDER", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = std::io::BufReader::new(app.stdout.take().unwrap());
+        let pid: u32 = stdout
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|l| l.strip_prefix("server-pid ").map(|p| p.trim().parse().unwrap()))
+            .expect("the holder started the runtime");
+        assert!(!gone(pid, Duration::from_millis(200)), "the server runs while the app does");
+        app.kill().unwrap(); // SIGKILL: the app has no chance to stop it
+        app.wait().unwrap();
+        assert!(gone(pid, Duration::from_secs(5)), "llama-server {pid} outlived the app");
+    }
+}

@@ -6,8 +6,7 @@
 use crate::ai::provider::Cancel;
 use crate::error::{Code, Error, Result};
 use futures_util::StreamExt;
-use sha2::{Digest, Sha256};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -47,7 +46,8 @@ pub async fn fetch(
         std::fs::create_dir_all(dir)?;
     }
     let partial = partial_path(target);
-    let mut file = std::fs::OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&partial)?;
+    let mut file =
+        std::fs::OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&partial)?;
     let mut have = file.seek(SeekFrom::End(0))?;
     if have > wanted.size {
         file.set_len(0)?;
@@ -61,9 +61,11 @@ pub async fn fetch(
     if have != wanted.size {
         return Err(Error::new(
             Code::IntegrationTruncated,
-            format!("the download of {} ended at {have} of {} bytes; try again to resume", wanted.url, wanted.size),
-        )
-        .retriable());
+            format!(
+                "the download of {} ended at {have} of {} bytes; try again to resume",
+                wanted.url, wanted.size
+            ),
+        ));
     }
     on_progress(Progress { done: have, total: wanted.size });
     if let Err(e) = check_file(&partial, wanted) {
@@ -104,11 +106,11 @@ async fn fetch_rest(
             have = 0;
         }
         status => {
-            return Err(Error::new(
+            let refused = Error::new(
                 Code::IntegrationRejected,
                 format!("{} answered HTTP {status} to the model download", wanted.url),
-            )
-            .retriable_if(status >= 500));
+            );
+            return Err(Error { retriable: status >= 500, ..refused });
         }
     }
     on_progress(Progress { done: have, total: wanted.size });
@@ -140,26 +142,11 @@ pub fn check_file(path: &Path, wanted: &Wanted<'_>) -> Result<()> {
     if size != wanted.size {
         return Err(checksum(wanted, &format!("it has {size} bytes, not {}", wanted.size)));
     }
-    let digest = sha256_of(path)?;
+    let digest = crate::ai::pins::file_sha256(path)?;
     if digest != wanted.sha256 {
         return Err(checksum(wanted, &format!("its sha256 is {digest}, not {}", wanted.sha256)));
     }
     Ok(())
-}
-
-/// sha256 of a file, streamed.
-pub fn sha256_of(path: &Path) -> Result<String> {
-    let mut f = std::fs::File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0; 1 << 20];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(format!("{:x}", h.finalize()))
 }
 
 fn checksum(wanted: &Wanted<'_>, why: &str) -> Error {
@@ -175,5 +162,8 @@ fn cancelled() -> Error {
 
 fn unreachable_source(url: &str, e: &reqwest::Error) -> Error {
     let what = if e.is_timeout() { "did not answer in time" } else { "cannot be reached" };
-    Error::new(Code::IntegrationUnreachable, format!("the model source {url} {what}")).retriable()
+    Error {
+        retriable: true,
+        ..Error::new(Code::IntegrationUnreachable, format!("the model source {url} {what}"))
+    }
 }
