@@ -322,6 +322,46 @@ pub const MIGRATIONS: &[&str] = &[
         cost               REAL NOT NULL,
         PRIMARY KEY (day, capability, actor, currency)
     );",
+    // 11: the built-in runtime is a provider kind of its own (`built_in`). SQLite cannot change
+    // a CHECK constraint, so the providers are rebuilt, and the pins with them (they reference
+    // the providers: the new pins table references the new providers table, whose rename
+    // carries the reference along).
+    "CREATE TABLE ai_provider_v11 (
+        key             TEXT PRIMARY KEY,
+        kind            TEXT NOT NULL CHECK (kind IN ('openai_compatible', 'ollama', 'built_in')),
+        base_url        TEXT NOT NULL,
+        credential_ref  TEXT CHECK (credential_ref IS NULL OR credential_ref LIKE 'secret://%'),
+        structured_form TEXT NOT NULL,
+        region          TEXT NOT NULL,
+        retention       TEXT NOT NULL,
+        created_at      TEXT NOT NULL,
+        created_by      TEXT NOT NULL
+    );
+    INSERT INTO ai_provider_v11 SELECT key, kind, base_url, credential_ref, structured_form, region, retention,
+        created_at, created_by FROM ai_provider;
+    CREATE TABLE ai_model_pin_v11 (
+        key                   TEXT PRIMARY KEY,
+        provider              TEXT NOT NULL REFERENCES ai_provider_v11 (key),
+        model_id              TEXT NOT NULL,
+        digest                TEXT NOT NULL,
+        served_fingerprint    TEXT NOT NULL,
+        metadata              TEXT NOT NULL,
+        temperature           REAL NOT NULL,
+        max_output_tokens     INTEGER NOT NULL,
+        input_price_per_mtok  REAL NOT NULL,
+        output_price_per_mtok REAL NOT NULL,
+        currency              TEXT NOT NULL,
+        pinned_at             TEXT NOT NULL,
+        pinned_by             TEXT NOT NULL,
+        drift                 TEXT
+    );
+    INSERT INTO ai_model_pin_v11 SELECT key, provider, model_id, digest, served_fingerprint, metadata, temperature,
+        max_output_tokens, input_price_per_mtok, output_price_per_mtok, currency, pinned_at, pinned_by, drift
+        FROM ai_model_pin;
+    DROP TABLE ai_model_pin;
+    DROP TABLE ai_provider;
+    ALTER TABLE ai_provider_v11 RENAME TO ai_provider;
+    ALTER TABLE ai_model_pin_v11 RENAME TO ai_model_pin;",
 ];
 
 pub fn schema_version() -> i64 {

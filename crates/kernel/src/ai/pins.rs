@@ -239,7 +239,7 @@ pub async fn fingerprint(endpoint: &Endpoint, model_id: &str, gguf: Option<&Path
         ProviderKind::Ollama => {
             return Err(Error::new(Code::IntegrationMalformed, "Ollama reported no digest for the model"))
         }
-        ProviderKind::OpenaiCompatible => {
+        ProviderKind::OpenaiCompatible | ProviderKind::BuiltIn => {
             if m.meta.is_null() {
                 return Err(Error::new(
                     Code::IntegrationMalformed,
@@ -316,7 +316,9 @@ fn drift(pin: &ModelPin, detail: &str) -> Error {
 
 /// Which server this is, what it serves, and how long a round trip takes.
 pub async fn test_connection(endpoint: &Endpoint) -> Result<ConnectionReport> {
-    check_local(&endpoint.base_url)?;
+    if endpoint.kind != ProviderKind::BuiltIn {
+        check_local(&endpoint.base_url)?;
+    }
     let start = Instant::now();
     let models = provider(endpoint.clone())?.list_models(Duration::from_secs(5)).await?;
     let round_trip_ms = start.elapsed().as_secs_f64() * 1000.0;
@@ -326,6 +328,7 @@ pub async fn test_connection(endpoint: &Endpoint) -> Result<ConnectionReport> {
             "llama.cpp"
         }
         ProviderKind::OpenaiCompatible => "openai-compatible",
+        ProviderKind::BuiltIn => "built-in (llama.cpp)",
     };
     Ok(ConnectionReport {
         base_url: endpoint.base_url.clone(),
@@ -357,7 +360,18 @@ pub async fn discover() -> Vec<ConnectionReport> {
 impl Session<'_> {
     pub fn add_provider(&self, cfg: &ProviderConfig) -> Result<()> {
         require_manage(self)?;
-        check_local(&cfg.base_url)?;
+        match cfg.kind {
+            // It has no address of its own: the runtime says where it serves at each call.
+            ProviderKind::BuiltIn if cfg.base_url != crate::ai::runtime::BUILT_IN_ADDRESS => {
+                return Err(Error::on_field(
+                    Code::InvalidValue,
+                    "base_url",
+                    format!("the built-in provider's address is `{}`", crate::ai::runtime::BUILT_IN_ADDRESS),
+                ))
+            }
+            ProviderKind::BuiltIn => {}
+            _ => check_local(&cfg.base_url)?,
+        }
         if cfg.key.is_empty() || !cfg.key.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)) {
             return Err(Error::on_field(
                 Code::InvalidValue,

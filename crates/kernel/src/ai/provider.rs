@@ -67,6 +67,9 @@ pub enum StructuredForm {
 pub enum ProviderKind {
     OpenaiCompatible,
     Ollama,
+    /// The runtime Countersign runs itself (`ai::runtime`): llama.cpp's server on a port and key
+    /// chosen at each start, so its address is found when a call is made.
+    BuiltIn,
 }
 
 #[derive(Debug, Clone)]
@@ -88,7 +91,7 @@ impl Endpoint {
             api_key: None,
             structured: match kind {
                 ProviderKind::Ollama => StructuredForm::OllamaFormat,
-                ProviderKind::OpenaiCompatible => StructuredForm::JsonSchema,
+                ProviderKind::OpenaiCompatible | ProviderKind::BuiltIn => StructuredForm::JsonSchema,
             },
             max_response_bytes: 4 << 20,
         }
@@ -249,7 +252,44 @@ pub fn provider(endpoint: Endpoint) -> Result<Box<dyn ModelProvider>> {
     Ok(match endpoint.kind {
         ProviderKind::OpenaiCompatible => Box::new(OpenAiCompatible { endpoint, clients }),
         ProviderKind::Ollama => Box::new(Ollama { endpoint, clients }),
+        ProviderKind::BuiltIn => Box::new(BuiltIn { endpoint }),
     })
+}
+
+/// The built-in runtime, started on first use: each call asks it where it serves now (it may
+/// have been restarted on another port) and then speaks OpenAI-compatible to it.
+struct BuiltIn {
+    endpoint: Endpoint,
+}
+
+impl BuiltIn {
+    async fn serving(&self) -> Result<OpenAiCompatible> {
+        let live = crate::ai::runtime::built_in()?.endpoint().await?;
+        let endpoint = Endpoint {
+            structured: self.endpoint.structured,
+            max_response_bytes: self.endpoint.max_response_bytes,
+            ..live
+        };
+        Ok(OpenAiCompatible { endpoint, clients: Clients::default() })
+    }
+}
+
+impl ModelProvider for BuiltIn {
+    fn chat<'a>(
+        &'a self,
+        req: &'a ChatRequest,
+        cancel: &'a Cancel,
+        on_delta: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<ChatResponse>> {
+        Box::pin(async move {
+            let serving = cancellable(cancel, self.serving()).await?;
+            serving.chat(req, cancel, on_delta).await
+        })
+    }
+
+    fn list_models<'a>(&'a self, timeout: Duration) -> BoxFuture<'a, Result<Vec<ModelInfo>>> {
+        Box::pin(async move { self.serving().await?.list_models(timeout).await })
+    }
 }
 
 /// HTTP clients by connect timeout (reqwest sets it per client). Local endpoints only: no

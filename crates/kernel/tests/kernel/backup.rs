@@ -207,6 +207,51 @@ fn a_migration_that_fails_midway_leaves_the_file_and_its_backup_as_they_were() {
     assert_eq!(scalar(&path, "SELECT count(*) FROM kernel_state WHERE key = 'marker'"), 1);
 }
 
+/// Migration 11 rebuilds the providers and pins (a provider kind for the built-in runtime):
+/// what they held before is there after, the pins still point at their providers, and the
+/// new kind is accepted.
+#[test]
+fn the_providers_and_pins_survive_their_rebuild_for_the_built_in_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v10.countersign");
+    file_at_version(&path, 10);
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "INSERT INTO ai_provider VALUES ('llama', 'openai_compatible', 'http://127.0.0.1:8080/v1', 'secret://countersign/llama', 'json_schema', 'this machine', 'none', '2026-11-01T00:00:00Z', 'ava');
+             INSERT INTO ai_model_pin VALUES ('m05', 'llama', 'local-model', 'sha256:ab', 'meta-sha256:cd', '{}', 0, 1024, 0.5, 1.5, 'USD', '2026-11-01T00:00:00Z', 'ava', NULL);",
+        )
+        .unwrap();
+    open::open(&path, options(&std::sync::Arc::new(countersign_kernel::FixedClock::at(START)))).unwrap();
+    assert_eq!(scalar(&path, "PRAGMA user_version"), MIGRATIONS.len() as i64);
+    let c = Connection::open(&path).unwrap();
+    let row: (String, String, String) = c
+        .query_row("SELECT p.key, p.credential_ref, m.digest FROM ai_model_pin m JOIN ai_provider p ON p.key = m.provider", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    assert_eq!(row, ("llama".into(), "secret://countersign/llama".into(), "sha256:ab".into()));
+    assert_eq!(scalar(&path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    c.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+    c.execute(
+        "INSERT INTO ai_provider VALUES ('builtin', 'built_in', 'built-in', NULL, 'json_schema', 'this machine', 'none', '2026-12-01T00:00:00Z', 'ava')",
+        [],
+    )
+    .unwrap();
+    // The pins reference the providers table by its final name: a pin of the new provider is
+    // accepted, a pin of an unknown one refused.
+    c.execute(
+        "INSERT INTO ai_model_pin VALUES ('builtin', 'builtin', 'builtin', 'sha256:ef', 's', '{}', 0, 1, 0, 0, 'USD', 't', 'ava', NULL)",
+        [],
+    )
+    .unwrap();
+    let e = c.execute(
+        "INSERT INTO ai_model_pin VALUES ('x', 'nobody', 'm', 'd', 's', '{}', 0, 1, 0, 0, 'USD', 't', 'ava', NULL)",
+        [],
+    );
+    assert!(e.is_err(), "a pin of an unknown provider is refused");
+}
+
 #[test]
 fn a_restore_refuses_a_newer_file_another_file_and_a_user_without_deploy_and_changes_nothing() {
     let f = demo();

@@ -127,6 +127,9 @@ fn endpoint(kind: ProviderKind, url: &str) -> Endpoint {
     let base = match kind {
         ProviderKind::OpenaiCompatible => format!("{url}/v1"),
         ProviderKind::Ollama => url.to_string(),
+        ProviderKind::BuiltIn => {
+            unimplemented!("the built-in runtime is tested in real_model::built_in_runtime")
+        }
     };
     let mut e = Endpoint::new(kind, base);
     e.api_key = Some(Secret::new(KEY));

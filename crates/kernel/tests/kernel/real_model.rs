@@ -130,7 +130,7 @@ mod built_in_runtime {
         let gguf = std::env::var("COUNTERSIGN_MODEL_GGUF").expect("COUNTERSIGN_MODEL_GGUF");
         let mut s = RuntimeSettings::new(PathBuf::from(server), PathBuf::from(gguf));
         s.threads = 2;
-        s.context = 2048;
+        s.context = 4096;
         s
     }
 
@@ -152,6 +152,55 @@ mod built_in_runtime {
             }
         }
         false
+    }
+
+    /// "Use the built-in model", then a question answered with no provider or pin set up by
+    /// hand: the runtime starts on first use and the pipeline calls it like any provider.
+    #[tokio::test]
+    #[ignore = "needs llama-server and the model: scripts/model-test.sh"]
+    async fn ask_is_answered_by_the_built_in_model_once_it_is_turned_on() {
+        use countersign_kernel::ai::ask::{self, Ask};
+        use countersign_kernel::ai::pipeline::drive::drive;
+        use countersign_kernel::ai::provider::Cancel;
+        use countersign_kernel::ai::runtime::{self, BUILT_IN_KEY};
+        use countersign_kernel::open::{self, Start};
+        use countersign_kernel::{QuerySpec, WorkspaceOptions};
+        use std::sync::Arc;
+
+        let dir = tempfile::tempdir().unwrap();
+        let (ws, _) =
+            open::create(&dir.path().join("first-run.countersign"), Start::Demo, WorkspaceOptions::default())
+                .unwrap();
+        let ava = ws.session("ava").unwrap();
+        runtime::set_built_in(None);
+        let e = runtime::use_built_in_model(&ava).await.unwrap_err();
+        assert_eq!(e.code, Code::RuntimeUnavailable, "{e:?}");
+
+        runtime::set_built_in(Some(Arc::new(Runtime::new(settings()))));
+        let ben = ws.session("ben").unwrap();
+        assert_eq!(runtime::use_built_in_model(&ben).await.unwrap_err().code, Code::Permission);
+        assert!(!runtime::built_in().unwrap().status().running, "a refusal starts nothing");
+
+        let pin = runtime::use_built_in_model(&ava).await.unwrap();
+        let sha = std::env::var("COUNTERSIGN_MODEL_SHA256").expect("COUNTERSIGN_MODEL_SHA256");
+        assert_eq!(pin.digest, format!("sha256:{sha}"));
+        assert_eq!(pin.key, BUILT_IN_KEY);
+
+        let mut question = Ask { question: "Which accounts are in the healthcare industry?".into() };
+        let answer = drive(&ava, &mut question, None, &Cancel::default(), &mut |_| {}).await.unwrap();
+        let expected = ava
+            .query(&QuerySpec::parse(r#"{"object": "account", "filters": {"field": "industry", "op": "eq", "value": "healthcare"}, "limit": 1000}"#).unwrap())
+            .unwrap();
+        let (mut got, mut want) = (ask::ids(answer.result.as_ref().expect("a result")), ask::ids(&expected));
+        got.sort();
+        want.sort();
+        assert_eq!(got, want);
+        let trace = ava.trace(&answer.trace_id).unwrap();
+        assert_eq!((trace.outcome.as_str(), trace.model_pin.as_deref()), ("answered", Some(BUILT_IN_KEY)));
+
+        let server = runtime::built_in().unwrap().status().pid.unwrap();
+        runtime::set_built_in(None); // the app lets go of it: the server stops
+        assert!(gone(server, Duration::from_secs(5)), "llama-server {server} outlived the runtime");
     }
 
     /// The runtime saw its server die (its status reaps it).

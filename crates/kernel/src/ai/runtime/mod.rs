@@ -12,7 +12,67 @@ use catalog::{CatalogModel, CATALOG};
 use download::{Progress, Wanted};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use ts_rs::TS;
+
+/// What a provider of kind `built_in` has for an address.
+pub const BUILT_IN_ADDRESS: &str = "built-in";
+
+/// The key of the provider and of the pin "Use the built-in model" makes.
+pub const BUILT_IN_KEY: &str = "builtin";
+
+/// "Use the built-in model" (`ai.manage`): this process's runtime becomes the provider `builtin`
+/// and its model is pinned as `builtin` by the GGUF file's sha256 — the runtime is started (and
+/// the model loaded) to read what it serves. Where it is the only pin, every capability without
+/// a model of its own uses it.
+pub async fn use_built_in_model(
+    sessions: &impl crate::ai::pipeline::drive::Sessions,
+) -> Result<crate::ai::pins::ModelPin> {
+    use crate::ai::pins::{pin_served_model, PinSettings, ProviderConfig};
+    let runtime = built_in()?;
+    sessions.with(|s| {
+        s.add_provider(&ProviderConfig {
+            key: BUILT_IN_KEY.into(),
+            kind: crate::ai::provider::ProviderKind::BuiltIn,
+            base_url: BUILT_IN_ADDRESS.into(),
+            credential_ref: None,
+            structured_form: Default::default(),
+            region: "this machine".into(),
+            retention: "none".into(),
+        })
+    })?;
+    let model = runtime.model().to_path_buf();
+    let pinned = pin_served_model(
+        sessions,
+        BUILT_IN_KEY,
+        BUILT_IN_KEY,
+        process::SERVED_NAME,
+        Some(&model),
+        &PinSettings::default(),
+    )
+    .await?;
+    tracing::info!("the built-in model was pinned");
+    Ok(pinned)
+}
+
+/// This process's built-in runtime, if it has one: one `llama-server` per app, whichever
+/// workspace is open. The app sets it at start; a provider of kind `built_in` calls it.
+static BUILT_IN: Mutex<Option<Arc<process::Runtime>>> = Mutex::new(None);
+
+/// Make `runtime` this process's built-in runtime (`None`: it has none). Returns the one it had.
+pub fn set_built_in(runtime: Option<Arc<process::Runtime>>) -> Option<Arc<process::Runtime>> {
+    std::mem::replace(&mut *BUILT_IN.lock().unwrap_or_else(|e| e.into_inner()), runtime)
+}
+
+/// This process's built-in runtime.
+pub fn built_in() -> Result<Arc<process::Runtime>> {
+    BUILT_IN.lock().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| {
+        Error::new(
+            Code::RuntimeUnavailable,
+            "the built-in model is not running here: install a model for it (Settings, or `model install`)",
+        )
+    })
+}
 
 /// The models folder under the app's data directory.
 pub fn models_dir(app_data: &Path) -> PathBuf {

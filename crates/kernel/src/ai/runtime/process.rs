@@ -153,6 +153,11 @@ impl Runtime {
         }
     }
 
+    /// The model file it serves.
+    pub fn model(&self) -> &Path {
+        &self.settings.model
+    }
+
     pub fn status(&self) -> RuntimeStatus {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let restarts = u32::from(state.restarted);
