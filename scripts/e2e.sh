@@ -61,6 +61,27 @@ export TAURI_DRIVER_LOG="$work/tauri-driver.log"
 bash scripts/with-keyring.sh bash scripts/with-tauri-driver.sh \
   bash -c 'cd tests/e2e && node --test --test-concurrency=1 --test-reporter=spec app.test.mjs window-place.test.mjs' \
   || { echo "--- tauri-driver log ---" >&2; cat "$work/tauri-driver.log" >&2 || true; exit 1; }
+# First launch on a fresh home directory: no provider, the built-in model's file in the app's
+# models folder (as scripts/run.sh leaves it), llama-server found through the environment.
+fresh="$work/fresh-home"
+models="$fresh/.local/share/app.countersign.desktop/models"
+mkdir -p "$models" && mkdir -m700 "$work/run-fresh"
+prepared=$(scripts/local-model prepare --size 0.5b)
+field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$prepared" "$1"; }
+gguf=$(field model)
+ln "$gguf" "$models/$(basename "$gguf")" 2>/dev/null || cp "$gguf" "$models/"
+env -u COUNTERSIGN_WORKSPACE -u COUNTERSIGN_LOG_DIR -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_CACHE_HOME \
+  TAURI_DRIVER="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver" HOME="$fresh" XDG_RUNTIME_DIR="$work/run-fresh" \
+  COUNTERSIGN_LLAMA_SERVER="$(field server)" SCREENSHOT_DIR="$shots" \
+  dbus-run-session -- bash scripts/with-tauri-driver.sh \
+  bash -c 'cd tests/e2e && node --test --test-reporter=spec first-run.test.mjs' \
+  || { echo "--- tauri-driver log ---" >&2; cat "$work/tauri-driver.log" >&2 || true; exit 1; }
+sleep 1
+if pgrep -f "$(basename "$(field server)") .*--alias builtin" >/dev/null; then
+  echo "the built-in runtime outlived the app" >&2
+  exit 1
+fi
+
 echo "e2e screenshots: $shots"
 ls "$shots"
 

@@ -64,6 +64,8 @@ macro_rules! with_app_commands {
             save_binding,
             user_rights,
             model_fitness,
+            built_in_model,
+            turn_on_built_in_model,
         }
     };
 }

@@ -9,6 +9,7 @@ use countersign_kernel::ai::pins::{self, ConnectionReport, PinSettings, Provider
 use countersign_kernel::ai::pipeline::drive::{drive, Capability, Progress, Sessions};
 use countersign_kernel::ai::pipeline::{Activity, CapabilityBinding, TraceEntry, TraceFilter};
 use countersign_kernel::ai::provider::{Cancel, Secret};
+use countersign_kernel::ai::runtime::{self, download::Progress as DownloadProgress, BuiltInModel};
 use countersign_kernel::ai::summarize::{Summarize, SummaryAnswer};
 use countersign_kernel::backup::Backup;
 use countersign_kernel::eval::suites::{
@@ -546,6 +547,40 @@ pub async fn bind_model(
 
 /// The model fitness check: every suite on `model_pin`, beside the current model's runs; each
 /// judged case is sent over `progress`; `cancel_model_call(call)` stops it.
+/// The built-in model: the catalog, what is installed, whether a `llama-server` was found, what
+/// runs, and whether this user may turn it on.
+#[tauri::command]
+pub async fn built_in_model(app: AppHandle, desk: State<'_, Desk>) -> Result<BuiltInModel> {
+    let data = app_data(&app)?;
+    desk.session(|s| Ok(s.built_in_model(&data)))
+}
+
+/// "Use the built-in model" (one click, `ai.manage`): install the model (`model`, or the one
+/// recommended for this machine) with its download's progress over `progress`, start the
+/// runtime, pin it. `cancel_model_call(call)` stops the download (what was fetched is kept).
+#[tauri::command]
+pub async fn turn_on_built_in_model(
+    app: AppHandle,
+    desk: State<'_, Desk>,
+    calls: State<'_, ModelCalls>,
+    call: String,
+    model: Option<String>,
+    progress: Channel<DownloadProgress>,
+) -> Result<pins::ModelPin> {
+    let running = calls.begin(&call)?;
+    let data = app_data(&app)?;
+    let sessions = UserDesk::current(&desk)?;
+    runtime::turn_on(&sessions, &data, model.as_deref(), &running.cancel, &mut |p| {
+        let _ = progress.send(p);
+    })
+    .await
+}
+
+/// The app's data folder (its default workspace, logs, models).
+pub fn app_data(app: &AppHandle) -> Result<PathBuf> {
+    app.path().app_data_dir().map_err(|e| Error::new(Code::Storage, format!("no app-data folder: {e}")))
+}
+
 #[tauri::command]
 pub async fn model_fitness(
     desk: State<'_, Desk>,

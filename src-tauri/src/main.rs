@@ -69,11 +69,24 @@ fn main() {
                 }
             });
             app.manage(commands::ModelCalls::default());
+            // The built-in model, if one is installed: served on first use.
+            let models = countersign_kernel::ai::runtime::models_dir(&commands::app_data(app.handle())?);
+            if let Some(model) = countersign_kernel::ai::runtime::installed_model(&models) {
+                if let Err(e) = countersign_kernel::ai::runtime::serve(model) {
+                    tracing::warn!(code = e.code.as_str(), "the built-in model cannot be served");
+                }
+            }
             Ok(())
         })
         .invoke_handler(with_app_commands!(handler))
-        .run(tauri::generate_context!())
-        .expect("error while running Countersign");
+        .build(tauri::generate_context!())
+        .expect("error while building Countersign")
+        .run(|_, event| {
+            if let tauri::RunEvent::Exit = event {
+                // Stop the built-in model's server (were the app killed, the OS would).
+                countersign_kernel::ai::runtime::set_built_in(None);
+            }
+        });
 }
 
 #[cfg(test)]

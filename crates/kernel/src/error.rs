@@ -171,6 +171,9 @@ pub enum Code {
     /// The built-in runtime died again after its one restart (or while loading its model).
     #[serde(rename = "runtime.crashed")]
     RuntimeCrashed,
+    /// No model is set up for the capability (none pinned): the built-in model can be turned on.
+    #[serde(rename = "model.not_set_up")]
+    ModelNotSetUp,
 }
 
 impl Code {
@@ -224,6 +227,7 @@ impl Code {
             Code::ModelChecksum => "model.checksum",
             Code::RuntimeUnavailable => "runtime.unavailable",
             Code::RuntimeCrashed => "runtime.crashed",
+            Code::ModelNotSetUp => "model.not_set_up",
         }
     }
 
@@ -244,14 +248,14 @@ impl Code {
             Code::IntegrationUnreachable | Code::IntegrationRejected | Code::ModelDrift => Fault::Admin,
             Code::SecretStoreUnavailable => Fault::Platform,
             Code::ModelChecksum | Code::RuntimeCrashed => Fault::Platform,
-            Code::RuntimeUnavailable => Fault::Admin,
+            Code::RuntimeUnavailable | Code::ModelNotSetUp => Fault::Admin,
             _ => Fault::User,
         }
     }
 }
 
 impl Code {
-    pub const ALL: [Code; 48] = [
+    pub const ALL: [Code; 49] = [
         Code::Permission,
         Code::NotFound,
         Code::Conflict,
@@ -300,6 +304,7 @@ impl Code {
         Code::ModelChecksum,
         Code::RuntimeUnavailable,
         Code::RuntimeCrashed,
+        Code::ModelNotSetUp,
     ];
 }
 

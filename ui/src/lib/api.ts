@@ -1,5 +1,8 @@
 // Typed wrappers over the app's IPC commands. Types come from ../bindings (generated from Rust).
 import { invoke, type Channel } from "@tauri-apps/api/core";
+import type { BuiltInModel } from "../bindings/BuiltInModel";
+import type { ModelPin } from "../bindings/ModelPin";
+import type { Progress } from "../bindings/Progress";
 import type { AskAnswer } from "../bindings/AskAnswer";
 import type { AskProgress } from "../bindings/AskProgress";
 import type { ExtractAnswer } from "../bindings/ExtractAnswer";
@@ -171,4 +174,8 @@ export const api = {
   /** Every suite on `modelPin`, beside the current model's latest runs; `cancelCall(callId)` stops it. */
   modelFitness: (callId: string, modelPin: string, progress: Channel<FitnessProgress>) =>
     call<Fitness[]>("model_fitness", { call: callId, modelPin, progress }),
+  builtInModel: () => call<BuiltInModel>("built_in_model"),
+  /** Install (with the download's progress), start and pin the built-in model; `cancelCall(callId)` stops the download. */
+  turnOnBuiltInModel: (callId: string, model: string | null, progress: Channel<Progress>) =>
+    call<ModelPin>("turn_on_built_in_model", { call: callId, model, progress }),
 };

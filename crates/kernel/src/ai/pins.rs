@@ -216,6 +216,16 @@ fn floating(kind: ProviderKind, model_id: &str) -> bool {
 
 /// The fingerprint of `model_id` as `endpoint` serves it now.
 pub async fn fingerprint(endpoint: &Endpoint, model_id: &str, gguf: Option<&Path>) -> Result<Fingerprint> {
+    let content = gguf.map(|path| file_sha256(path).map(|sha| format!("sha256:{sha}"))).transpose()?;
+    fingerprint_with(endpoint, model_id, content).await
+}
+
+/// [`fingerprint`], the weights' digest (`sha256:<hex>`) already known.
+async fn fingerprint_with(
+    endpoint: &Endpoint,
+    model_id: &str,
+    content: Option<String>,
+) -> Result<Fingerprint> {
     if floating(endpoint.kind, model_id) {
         return Err(Error::on_field(
             Code::InvalidValue,
@@ -249,10 +259,7 @@ pub async fn fingerprint(endpoint: &Endpoint, model_id: &str, gguf: Option<&Path
             format!("meta-sha256:{}", canonical_sha(&m.meta))
         }
     };
-    let digest = match gguf {
-        Some(path) => format!("sha256:{}", file_sha256(path)?),
-        None => served.clone(),
-    };
+    let digest = content.unwrap_or_else(|| served.clone());
     Ok(Fingerprint { served, digest, metadata: m.meta.clone() })
 }
 
@@ -282,6 +289,20 @@ pub async fn pin_served_model(
 ) -> Result<ModelPin> {
     let endpoint = sessions.with(|s| s.endpoint(provider))?;
     let fp = fingerprint(&endpoint, model, gguf).await?;
+    sessions.with(|s| s.pin_model(key, provider, model, &fp, settings))
+}
+
+/// [`pin_served_model`], the weights' sha256 already checked (the built-in model's file).
+pub async fn pin_served_model_of_digest(
+    sessions: &impl Sessions,
+    key: &str,
+    provider: &str,
+    model: &str,
+    sha256: &str,
+    settings: &PinSettings,
+) -> Result<ModelPin> {
+    let endpoint = sessions.with(|s| s.endpoint(provider))?;
+    let fp = fingerprint_with(&endpoint, model, Some(format!("sha256:{sha256}"))).await?;
     sessions.with(|s| s.pin_model(key, provider, model, &fp, settings))
 }
 

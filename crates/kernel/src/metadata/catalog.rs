@@ -190,6 +190,15 @@ impl Catalog {
             .ok_or_else(|| Error::new(Code::UnknownUser, format!("no user `{key}` in this workspace")))
     }
 
+    /// The names of the active users who have `permission`, in the definition's order.
+    pub fn users_with(&self, permission: &str) -> Vec<String> {
+        self.user_keys()
+            .filter_map(|k| self.users.get(k))
+            .filter(|u| u.active && u.has_system_permission(permission))
+            .map(|u| u.name.clone())
+            .collect()
+    }
+
     pub fn user_keys(&self) -> impl Iterator<Item = &str> {
         self.definition.users.iter().map(|u| u.key.as_str())
     }

@@ -25,6 +25,8 @@ fn export(dir: &Path) {
     countersign_kernel::ai::pins::ProviderSettings::export_all_to(dir).unwrap();
     countersign_kernel::ai::pins::ConnectionReport::export_all_to(dir).unwrap();
     countersign_kernel::ai::pins::PinSettings::export_all_to(dir).unwrap();
+    countersign_kernel::ai::runtime::BuiltInModel::export_all_to(dir).unwrap();
+    countersign_kernel::ai::runtime::download::Progress::export_all_to(dir).unwrap();
     countersign_kernel::ai::ask::AskAnswer::export_all_to(dir).unwrap();
     countersign_kernel::ai::ask::AskProgress::export_all_to(dir).unwrap();
     countersign_kernel::records::query::ListView::export_all_to(dir).unwrap();

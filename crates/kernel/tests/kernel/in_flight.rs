@@ -267,7 +267,8 @@ fn a_call_refused_before_it_begins_is_traced_too() {
     assert_eq!(refused(cara.extract_begin(doc, "invoice", None, model())).code, Code::Permission);
     // No model pinned (the demo pins none).
     let e = refused(cara.model_for(&cara.capability("ask").unwrap()));
-    assert!(e.message.contains("no model is pinned"), "{e}");
+    assert_eq!(e.code, Code::ModelNotSetUp);
+    assert!(e.message.contains("Ava Admin can turn on the built-in model"), "{e}");
     let traces = ava.traces(100).unwrap();
     assert_eq!(traces.len(), before + 3, "each refusal is one finished trace row");
     let newest: Vec<_> =

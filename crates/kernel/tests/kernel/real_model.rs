@@ -173,15 +173,15 @@ mod built_in_runtime {
                 .unwrap();
         let ava = ws.session("ava").unwrap();
         runtime::set_built_in(None);
-        let e = runtime::use_built_in_model(&ava).await.unwrap_err();
+        let e = runtime::use_built_in_model(&ava, None).await.unwrap_err();
         assert_eq!(e.code, Code::RuntimeUnavailable, "{e:?}");
 
         runtime::set_built_in(Some(Arc::new(Runtime::new(settings()))));
         let ben = ws.session("ben").unwrap();
-        assert_eq!(runtime::use_built_in_model(&ben).await.unwrap_err().code, Code::Permission);
+        assert_eq!(runtime::use_built_in_model(&ben, None).await.unwrap_err().code, Code::Permission);
         assert!(!runtime::built_in().unwrap().status().running, "a refusal starts nothing");
 
-        let pin = runtime::use_built_in_model(&ava).await.unwrap();
+        let pin = runtime::use_built_in_model(&ava, None).await.unwrap();
         let sha = std::env::var("COUNTERSIGN_MODEL_SHA256").expect("COUNTERSIGN_MODEL_SHA256");
         assert_eq!(pin.digest, format!("sha256:{sha}"));
         assert_eq!(pin.key, BUILT_IN_KEY);

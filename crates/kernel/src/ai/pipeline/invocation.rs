@@ -231,6 +231,19 @@ impl Session<'_> {
         self.bound_model(binding).map_err(|e| self.refuse_before_begin(binding, "", e))
     }
 
+    /// No model is set up: say what the user can do about it (turn on the built-in model, or
+    /// add one in Settings) or who can.
+    fn no_model(&self, capability: &str) -> Error {
+        let message = if self.user().has_system_permission("ai.manage") {
+            format!("no model is set up for `{capability}`: use the built-in model, or add a provider and pin a model in Settings")
+        } else {
+            let who = self.catalog().users_with("ai.manage");
+            let who = if who.is_empty() { "a user with ai.manage".to_string() } else { who.join(" or ") };
+            format!("no model is set up for `{capability}`: {who} can turn on the built-in model or add one in Settings")
+        };
+        Error::new(Code::ModelNotSetUp, message)
+    }
+
     pub(super) fn bound_model(&self, binding: &CapabilityBinding) -> Result<ModelChoice> {
         let pin = match &binding.model_pin {
             Some(key) => self.model_pin(key)?,
@@ -238,15 +251,7 @@ impl Session<'_> {
                 let mut pins = self.model_pins()?;
                 match pins.len() {
                     1 => pins.remove(0),
-                    0 => {
-                        return Err(Error::new(
-                            Code::IntegrationUnreachable,
-                            format!(
-                                "no model is pinned for `{}`: add a provider and pin a model in Settings",
-                                binding.key
-                            ),
-                        ))
-                    }
+                    0 => return Err(self.no_model(&binding.key)),
                     _ => {
                         return Err(Error::new(
                             Code::IntegrationUnreachable,

@@ -19,9 +19,11 @@ pub struct Wanted<'a> {
 }
 
 /// How far a download is: bytes held of the total.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
 pub struct Progress {
+    #[ts(type = "number")]
     pub done: u64,
+    #[ts(type = "number")]
     pub total: u64,
 }
 

@@ -24,11 +24,12 @@ pub const BUILT_IN_KEY: &str = "builtin";
 /// "Use the built-in model" (`ai.manage`): this process's runtime becomes the provider `builtin`
 /// and its model is pinned as `builtin` by the GGUF file's sha256 — the runtime is started (and
 /// the model loaded) to read what it serves. Where it is the only pin, every capability without
-/// a model of its own uses it.
+/// a model of its own uses it. `sha256`: the file's digest when the caller just checked it.
 pub async fn use_built_in_model(
     sessions: &impl crate::ai::pipeline::drive::Sessions,
+    sha256: Option<&str>,
 ) -> Result<crate::ai::pins::ModelPin> {
-    use crate::ai::pins::{pin_served_model, PinSettings, ProviderConfig};
+    use crate::ai::pins::{pin_served_model_of_digest, PinSettings, ProviderConfig};
     let runtime = built_in()?;
     sessions.with(|s| {
         s.add_provider(&ProviderConfig {
@@ -41,18 +42,126 @@ pub async fn use_built_in_model(
             retention: "none".into(),
         })
     })?;
-    let model = runtime.model().to_path_buf();
-    let pinned = pin_served_model(
+    let sha256 = match sha256 {
+        Some(sha) => sha.to_string(),
+        None => crate::ai::pins::file_sha256(runtime.model())?,
+    };
+    let settings = PinSettings::default();
+    let pinned = pin_served_model_of_digest(
         sessions,
         BUILT_IN_KEY,
         BUILT_IN_KEY,
         process::SERVED_NAME,
-        Some(&model),
-        &PinSettings::default(),
+        &sha256,
+        &settings,
     )
     .await?;
     tracing::info!("the built-in model was pinned");
     Ok(pinned)
+}
+
+/// The built-in model as Settings and the first-run offer show it.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct BuiltInModel {
+    /// Where model files are kept.
+    pub folder: String,
+    pub catalog: Vec<CatalogEntry>,
+    /// The catalog model "Use the built-in model" uses when none is chosen (see [`chosen`]).
+    pub recommended: String,
+    /// The `llama-server` program found.
+    pub server: Option<String>,
+    /// Why none was found.
+    pub server_missing: Option<String>,
+    /// The runtime of this app, if it serves a model.
+    pub serving: Option<process::RuntimeStatus>,
+    /// The acting user may turn it on (`ai.manage`).
+    pub can_turn_on: bool,
+}
+
+impl crate::records::access::Session<'_> {
+    /// The built-in model, for this user, with models kept under `app_data`.
+    pub fn built_in_model(&self, app_data: &Path) -> BuiltInModel {
+        let models = models_dir(app_data);
+        let server = process::find_server(None);
+        BuiltInModel {
+            folder: models.display().to_string(),
+            catalog: catalog_entries(&models),
+            recommended: chosen(&models).name.into(),
+            server: server.as_ref().ok().map(|p| p.display().to_string()),
+            server_missing: server.err().map(|e| e.message),
+            serving: built_in().ok().map(|r| r.status()),
+            can_turn_on: self.user().has_system_permission("ai.manage"),
+        }
+    }
+}
+
+/// The model "Use the built-in model" uses when none is named: the largest installed one that
+/// fits the memory this machine has free; else the largest in the catalog that fits (to be
+/// downloaded); else the smallest.
+pub fn chosen(models: &Path) -> &'static CatalogModel {
+    let available = catalog::available_memory().unwrap_or(u64::MAX);
+    let installed =
+        |m: &&CatalogModel| std::fs::metadata(models.join(m.file)).is_ok_and(|f| f.len() == m.size);
+    let fitting = || CATALOG.iter().filter(|m| m.fits(available));
+    fitting()
+        .filter(installed)
+        .max_by_key(|m| m.size)
+        .or_else(|| fitting().max_by_key(|m| m.size))
+        .unwrap_or(&CATALOG[0])
+}
+
+/// The catalog model installed here that this process should serve: the largest installed one
+/// that fits, else any installed one.
+pub fn installed_model(models: &Path) -> Option<PathBuf> {
+    let entries = catalog_entries(models);
+    let installed = entries.iter().filter(|e| e.installed);
+    let best = installed.clone().filter(|e| e.fits != Some(false)).max_by_key(|e| e.model.size);
+    best.or_else(|| installed.min_by_key(|e| e.model.size)).map(|e| models.join(e.model.file))
+}
+
+/// Make this process's built-in runtime serve `model` (not started until first used). The
+/// runtime serving another file is stopped; one serving this file is kept.
+pub fn serve(model: PathBuf) -> Result<Arc<process::Runtime>> {
+    if let Ok(current) = built_in() {
+        if current.model() == model {
+            return Ok(current);
+        }
+    }
+    let runtime =
+        Arc::new(process::Runtime::new(process::RuntimeSettings::new(process::find_server(None)?, model)));
+    set_built_in(Some(runtime.clone()));
+    Ok(runtime)
+}
+
+/// "Use the built-in model", in one click (`ai.manage`): the chosen catalog model (or the
+/// recommended one) is installed if it is not yet — fetched, resumable, checked — served, and
+/// pinned (see [`use_built_in_model`]).
+pub async fn turn_on(
+    sessions: &impl crate::ai::pipeline::drive::Sessions,
+    app_data: &Path,
+    name: Option<&str>,
+    cancel: &Cancel,
+    on_progress: &mut (dyn FnMut(Progress) + Send),
+) -> Result<crate::ai::pins::ModelPin> {
+    sessions.with(|s| s.require("ai.manage"))?;
+    let models = models_dir(app_data);
+    let model = match name {
+        Some(n) => catalog::model(n)?,
+        None => chosen(&models),
+    };
+    // Fail before a long download when there is nothing to run it with.
+    process::find_server(None)?;
+    let installed = install(&models, model, source_url(model).as_deref(), cancel, on_progress).await?;
+    serve(PathBuf::from(installed.path))?;
+    use_built_in_model(sessions, Some(&installed.sha256)).await
+}
+
+/// Where a catalog model is fetched from: `$COUNTERSIGN_MODEL_SOURCE/<file>` when a person (or
+/// an offline mirror) names another source, else the catalog's address.
+fn source_url(model: &CatalogModel) -> Option<String> {
+    let base = std::env::var("COUNTERSIGN_MODEL_SOURCE").ok().filter(|b| !b.is_empty())?;
+    Some(format!("{}/{}", base.trim_end_matches('/'), model.file))
 }
 
 /// This process's built-in runtime, if it has one: one `llama-server` per app, whichever
@@ -166,7 +275,11 @@ pub fn install_file(models: &Path, source: &Path) -> Result<InstalledModel> {
     let target = models.join(name);
     if target != source {
         let partial = download::partial_path(&target);
-        std::fs::copy(source, &partial)?;
+        let _ = std::fs::remove_file(&partial);
+        // A hard link where the file system allows (a model is a gigabyte), else a copy.
+        if std::fs::hard_link(source, &partial).is_err() {
+            std::fs::copy(source, &partial)?;
+        }
         std::fs::rename(&partial, &target)?;
     }
     Ok(InstalledModel {

@@ -43,14 +43,15 @@ impl RuntimeSettings {
     }
 }
 
-/// Where `llama-server` is: the configured path; else beside this program (the Linux packages
-/// ship it there); else on `PATH`.
+/// Where `llama-server` is: the configured path; else `$COUNTERSIGN_LLAMA_SERVER`; else beside
+/// this program (the Linux packages ship it there); else on `PATH`.
 pub fn find_server(configured: Option<&Path>) -> Result<PathBuf> {
-    if let Some(path) = configured {
+    let from_env = std::env::var_os("COUNTERSIGN_LLAMA_SERVER").map(PathBuf::from);
+    if let Some(path) = configured.map(Path::to_path_buf).or(from_env) {
         return if path.is_file() {
             Ok(path.to_path_buf())
         } else {
-            Err(unavailable(&format!("the configured llama-server {} does not exist", path.display())))
+            Err(unavailable(&format!("the llama-server configured ({}) does not exist", path.display())))
         };
     }
     let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|d| d.join("llama-server")));

@@ -1,0 +1,50 @@
+// The main job on first launch, as a new user meets it: a fresh home directory, no provider and
+// no pin, the built-in model's file in the app's models folder (scripts/run.sh prepares it there;
+// scripts/e2e.sh links it from the local-model cache) and llama-server found
+// ($COUNTERSIGN_LLAMA_SERVER). Launch, type a question, "Use the built-in model", the answer —
+// Settings never opened. The time from launch to the first answer is written to
+// $SCREENSHOT_DIR/first-run.json.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { openWindow, screenshot } from "./window.mjs";
+
+const APP = process.env.APP_BIN;
+const SHOTS = process.env.SCREENSHOT_DIR ?? "target/e2e-screenshots";
+const tid = (id) => `[data-testid="${id}"]`;
+
+test("first launch: a question is answered by the built-in model, Settings never opened", async () => {
+  const t0 = Date.now();
+  const browser = await openWindow(APP);
+  const el = (id) => browser.$(tid(id));
+  try {
+    await el("ask-bar").waitForDisplayed({ timeout: 60000 });
+    const launched = Date.now() - t0;
+    await el("ask-bar").setValue("Which accounts are in the healthcare industry?");
+    await browser.keys("Enter");
+    // No model is set up yet: the refusal says so and offers the built-in model.
+    await el("ask-refusal").waitForDisplayed({ timeout: 30000 });
+    assert.equal(await el("ask-refusal").getAttribute("data-code"), "model.not_set_up");
+    await el("use-built-in").waitForDisplayed({ timeout: 10000 });
+    screenshot(join(SHOTS, "40-first-run-offer.png"));
+    const clicked = Date.now() - t0;
+    await el("use-built-in").click();
+    await browser.waitUntil(async () => (await el("ask-result").isExisting()) || (await el("built-in-error").isExisting()), {
+      timeout: 240000,
+      timeoutMsg: "the built-in model never answered",
+    });
+    assert.ok(await el("ask-result").isExisting(), await el("ask-panel").getText());
+    const answered = Date.now() - t0;
+    const rows = await browser.execute(() => document.querySelectorAll('[data-testid="ask-result"] tbody tr').length);
+    const csv = readFileSync(new URL("../../fixtures/demo/data/account.csv", import.meta.url), "utf8").trim().split("\n");
+    const industry = csv[0].split(",").indexOf("industry");
+    assert.equal(rows, csv.slice(1).filter((l) => l.split(",")[industry] === "healthcare").length);
+    screenshot(join(SHOTS, "41-first-run-answer.png"));
+    const figures = { launchToAskBarMs: launched, launchToOfferMs: clicked, launchToFirstAnswerMs: answered, turnOnToAnswerMs: answered - clicked };
+    writeFileSync(join(SHOTS, "first-run.json"), JSON.stringify(figures, null, 2));
+    console.log("first run", JSON.stringify(figures));
+  } finally {
+    await browser.deleteSession();
+  }
+});
