@@ -66,6 +66,7 @@ macro_rules! with_app_commands {
             model_fitness,
             built_in_model,
             turn_on_built_in_model,
+            choose_built_in_model_file,
         }
     };
 }

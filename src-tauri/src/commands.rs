@@ -9,7 +9,9 @@ use countersign_kernel::ai::pins::{self, ConnectionReport, PinSettings, Provider
 use countersign_kernel::ai::pipeline::drive::{drive, Capability, Progress, Sessions};
 use countersign_kernel::ai::pipeline::{Activity, CapabilityBinding, TraceEntry, TraceFilter};
 use countersign_kernel::ai::provider::{Cancel, Secret};
-use countersign_kernel::ai::runtime::{self, download::Progress as DownloadProgress, BuiltInModel};
+use countersign_kernel::ai::runtime::{
+    self, download::Progress as DownloadProgress, BuiltInModel, ModelChoice,
+};
 use countersign_kernel::ai::summarize::{Summarize, SummaryAnswer};
 use countersign_kernel::backup::Backup;
 use countersign_kernel::eval::suites::{
@@ -555,9 +557,10 @@ pub async fn built_in_model(app: AppHandle, desk: State<'_, Desk>) -> Result<Bui
     desk.session(|s| Ok(s.built_in_model(&data)))
 }
 
-/// "Use the built-in model" (one click, `ai.manage`): install the model (`model`, or the one
-/// recommended for this machine) with its download's progress over `progress`, start the
-/// runtime, pin it. `cancel_model_call(call)` stops the download (what was fetched is kept).
+/// "Use the built-in model" (one click, `ai.manage`): install a catalog model (`model`, or the
+/// one chosen for this machine; from `source` when given) with its download's progress over
+/// `progress`, serve it, pin it. `cancel_model_call(call)` stops the download (what was
+/// fetched is kept).
 #[tauri::command]
 pub async fn turn_on_built_in_model(
     app: AppHandle,
@@ -565,15 +568,35 @@ pub async fn turn_on_built_in_model(
     calls: State<'_, ModelCalls>,
     call: String,
     model: Option<String>,
+    source: Option<String>,
     progress: Channel<DownloadProgress>,
 ) -> Result<pins::ModelPin> {
     let running = calls.begin(&call)?;
     let data = app_data(&app)?;
     let sessions = UserDesk::current(&desk)?;
-    runtime::turn_on(&sessions, &data, model.as_deref(), &running.cancel, &mut |p| {
+    let choice = match model.as_deref() {
+        Some(name) => ModelChoice::Catalog { name, source: source.as_deref() },
+        None => ModelChoice::Chosen,
+    };
+    runtime::turn_on(&sessions, &data, choice, &running.cancel, &mut |p| {
         let _ = progress.send(p);
     })
     .await
+}
+
+/// The native Open dialog for a GGUF model file, then it is installed, served and pinned as the
+/// built-in model (`None`: cancelled).
+#[tauri::command]
+pub async fn choose_built_in_model_file(
+    app: AppHandle,
+    desk: State<'_, Desk>,
+) -> Result<Option<pins::ModelPin>> {
+    let Some(path) = desktop::pick_model_file(&app) else { return Ok(None) };
+    let data = app_data(&app)?;
+    let sessions = UserDesk::current(&desk)?;
+    runtime::turn_on(&sessions, &data, ModelChoice::File(&path), &Cancel::default(), &mut |_| {})
+        .await
+        .map(Some)
 }
 
 /// The app's data folder (its default workspace, logs, models).

@@ -129,6 +129,16 @@ pub fn pick_workspace(app: &AppHandle) -> Option<PathBuf> {
         .and_then(|f| f.into_path().ok())
 }
 
+/// The native Open dialog for a model file (GGUF) for the built-in runtime (`None`: cancelled).
+pub fn pick_model_file(app: &AppHandle) -> Option<PathBuf> {
+    app.dialog()
+        .file()
+        .set_title("Choose a model file")
+        .add_filter("GGUF model", &["gguf"])
+        .blocking_pick_file()
+        .and_then(|f| f.into_path().ok())
+}
+
 /// The native Save dialog for a new file named `name` in `folder` (`None`: cancelled).
 pub fn save_as(
     app: &AppHandle,

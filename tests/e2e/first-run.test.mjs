@@ -44,6 +44,13 @@ test("first launch: a question is answered by the built-in model, Settings never
     const figures = { launchToAskBarMs: launched, launchToOfferMs: clicked, launchToFirstAnswerMs: answered, turnOnToAnswerMs: answered - clicked };
     writeFileSync(join(SHOTS, "first-run.json"), JSON.stringify(figures, null, 2));
     console.log("first run", JSON.stringify(figures));
+    // Afterwards Settings shows it: running, the provider `builtin` and the pin by its sha256.
+    await el("nav-settings").click();
+    await el("built-in-status").waitForDisplayed({ timeout: 10000 });
+    assert.match(await el("built-in-status").getText(), /Running qwen2\.5-coder-0\.5b/);
+    assert.ok(await el("provider-builtin").isExisting());
+    assert.match(await el("pin-builtin").getText(), /sha256:1d9614638d18024d/);
+    screenshot(join(SHOTS, "42-settings-built-in.png"));
   } finally {
     await browser.deleteSession();
   }

@@ -176,6 +176,8 @@ export const api = {
     call<Fitness[]>("model_fitness", { call: callId, modelPin, progress }),
   builtInModel: () => call<BuiltInModel>("built_in_model"),
   /** Install (with the download's progress), start and pin the built-in model; `cancelCall(callId)` stops the download. */
-  turnOnBuiltInModel: (callId: string, model: string | null, progress: Channel<Progress>) =>
-    call<ModelPin>("turn_on_built_in_model", { call: callId, model, progress }),
+  turnOnBuiltInModel: (callId: string, model: string | null, source: string | null, progress: Channel<Progress>) =>
+    call<ModelPin>("turn_on_built_in_model", { call: callId, model, source, progress }),
+  /** The native Open dialog for a GGUF file, then it becomes the built-in model (null: cancelled). */
+  chooseBuiltInModelFile: () => call<ModelPin | null>("choose_built_in_model_file"),
 };

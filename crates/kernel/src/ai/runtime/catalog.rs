@@ -48,7 +48,7 @@ pub const CATALOG: &[CatalogModel] = &[
         size: 1_117_320_768,
         sha256: "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         memory: 1_800 * MIB,
-        good_for: "the recommended default: passes every demo eval suite (Ask, Extract, Summarize)",
+        good_for: "better answers: passes every demo eval suite (Ask, Extract, Summarize)",
         url: "https://huggingface.co/Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/resolve/main/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
     },
 ];

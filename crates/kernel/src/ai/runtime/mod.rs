@@ -134,34 +134,54 @@ pub fn serve(model: PathBuf) -> Result<Arc<process::Runtime>> {
     Ok(runtime)
 }
 
-/// "Use the built-in model", in one click (`ai.manage`): the chosen catalog model (or the
-/// recommended one) is installed if it is not yet — fetched, resumable, checked — served, and
-/// pinned (see [`use_built_in_model`]).
+/// What "Use the built-in model" serves.
+#[derive(Debug, Clone, Default)]
+pub enum ModelChoice<'a> {
+    /// The catalog model [`chosen`] for this machine.
+    #[default]
+    Chosen,
+    /// A catalog model by name, fetched from `source` (a base address holding its file) when
+    /// given, else from `$COUNTERSIGN_MODEL_SOURCE` or the catalog's address.
+    Catalog { name: &'a str, source: Option<&'a str> },
+    /// A GGUF file the person picked (copied into the models folder).
+    File(&'a Path),
+}
+
+/// "Use the built-in model", in one click (`ai.manage`): the model is installed if it is not
+/// yet — fetched, resumable, checked; or the picked file copied in — served, and pinned (see
+/// [`use_built_in_model`]).
 pub async fn turn_on(
     sessions: &impl crate::ai::pipeline::drive::Sessions,
     app_data: &Path,
-    name: Option<&str>,
+    choice: ModelChoice<'_>,
     cancel: &Cancel,
     on_progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Result<crate::ai::pins::ModelPin> {
     sessions.with(|s| s.require("ai.manage"))?;
-    let models = models_dir(app_data);
-    let model = match name {
-        Some(n) => catalog::model(n)?,
-        None => chosen(&models),
-    };
     // Fail before a long download when there is nothing to run it with.
     process::find_server(None)?;
-    let installed = install(&models, model, source_url(model).as_deref(), cancel, on_progress).await?;
+    let models = models_dir(app_data);
+    let installed = match choice {
+        ModelChoice::File(path) => install_file(&models, path)?,
+        ModelChoice::Chosen => {
+            let model = chosen(&models);
+            install(&models, model, source_url(model, None).as_deref(), cancel, on_progress).await?
+        }
+        ModelChoice::Catalog { name, source } => {
+            let model = catalog::model(name)?;
+            install(&models, model, source_url(model, source).as_deref(), cancel, on_progress).await?
+        }
+    };
     serve(PathBuf::from(installed.path))?;
     use_built_in_model(sessions, Some(&installed.sha256)).await
 }
 
-/// Where a catalog model is fetched from: `$COUNTERSIGN_MODEL_SOURCE/<file>` when a person (or
-/// an offline mirror) names another source, else the catalog's address.
-fn source_url(model: &CatalogModel) -> Option<String> {
-    let base = std::env::var("COUNTERSIGN_MODEL_SOURCE").ok().filter(|b| !b.is_empty())?;
-    Some(format!("{}/{}", base.trim_end_matches('/'), model.file))
+/// Where a catalog model is fetched from: `<source>/<file>` when a person (or an offline mirror,
+/// `$COUNTERSIGN_MODEL_SOURCE`) names another source, else the catalog's address.
+fn source_url(model: &CatalogModel, source: Option<&str>) -> Option<String> {
+    let base = source.map(str::to_string).or_else(|| std::env::var("COUNTERSIGN_MODEL_SOURCE").ok());
+    let base = base.filter(|b| !b.trim().is_empty())?;
+    Some(format!("{}/{}", base.trim().trim_end_matches('/'), model.file))
 }
 
 /// This process's built-in runtime, if it has one: one `llama-server` per app, whichever
