@@ -9,16 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn cli_in(data: &Path, args: &[&str]) -> (i32, Value, Value) {
-    let out = Command::new(env!("CARGO_BIN_EXE_countersign-cli"))
-        .args(args)
-        .env("XDG_DATA_HOME", data)
-        .env_remove("COUNTERSIGN_WORKSPACE")
-        .output()
-        .expect("run cli");
-    let parse = |b: &[u8]| {
-        serde_json::from_slice(b).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(b).into_owned()))
-    };
-    (out.status.code().unwrap_or(-1), parse(&out.stdout), parse(&out.stderr))
+    crate::common::cli_in(&[("XDG_DATA_HOME", data.to_str().unwrap())], args)
 }
 
 fn models_folder(data: &Path) -> std::path::PathBuf {
