@@ -169,3 +169,21 @@ fn the_catalog_pins_each_model_by_size_and_sha256_and_knows_what_fits() {
     assert_eq!(e.code, Code::InvalidValue);
     assert!(e.message.contains("qwen2.5-coder-1.5b"), "{}", e.message);
 }
+
+#[test]
+fn the_server_program_is_the_configured_one_else_the_environments_and_a_missing_one_is_a_typed_error() {
+    use countersign_kernel::ai::runtime::process::find_server;
+    let e = find_server(Some(std::path::Path::new("/nonexistent/llama-server"))).unwrap_err();
+    assert_eq!(e.code, Code::RuntimeUnavailable);
+    assert!(e.message.contains("/nonexistent/llama-server"), "{}", e.message);
+    // COUNTERSIGN_LLAMA_SERVER is read by the runtime only (each test runs in its own process
+    // under nextest).
+    let dir = tempfile::tempdir().unwrap();
+    let server = dir.path().join("llama-server");
+    std::fs::write(&server, b"#!/bin/sh\n").unwrap();
+    std::env::set_var("COUNTERSIGN_LLAMA_SERVER", &server);
+    assert_eq!(find_server(None).unwrap(), server);
+    std::env::set_var("COUNTERSIGN_LLAMA_SERVER", dir.path().join("gone"));
+    let e = find_server(None).unwrap_err();
+    assert_eq!(e.code, Code::RuntimeUnavailable, "{e:?}");
+}

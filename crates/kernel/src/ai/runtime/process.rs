@@ -59,7 +59,9 @@ pub fn find_server(configured: Option<&Path>) -> Result<PathBuf> {
         .map(|paths| std::env::split_paths(&paths).map(|d| d.join("llama-server")).collect::<Vec<_>>())
         .unwrap_or_default();
     beside.into_iter().chain(on_path).find(|p| p.is_file()).ok_or_else(|| {
-        unavailable("no llama-server was found beside Countersign or on PATH; set its path in Settings")
+        unavailable(
+            "no llama-server was found (not at $COUNTERSIGN_LLAMA_SERVER, beside Countersign or on PATH): install llama.cpp's server, or set COUNTERSIGN_LLAMA_SERVER to its path",
+        )
     })
 }
 
