@@ -368,7 +368,15 @@ pub async fn pin_model(
     model: String,
     settings: PinSettings,
 ) -> Result<ProviderSettings> {
-    pins::pin_served_model(&UserDesk::current(&desk)?, &key, &provider, &model, None, &settings).await?;
+    pins::pin_served_model(
+        &UserDesk::current(&desk)?,
+        &key,
+        &provider,
+        &model,
+        pins::Weights::Served,
+        &settings,
+    )
+    .await?;
     desk.session(|s| s.provider_settings())
 }
 

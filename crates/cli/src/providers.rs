@@ -167,7 +167,8 @@ pub fn model(session: &Session<'_>, command: ModelCommand) -> Result<Value> {
                 output_price_per_mtok: output_price,
                 currency,
             };
-            let pin = pins::pin_served_model(session, &key, &provider, &model, gguf.as_deref(), &settings);
+            let weights = gguf.as_deref().map_or(pins::Weights::Served, pins::Weights::File);
+            let pin = pins::pin_served_model(session, &key, &provider, &model, weights, &settings);
             to_json(&runtime()?.block_on(pin)?)
         }
         ModelCommand::List => Ok(json!({ "models": to_json(&session.model_pins()?)? })),

@@ -277,32 +277,34 @@ pub async fn check_drift(endpoint: &Endpoint, pin: &ModelPin) -> Result<()> {
     }
 }
 
+/// What a pin's digest is taken from.
+#[derive(Debug, Clone, Copy)]
+pub enum Weights<'a> {
+    /// What the server says of the model (its metadata, or Ollama's digest).
+    Served,
+    /// The weights file, when the server runs it on this machine: its sha256.
+    File(&'a Path),
+    /// The weights' sha256, already checked by the caller (the built-in model's file).
+    Sha256(&'a str),
+}
+
 /// Pin `model` of `provider`, as `key`, by what its server serves now (the app's Pin button,
-/// `model pin`). `gguf`: the weights file, when the server runs it on this machine.
+/// `model pin`, "Use the built-in model"); the digest from `weights`.
 pub async fn pin_served_model(
     sessions: &impl Sessions,
     key: &str,
     provider: &str,
     model: &str,
-    gguf: Option<&Path>,
+    weights: Weights<'_>,
     settings: &PinSettings,
 ) -> Result<ModelPin> {
     let endpoint = sessions.with(|s| s.endpoint(provider))?;
-    let fp = fingerprint(&endpoint, model, gguf).await?;
-    sessions.with(|s| s.pin_model(key, provider, model, &fp, settings))
-}
-
-/// [`pin_served_model`], the weights' sha256 already checked (the built-in model's file).
-pub async fn pin_served_model_of_digest(
-    sessions: &impl Sessions,
-    key: &str,
-    provider: &str,
-    model: &str,
-    sha256: &str,
-    settings: &PinSettings,
-) -> Result<ModelPin> {
-    let endpoint = sessions.with(|s| s.endpoint(provider))?;
-    let fp = fingerprint_with(&endpoint, model, Some(format!("sha256:{sha256}"))).await?;
+    let content = match weights {
+        Weights::Served => None,
+        Weights::File(path) => Some(format!("sha256:{}", file_sha256(path)?)),
+        Weights::Sha256(sha) => Some(format!("sha256:{sha}")),
+    };
+    let fp = fingerprint_with(&endpoint, model, content).await?;
     sessions.with(|s| s.pin_model(key, provider, model, &fp, settings))
 }
 
