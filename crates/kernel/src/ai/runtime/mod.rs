@@ -29,7 +29,7 @@ pub async fn use_built_in_model(
     sessions: &impl crate::ai::pipeline::drive::Sessions,
     sha256: Option<&str>,
 ) -> Result<crate::ai::pins::ModelPin> {
-    use crate::ai::pins::{pin_served_model_of_digest, PinSettings, ProviderConfig};
+    use crate::ai::pins::{pin_served_model, PinSettings, ProviderConfig, Weights};
     let runtime = built_in()?;
     sessions.with(|s| {
         s.add_provider(&ProviderConfig {
@@ -47,15 +47,10 @@ pub async fn use_built_in_model(
         None => crate::ai::pins::file_sha256(runtime.model())?,
     };
     let settings = PinSettings::default();
-    let pinned = pin_served_model_of_digest(
-        sessions,
-        BUILT_IN_KEY,
-        BUILT_IN_KEY,
-        process::SERVED_NAME,
-        &sha256,
-        &settings,
-    )
-    .await?;
+    let weights = Weights::Sha256(&sha256);
+    let pinned =
+        pin_served_model(sessions, BUILT_IN_KEY, BUILT_IN_KEY, process::SERVED_NAME, weights, &settings)
+            .await?;
     tracing::info!("the built-in model was pinned");
     Ok(pinned)
 }
@@ -99,16 +94,14 @@ impl crate::records::access::Session<'_> {
 /// The model "Use the built-in model" uses when none is named: the largest installed one that
 /// fits the memory this machine has free; else the largest in the catalog that fits (to be
 /// downloaded); else the smallest.
-pub fn chosen(models: &Path) -> &'static CatalogModel {
-    let available = catalog::available_memory().unwrap_or(u64::MAX);
-    let installed =
-        |m: &&CatalogModel| std::fs::metadata(models.join(m.file)).is_ok_and(|f| f.len() == m.size);
-    let fitting = || CATALOG.iter().filter(|m| m.fits(available));
+pub fn chosen(models: &Path) -> CatalogModel {
+    let entries = catalog_entries(models);
+    let fitting = || entries.iter().filter(|e| e.fits != Some(false));
     fitting()
-        .filter(installed)
-        .max_by_key(|m| m.size)
-        .or_else(|| fitting().max_by_key(|m| m.size))
-        .unwrap_or(&CATALOG[0])
+        .filter(|e| e.installed)
+        .max_by_key(|e| e.model.size)
+        .or_else(|| fitting().max_by_key(|e| e.model.size))
+        .map_or(CATALOG[0], |e| e.model)
 }
 
 /// The catalog model installed here that this process should serve: the largest installed one
@@ -135,10 +128,9 @@ pub fn serve(model: PathBuf) -> Result<Arc<process::Runtime>> {
 }
 
 /// What "Use the built-in model" serves.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub enum ModelChoice<'a> {
     /// The catalog model [`chosen`] for this machine.
-    #[default]
     Chosen,
     /// A catalog model by name, fetched from `source` (a base address holding its file) when
     /// given, else from `$COUNTERSIGN_MODEL_SOURCE` or the catalog's address.
@@ -165,7 +157,7 @@ pub async fn turn_on(
         ModelChoice::File(path) => install_file(&models, path)?,
         ModelChoice::Chosen => {
             let model = chosen(&models);
-            install(&models, model, source_url(model, None).as_deref(), cancel, on_progress).await?
+            install(&models, &model, source_url(&model, None).as_deref(), cancel, on_progress).await?
         }
         ModelChoice::Catalog { name, source } => {
             let model = catalog::model(name)?;

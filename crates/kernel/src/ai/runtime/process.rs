@@ -84,6 +84,13 @@ struct Running {
     key: String,
 }
 
+impl Running {
+    /// The server still runs (reaps it if it has exited).
+    fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
 /// The runtime of one app (or one CLI run).
 pub struct Runtime {
     settings: RuntimeSettings,
@@ -110,7 +117,7 @@ impl Runtime {
         let (port, key) = {
             let mut state = self.state.lock().map_err(|_| Error::internal("runtime state poisoned"))?;
             if let Some(running) = state.running.as_mut() {
-                if running.child.try_wait()?.is_none() {
+                if running.alive() {
                     return Ok(endpoint(running.port, &running.key));
                 }
                 tracing::warn!("the built-in runtime died");
@@ -123,7 +130,7 @@ impl Runtime {
             if state.failed {
                 return Err(Error::new(
                     Code::RuntimeCrashed,
-                    "the built-in model's runtime stopped twice; restart it from Settings (it may not fit this machine)",
+                    "the built-in model's runtime stopped twice (it may not fit this machine); restart Countersign to try again",
                 ));
             }
             let running = self.starter.start(&self.settings)?;
@@ -141,7 +148,7 @@ impl Runtime {
 
     fn exited(&self) -> bool {
         let Ok(mut state) = self.state.lock() else { return true };
-        state.running.as_mut().is_none_or(|r| !matches!(r.child.try_wait(), Ok(None)))
+        state.running.as_mut().is_none_or(|r| !r.alive())
     }
 
     /// Stop it (it starts again on the next use, with its restart allowance renewed).
@@ -164,12 +171,12 @@ impl Runtime {
     pub fn status(&self) -> RuntimeStatus {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let restarts = u32::from(state.restarted);
-        let alive = state.running.as_mut().is_some_and(|r| matches!(r.child.try_wait(), Ok(None)));
+        let alive = state.running.as_mut().is_some_and(Running::alive);
         let live = state.running.as_ref().filter(|_| alive);
         RuntimeStatus {
-            running: live.is_some(),
-            pid: live.as_ref().map(|r| r.child.id()),
-            port: live.as_ref().map(|r| r.port),
+            running: alive,
+            pid: live.map(|r| r.child.id()),
+            port: live.map(|r| r.port),
             model: self.settings.model.file_name().unwrap_or_default().to_string_lossy().into_owned(),
             restarts,
         }
