@@ -67,6 +67,8 @@ macro_rules! with_app_commands {
             built_in_model,
             turn_on_built_in_model,
             choose_built_in_model_file,
+            set_built_in_settings,
+            use_found_server,
         }
     };
 }

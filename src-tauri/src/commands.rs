@@ -8,7 +8,7 @@ use countersign_kernel::ai::extract::{Extract, ExtractAnswer};
 use countersign_kernel::ai::pins::{self, ConnectionReport, PinSettings, ProviderConfig, ProviderSettings};
 use countersign_kernel::ai::pipeline::drive::{drive, Capability, Progress, Sessions};
 use countersign_kernel::ai::pipeline::{Activity, CapabilityBinding, TraceEntry, TraceFilter};
-use countersign_kernel::ai::provider::{Cancel, Secret};
+use countersign_kernel::ai::provider::{Cancel, ProviderKind, Secret};
 use countersign_kernel::ai::runtime::{
     self, download::Progress as DownloadProgress, BuiltInModel, ModelChoice,
 };
@@ -567,7 +567,7 @@ pub async fn built_in_model(app: AppHandle, desk: State<'_, Desk>) -> Result<Bui
 
 /// "Use the built-in model" (one click, `ai.manage`): install a catalog model (`model`, or the
 /// one chosen for this machine; from `source` when given) with its download's progress over
-/// `progress`, serve it, pin it. `cancel_model_call(call)` stops the download (what was
+/// `progress`, serve it, pin it and bind it where no model is bound. `cancel_model_call(call)` stops the download (what was
 /// fetched is kept).
 #[tauri::command]
 pub async fn turn_on_built_in_model(
@@ -578,7 +578,7 @@ pub async fn turn_on_built_in_model(
     model: Option<String>,
     source: Option<String>,
     progress: Channel<DownloadProgress>,
-) -> Result<pins::ModelPin> {
+) -> Result<pins::ModelInUse> {
     let running = calls.begin(&call)?;
     let data = app_data(&app)?;
     let sessions = UserDesk::current(&desk)?;
@@ -598,13 +598,37 @@ pub async fn turn_on_built_in_model(
 pub async fn choose_built_in_model_file(
     app: AppHandle,
     desk: State<'_, Desk>,
-) -> Result<Option<pins::ModelPin>> {
+) -> Result<Option<pins::ModelInUse>> {
     let Some(path) = desktop::pick_model_file(&app) else { return Ok(None) };
     let data = app_data(&app)?;
     let sessions = UserDesk::current(&desk)?;
     runtime::turn_on(&sessions, &data, ModelChoice::File(&path), &Cancel::default(), &mut |_| {})
         .await
         .map(Some)
+}
+
+/// How this machine runs the built-in model (threads, context; `ai.manage`). A running one
+/// restarts with them on its next use.
+#[tauri::command]
+pub async fn set_built_in_settings(
+    app: AppHandle,
+    desk: State<'_, Desk>,
+    settings: runtime::RunSettings,
+) -> Result<runtime::RunSettings> {
+    let data = app_data(&app)?;
+    runtime::set_run_settings(&UserDesk::current(&desk)?, &data, settings)
+}
+
+/// "Use this server" on the first-run offer: a model server found on this machine is added,
+/// its model pinned and bound where no model is bound (`ai.manage`).
+#[tauri::command]
+pub async fn use_found_server(
+    desk: State<'_, Desk>,
+    kind: ProviderKind,
+    base_url: String,
+    model: String,
+) -> Result<pins::ModelInUse> {
+    pins::use_found_server(&UserDesk::current(&desk)?, kind, &base_url, &model).await
 }
 
 /// The app's data folder (its default workspace, logs, models).

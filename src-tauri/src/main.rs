@@ -69,12 +69,17 @@ fn main() {
                 }
             });
             app.manage(commands::ModelCalls::default());
-            // The built-in model, if one is installed: served on first use.
-            let models = countersign_kernel::ai::runtime::models_dir(&commands::app_data(app.handle())?);
-            if let Some(model) = countersign_kernel::ai::runtime::installed_model(&models) {
-                if let Err(e) = countersign_kernel::ai::runtime::serve(model) {
-                    tracing::warn!(code = e.code.as_str(), "the built-in model cannot be served");
-                }
+            // The package's own llama-server (among its resources), and the built-in model if one
+            // is installed: served on first use.
+            if let Ok(resources) = app.path().resource_dir() {
+                countersign_kernel::ai::runtime::process::ship_server_at(
+                    resources.join("llama-server/llama-server"),
+                );
+            }
+            if let Err(e) =
+                countersign_kernel::ai::runtime::serve_installed(&commands::app_data(app.handle())?)
+            {
+                tracing::warn!(code = e.code.as_str(), "the built-in model cannot be served");
             }
             Ok(())
         })

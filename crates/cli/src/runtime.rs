@@ -30,11 +30,12 @@ pub enum RuntimeCommand {
         /// Countersign, else on PATH.
         #[arg(long)]
         server: Option<PathBuf>,
+        /// CPU threads. Default: the app's setting (Settings → Built-in model), else one per core.
         #[arg(long)]
         threads: Option<u32>,
-        /// The context window in tokens.
-        #[arg(long, default_value_t = 4096)]
-        context: u32,
+        /// The context window in tokens. Default: the app's setting, else 4096.
+        #[arg(long)]
+        context: Option<u32>,
     },
     /// Stop the runtime `runtime start` holds.
     Stop,
@@ -108,23 +109,17 @@ pub fn run(command: RuntimeCommand) -> Result<Value> {
                 server.or_else(|| std::env::var_os("COUNTERSIGN_LLAMA_SERVER").map(PathBuf::from));
             let mut settings =
                 process::RuntimeSettings::new(process::find_server(configured.as_deref())?, model_path);
-            settings.context = context;
-            if let Some(t) = threads {
-                settings.threads = t;
-            }
+            let saved = runtime::RunSettings::read(&app_data()?);
+            settings.context = context.unwrap_or(saved.context);
+            settings.threads = threads.or(saved.threads).unwrap_or(settings.threads);
             hold(process::Runtime::new(settings), &state_file)
         }
         RuntimeCommand::Status => {
             let Some(state) = read_state(&state_file) else { return Ok(json!({ "running": false })) };
             let port = state["port"].as_u64().unwrap_or_default();
-            let healthy = async_runtime()?.block_on(async {
-                let url = format!("http://127.0.0.1:{port}/health");
-                let client =
-                    reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(2)).build().ok()?;
-                Some(client.get(url).send().await.ok()?.status().is_success())
-            });
+            let healthy = async_runtime()?.block_on(process::healthy(port as u16));
             Ok(
-                json!({ "running": true, "healthy": healthy == Some(true), "holder": state["holder"], "pid": state["pid"], "port": port, "model": state["model"] }),
+                json!({ "running": true, "healthy": healthy, "holder": state["holder"], "pid": state["pid"], "port": port, "model": state["model"] }),
             )
         }
         RuntimeCommand::Stop => {

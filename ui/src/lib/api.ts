@@ -2,6 +2,9 @@
 import { invoke, type Channel } from "@tauri-apps/api/core";
 import type { BuiltInModel } from "../bindings/BuiltInModel";
 import type { ModelPin } from "../bindings/ModelPin";
+import type { ModelInUse } from "../bindings/ModelInUse";
+import type { RunSettings } from "../bindings/RunSettings";
+import type { ProviderKind } from "../bindings/ProviderKind";
 import type { Progress } from "../bindings/Progress";
 import type { AskAnswer } from "../bindings/AskAnswer";
 import type { AskProgress } from "../bindings/AskProgress";
@@ -175,9 +178,14 @@ export const api = {
   modelFitness: (callId: string, modelPin: string, progress: Channel<FitnessProgress>) =>
     call<Fitness[]>("model_fitness", { call: callId, modelPin, progress }),
   builtInModel: () => call<BuiltInModel>("built_in_model"),
-  /** Install (with the download's progress), start and pin the built-in model; `cancelCall(callId)` stops the download. */
+  /** Install (with the download's progress), start, pin and bind the built-in model; `cancelCall(callId)` stops the download. */
   turnOnBuiltInModel: (callId: string, model: string | null, source: string | null, progress: Channel<Progress>) =>
-    call<ModelPin>("turn_on_built_in_model", { call: callId, model, source, progress }),
+    call<ModelInUse>("turn_on_built_in_model", { call: callId, model, source, progress }),
   /** The native Open dialog for a GGUF file, then it becomes the built-in model (null: cancelled). */
-  chooseBuiltInModelFile: () => call<ModelPin | null>("choose_built_in_model_file"),
+  chooseBuiltInModelFile: () => call<ModelInUse | null>("choose_built_in_model_file"),
+  /** Threads and context of the built-in model on this machine. */
+  setBuiltInSettings: (settings: RunSettings) => call<RunSettings>("set_built_in_settings", { settings }),
+  /** A model server found on this machine: added, its model pinned and bound where none is. */
+  useFoundServer: (kind: ProviderKind, baseUrl: string, model: string) =>
+    call<ModelInUse>("use_found_server", { kind, baseUrl, model }),
 };

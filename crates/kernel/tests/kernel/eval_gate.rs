@@ -235,3 +235,58 @@ fn a_suite_is_revised_into_its_next_version_and_a_case_a_run_could_not_read_is_r
     let by_ben = ben.revise_suite("ask-mini", &SuiteRevision { floor: Some(0.1), ..Default::default() });
     assert_eq!(by_ben.unwrap_err().code, Code::Permission);
 }
+
+/// "Use this server" on the first-run offer: the server found is added, its model pinned and
+/// bound to every capability without a model — through the gate, which passes untouched for
+/// the workspace's only pin and holds a capability back (with its reason) where it would not.
+#[test]
+fn a_found_server_is_put_to_use_and_bound_only_where_the_gate_lets_it() {
+    use countersign_kernel::ai::pins::use_found_server;
+    let kind = ProviderKind::OpenaiCompatible;
+
+    // First run: no provider, no pin.
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let found = fake(vec![good()]);
+    let ben = f.ws.session("ben").unwrap();
+    assert_eq!(
+        rt().block_on(use_found_server(&ben, kind, &found.url, "fake-model")).unwrap_err().code,
+        Code::Permission
+    );
+    let e = rt().block_on(use_found_server(&ava, kind, &found.url, "another-model")).unwrap_err();
+    assert_eq!((e.code, e.field.as_deref()), (Code::InvalidValue, Some("model")));
+    assert!(ava.providers().unwrap().is_empty(), "a refusal adds nothing");
+    let in_use = rt().block_on(use_found_server(&ava, kind, &found.url, "fake-model")).unwrap();
+    // The fake answers like llama.cpp (its models carry `n_params`).
+    assert_eq!((in_use.pin.key.as_str(), in_use.pin.provider.as_str()), ("llama-cpp", "llama-cpp"));
+    for capability in ["ask", "summarize", "extract"] {
+        assert!(in_use.bound.iter().any(|b| b == capability), "{capability}: {in_use:?}");
+        assert_eq!(ava.capability(capability).unwrap().model_pin.as_deref(), Some("llama-cpp"));
+    }
+    assert!(in_use.not_bound.is_empty());
+
+    // A workspace with a pin already (the demo's suites gate Summarize and Extract; one more
+    // gates Ask): the second model is pinned but bound nowhere — no run of it has passed, and no
+    // override is written for the person — and each capability says why.
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let first = fake(vec![good()]);
+    provider(&ava, "llama-cpp", &first);
+    pin(&ava, "small", "llama-cpp");
+    publish_suite(&ava);
+    let second = fake(vec![good()]);
+    let in_use = rt().block_on(use_found_server(&ava, kind, &second.url, "fake-model")).unwrap();
+    assert_eq!(in_use.pin.key, "llama-cpp-2", "the key taken by another address is not reused");
+    assert_eq!(
+        ava.provider_config("llama-cpp").unwrap().base_url,
+        first.url,
+        "the first provider is untouched"
+    );
+    assert!(in_use.bound.is_empty(), "{in_use:?}");
+    for capability in ["ask", "summarize", "extract"] {
+        let held = in_use.not_bound.iter().find(|n| n.capability == capability).expect(capability);
+        assert!(held.reason.contains("has no run against"), "{}", held.reason);
+        assert_eq!(ava.capability(capability).unwrap().model_pin, None);
+    }
+    assert!(ava.gate_decisions().unwrap().iter().all(|d| !d.overridden));
+}

@@ -23,6 +23,7 @@ mod learned;
 mod limits;
 mod logging;
 mod model_files;
+mod model_runtime;
 mod proposals;
 mod provider;
 mod query;

@@ -171,7 +171,8 @@ fn the_catalog_pins_each_model_by_size_and_sha256_and_knows_what_fits() {
 }
 
 #[test]
-fn the_server_program_is_the_configured_one_else_the_environments_and_a_missing_one_is_a_typed_error() {
+fn the_server_program_is_the_configured_one_else_the_environments_else_the_packages_and_a_missing_one_is_a_typed_error(
+) {
     use countersign_kernel::ai::runtime::process::find_server;
     let e = find_server(Some(std::path::Path::new("/nonexistent/llama-server"))).unwrap_err();
     assert_eq!(e.code, Code::RuntimeUnavailable);
@@ -186,4 +187,11 @@ fn the_server_program_is_the_configured_one_else_the_environments_and_a_missing_
     std::env::set_var("COUNTERSIGN_LLAMA_SERVER", dir.path().join("gone"));
     let e = find_server(None).unwrap_err();
     assert_eq!(e.code, Code::RuntimeUnavailable, "{e:?}");
+    // Without the variable, the one the app's package ships (among its resources).
+    std::env::remove_var("COUNTERSIGN_LLAMA_SERVER");
+    let shipped = dir.path().join("resources/llama-server/llama-server");
+    std::fs::create_dir_all(shipped.parent().unwrap()).unwrap();
+    std::fs::write(&shipped, b"#!/bin/sh\n").unwrap();
+    countersign_kernel::ai::runtime::process::ship_server_at(shipped.clone());
+    assert_eq!(find_server(None).unwrap(), shipped);
 }

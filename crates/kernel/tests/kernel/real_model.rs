@@ -181,10 +181,16 @@ mod built_in_runtime {
         assert_eq!(runtime::use_built_in_model(&ben, None).await.unwrap_err().code, Code::Permission);
         assert!(!runtime::built_in().unwrap().status().running, "a refusal starts nothing");
 
-        let pin = runtime::use_built_in_model(&ava, None).await.unwrap();
+        let in_use = runtime::use_built_in_model(&ava, None).await.unwrap();
         let sha = std::env::var("COUNTERSIGN_MODEL_SHA256").expect("COUNTERSIGN_MODEL_SHA256");
-        assert_eq!(pin.digest, format!("sha256:{sha}"));
-        assert_eq!(pin.key, BUILT_IN_KEY);
+        assert_eq!(in_use.pin.digest, format!("sha256:{sha}"));
+        assert_eq!(in_use.pin.key, BUILT_IN_KEY);
+        // Bound, not only the one pin the capabilities fall back to.
+        for capability in ["ask", "summarize", "extract"] {
+            assert!(in_use.bound.iter().any(|b| b == capability), "{capability} bound: {in_use:?}");
+            assert_eq!(ava.capability(capability).unwrap().model_pin.as_deref(), Some(BUILT_IN_KEY));
+        }
+        assert!(in_use.not_bound.is_empty(), "{in_use:?}");
 
         let mut question = Ask { question: "Which accounts are in the healthcare industry?".into() };
         let answer = drive(&ava, &mut question, None, &Cancel::default(), &mut |_| {}).await.unwrap();

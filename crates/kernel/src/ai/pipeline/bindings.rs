@@ -9,6 +9,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
+/// A capability a model was not bound to, and why (the eval gate's message).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct NotBound {
+    pub capability: String,
+    pub reason: String,
+}
+
 /// Budgets in the workspace currency; `None` = no ceiling.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -200,6 +208,23 @@ impl Session<'_> {
             CapabilityBinding { model_pin: model_pin.map(String::from), ..self.capability(capability)? };
         self.bind_capability_with(&binding, override_reason)?;
         self.capability(capability)
+    }
+
+    /// Bind `pin` to every capability without a model of its own, each through the eval gate
+    /// (no override is written on anyone's behalf). A capability the gate holds back is
+    /// returned with the gate's reason, unbound; one bound to another model is left as it is.
+    pub fn bind_where_unbound(&self, pin: &str) -> Result<(Vec<String>, Vec<NotBound>)> {
+        let (mut bound, mut not_bound) = (Vec::new(), Vec::new());
+        for capability in self.capabilities()?.into_iter().filter(|c| c.model_pin.is_none()) {
+            match self.bind_model(&capability.key, Some(pin), None) {
+                Ok(_) => bound.push(capability.key),
+                Err(e) if e.code == Code::EvalGate => {
+                    not_bound.push(NotBound { capability: capability.key, reason: e.message })
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok((bound, not_bound))
     }
 
     /// Every capability's binding, in the order they were registered.

@@ -10,7 +10,7 @@ use crate::ai::provider::Cancel;
 use crate::error::{Code, Error, Result};
 use catalog::{CatalogModel, CATALOG};
 use download::{Progress, Wanted};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use ts_rs::TS;
@@ -21,38 +21,33 @@ pub const BUILT_IN_ADDRESS: &str = "built-in";
 /// The key of the provider and of the pin "Use the built-in model" makes.
 pub const BUILT_IN_KEY: &str = "builtin";
 
-/// "Use the built-in model" (`ai.manage`): this process's runtime becomes the provider `builtin`
-/// and its model is pinned as `builtin` by the GGUF file's sha256 — the runtime is started (and
-/// the model loaded) to read what it serves. Where it is the only pin, every capability without
-/// a model of its own uses it. `sha256`: the file's digest when the caller just checked it.
+/// "Use the built-in model" (`ai.manage`): this process's runtime becomes the provider `builtin`,
+/// its model is pinned as `builtin` by the GGUF file's sha256 — the runtime is started (and the
+/// model loaded) to read what it serves — and bound to every capability without a model of its
+/// own ([`use_model`](crate::ai::pins::use_model)). `sha256`: the file's digest when the caller
+/// just checked it.
 pub async fn use_built_in_model(
     sessions: &impl crate::ai::pipeline::drive::Sessions,
     sha256: Option<&str>,
-) -> Result<crate::ai::pins::ModelPin> {
-    use crate::ai::pins::{pin_served_model, PinSettings, ProviderConfig, Weights};
+) -> Result<crate::ai::pins::ModelInUse> {
+    use crate::ai::pins::{use_model, ProviderConfig, Weights};
     let runtime = built_in()?;
-    sessions.with(|s| {
-        s.add_provider(&ProviderConfig {
-            key: BUILT_IN_KEY.into(),
-            kind: crate::ai::provider::ProviderKind::BuiltIn,
-            base_url: BUILT_IN_ADDRESS.into(),
-            credential_ref: None,
-            structured_form: Default::default(),
-            region: "this machine".into(),
-            retention: "none".into(),
-        })
-    })?;
+    let provider = ProviderConfig {
+        key: BUILT_IN_KEY.into(),
+        kind: crate::ai::provider::ProviderKind::BuiltIn,
+        base_url: BUILT_IN_ADDRESS.into(),
+        credential_ref: None,
+        structured_form: Default::default(),
+        region: "this machine".into(),
+        retention: "none".into(),
+    };
     let sha256 = match sha256 {
         Some(sha) => sha.to_string(),
         None => crate::ai::pins::file_sha256(runtime.model())?,
     };
-    let settings = PinSettings::default();
-    let weights = Weights::Sha256(&sha256);
-    let pinned =
-        pin_served_model(sessions, BUILT_IN_KEY, BUILT_IN_KEY, process::SERVED_NAME, weights, &settings)
-            .await?;
+    let in_use = use_model(sessions, &provider, process::SERVED_NAME, Weights::Sha256(&sha256)).await?;
     tracing::info!("the built-in model was pinned");
-    Ok(pinned)
+    Ok(in_use)
 }
 
 /// The built-in model as Settings and the first-run offer show it.
@@ -70,6 +65,10 @@ pub struct BuiltInModel {
     pub server_missing: Option<String>,
     /// The runtime of this app, if it serves a model.
     pub serving: Option<process::RuntimeStatus>,
+    /// How this machine runs it.
+    pub settings: RunSettings,
+    /// The CPU cores this machine has (the most threads it may use).
+    pub cores: u32,
     /// The acting user may turn it on (`ai.manage`).
     pub can_turn_on: bool,
 }
@@ -86,6 +85,8 @@ impl crate::records::access::Session<'_> {
             server: server.as_ref().ok().map(|p| p.display().to_string()),
             server_missing: server.err().map(|e| e.message),
             serving: built_in().ok().map(|r| r.status()),
+            settings: RunSettings::read(app_data),
+            cores: process::cores(),
             can_turn_on: self.user().has_system_permission("ai.manage"),
         }
     }
@@ -113,18 +114,125 @@ pub fn installed_model(models: &Path) -> Option<PathBuf> {
     best.or_else(|| installed.min_by_key(|e| e.model.size)).map(|e| models.join(e.model.file))
 }
 
-/// Make this process's built-in runtime serve `model` (not started until first used). The
-/// runtime serving another file is stopped; one serving this file is kept.
-pub fn serve(model: PathBuf) -> Result<Arc<process::Runtime>> {
+/// At the app's start: serve the model [`installed_model`] picks, if one is installed.
+pub fn serve_installed(app_data: &Path) -> Result<Option<Arc<process::Runtime>>> {
+    installed_model(&models_dir(app_data)).map(|model| serve(app_data, model)).transpose()
+}
+
+/// Make this process's built-in runtime serve `model` with the machine's [`RunSettings`] (not
+/// started until first used). A runtime serving the same file the same way is kept — renewed if
+/// it had stopped for good (`runtime.crashed`), since serving it again is the person's retry;
+/// one serving another file, or with other settings, is replaced (and stops once no call
+/// holds it).
+pub fn serve(app_data: &Path, model: PathBuf) -> Result<Arc<process::Runtime>> {
+    let run = RunSettings::read(app_data);
     if let Ok(current) = built_in() {
-        if current.model() == model {
+        if current.model() == model && run.applied_to(current.settings()) {
+            if current.has_failed() {
+                current.stop();
+            }
             return Ok(current);
         }
     }
-    let runtime =
-        Arc::new(process::Runtime::new(process::RuntimeSettings::new(process::find_server(None)?, model)));
+    let mut settings = process::RuntimeSettings::new(process::find_server(None)?, model);
+    run.apply(&mut settings);
+    let runtime = Arc::new(process::Runtime::new(settings));
     set_built_in(Some(runtime.clone()));
     Ok(runtime)
+}
+
+/// How this machine runs the built-in model: kept in the app's data folder
+/// (`built-in-model.json`), for every workspace. Changed in Settings → Built-in model.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSettings {
+    /// CPU threads; `None`: one per core.
+    pub threads: Option<u32>,
+    /// The context window, in tokens: the longest prompt and answer together.
+    pub context: u32,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        RunSettings { threads: None, context: 4096 }
+    }
+}
+
+impl RunSettings {
+    /// The smallest context the capabilities' prompts fit in, and the largest the catalog's
+    /// models were trained for.
+    pub const CONTEXT_RANGE: std::ops::RangeInclusive<u32> = 2048..=32768;
+
+    fn file(app_data: &Path) -> PathBuf {
+        app_data.join("built-in-model.json")
+    }
+
+    /// The saved settings; the defaults where none were saved, or the file is not readable.
+    pub fn read(app_data: &Path) -> RunSettings {
+        std::fs::read(Self::file(app_data))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<RunSettings>(&bytes).ok())
+            .filter(|s| s.check().is_ok())
+            .unwrap_or_default()
+    }
+
+    fn check(&self) -> Result<()> {
+        let cores = process::cores();
+        if self.threads.is_some_and(|t| t == 0 || t > cores) {
+            return Err(Error::on_field(
+                Code::InvalidValue,
+                "threads",
+                format!("threads is between 1 and this machine's {cores} cores"),
+            ));
+        }
+        if !Self::CONTEXT_RANGE.contains(&self.context) {
+            return Err(Error::on_field(
+                Code::InvalidValue,
+                "context",
+                format!(
+                    "the context is between {} and {} tokens",
+                    Self::CONTEXT_RANGE.start(),
+                    Self::CONTEXT_RANGE.end()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn apply(&self, settings: &mut process::RuntimeSettings) {
+        settings.context = self.context;
+        settings.threads = self.threads.unwrap_or_else(process::cores);
+    }
+
+    fn applied_to(&self, settings: &process::RuntimeSettings) -> bool {
+        let mut wanted = settings.clone();
+        self.apply(&mut wanted);
+        (wanted.threads, wanted.context) == (settings.threads, settings.context)
+    }
+}
+
+/// Change how this machine runs the built-in model (`ai.manage`). A runtime serving now is
+/// replaced: the next call starts it with the new settings.
+pub fn set_run_settings(
+    sessions: &impl crate::ai::pipeline::drive::Sessions,
+    app_data: &Path,
+    settings: RunSettings,
+) -> Result<RunSettings> {
+    sessions.with(|s| s.require("ai.manage"))?;
+    settings.check()?;
+    std::fs::create_dir_all(app_data)?;
+    let file = RunSettings::file(app_data);
+    let partial = download::partial_path(&file);
+    std::fs::write(
+        &partial,
+        serde_json::to_vec_pretty(&settings).map_err(|e| Error::internal(e.to_string()))?,
+    )?;
+    std::fs::rename(&partial, &file)?;
+    if let Ok(current) = built_in() {
+        serve(app_data, current.model().to_path_buf())?;
+    }
+    tracing::info!("the built-in model's run settings were changed");
+    Ok(settings)
 }
 
 /// What "Use the built-in model" serves.
@@ -148,7 +256,7 @@ pub async fn turn_on(
     choice: ModelChoice<'_>,
     cancel: &Cancel,
     on_progress: &mut (dyn FnMut(Progress) + Send),
-) -> Result<crate::ai::pins::ModelPin> {
+) -> Result<crate::ai::pins::ModelInUse> {
     sessions.with(|s| s.require("ai.manage"))?;
     // Fail before a long download when there is nothing to run it with.
     process::find_server(None)?;
@@ -164,7 +272,7 @@ pub async fn turn_on(
             install(&models, model, source_url(model, source).as_deref(), cancel, on_progress).await?
         }
     };
-    serve(PathBuf::from(installed.path))?;
+    serve(app_data, PathBuf::from(installed.path))?;
     use_built_in_model(sessions, Some(&installed.sha256)).await
 }
 

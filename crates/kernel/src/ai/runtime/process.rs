@@ -15,7 +15,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use ts_rs::TS;
 
@@ -38,13 +38,33 @@ pub struct RuntimeSettings {
 
 impl RuntimeSettings {
     pub fn new(server: PathBuf, model: PathBuf) -> Self {
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as u32;
-        RuntimeSettings { server, model, threads, context: 4096, start_timeout: Duration::from_secs(120) }
+        RuntimeSettings {
+            server,
+            model,
+            threads: cores(),
+            context: 4096,
+            start_timeout: Duration::from_secs(120),
+        }
     }
 }
 
-/// Where `llama-server` is: the configured path; else `$COUNTERSIGN_LLAMA_SERVER`; else beside
-/// this program (the Linux packages ship it there); else on `PATH`.
+/// The CPU cores this process may use (the runtime's threads unless set otherwise).
+pub fn cores() -> u32 {
+    std::thread::available_parallelism().map_or(2, |n| n.get()) as u32
+}
+
+/// Where the app's package put its own `llama-server` (the Linux packages ship one among the
+/// app's resources); the app says so once at start.
+static SHIPPED: OnceLock<PathBuf> = OnceLock::new();
+
+/// Tell [`find_server`] where the app's package ships `llama-server` (set once; later calls
+/// are ignored).
+pub fn ship_server_at(path: PathBuf) {
+    let _ = SHIPPED.set(path);
+}
+
+/// Where `llama-server` is: the configured path; else `$COUNTERSIGN_LLAMA_SERVER`; else the one
+/// the app's package ships ([`ship_server_at`]); else beside this program; else on `PATH`.
 pub fn find_server(configured: Option<&Path>) -> Result<PathBuf> {
     let from_env = std::env::var_os("COUNTERSIGN_LLAMA_SERVER").map(PathBuf::from);
     if let Some(path) = configured.map(Path::to_path_buf).or(from_env) {
@@ -54,13 +74,14 @@ pub fn find_server(configured: Option<&Path>) -> Result<PathBuf> {
             Err(unavailable(&format!("the llama-server configured ({}) does not exist", path.display())))
         };
     }
+    let shipped = SHIPPED.get().cloned();
     let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|d| d.join("llama-server")));
     let on_path = std::env::var_os("PATH")
         .map(|paths| std::env::split_paths(&paths).map(|d| d.join("llama-server")).collect::<Vec<_>>())
         .unwrap_or_default();
-    beside.into_iter().chain(on_path).find(|p| p.is_file()).ok_or_else(|| {
+    shipped.into_iter().chain(beside).chain(on_path).find(|p| p.is_file()).ok_or_else(|| {
         unavailable(
-            "no llama-server was found (not at $COUNTERSIGN_LLAMA_SERVER, beside Countersign or on PATH): install llama.cpp's server, or set COUNTERSIGN_LLAMA_SERVER to its path",
+            "no llama-server was found (not at $COUNTERSIGN_LLAMA_SERVER, in Countersign's package, beside Countersign or on PATH): install llama.cpp's server, or set COUNTERSIGN_LLAMA_SERVER to its path",
         )
     })
 }
@@ -95,6 +116,9 @@ impl Running {
 pub struct Runtime {
     settings: RuntimeSettings,
     state: Mutex<State>,
+    /// Held by the one caller that starts the server and waits for it to load; others wait
+    /// here, so none is handed the address of a server still loading its model.
+    starting: tokio::sync::Mutex<()>,
     starter: Starter,
 }
 
@@ -108,12 +132,18 @@ struct State {
 
 impl Runtime {
     pub fn new(settings: RuntimeSettings) -> Self {
-        Runtime { settings, state: Mutex::default(), starter: Starter::spawn() }
+        Runtime {
+            settings,
+            state: Mutex::default(),
+            starting: tokio::sync::Mutex::new(()),
+            starter: Starter::spawn(),
+        }
     }
 
     /// The endpoint to call, starting the runtime if it is not running, and restarting it once
-    /// if it died.
+    /// if it died. Callers during a start wait for it to finish.
     pub async fn endpoint(&self) -> Result<Endpoint> {
+        let _starting = self.starting.lock().await;
         let (port, key) = {
             let mut state = self.state.lock().map_err(|_| Error::internal("runtime state poisoned"))?;
             if let Some(running) = state.running.as_mut() {
@@ -130,7 +160,7 @@ impl Runtime {
             if state.failed {
                 return Err(Error::new(
                     Code::RuntimeCrashed,
-                    "the built-in model's runtime stopped twice (it may not fit this machine); restart Countersign to try again",
+                    "the built-in model's runtime stopped twice (it may not fit this machine): use it again in Settings → Built-in model, or restart Countersign",
                 ));
             }
             let running = self.starter.start(&self.settings)?;
@@ -144,6 +174,16 @@ impl Runtime {
         }
         tracing::info!(port, "the built-in runtime is serving");
         Ok(endpoint(port, &key))
+    }
+
+    /// It died twice (`runtime.crashed`) and stays down until [`stop`](Self::stop) renews it.
+    pub fn has_failed(&self) -> bool {
+        self.state.lock().is_ok_and(|s| s.failed)
+    }
+
+    /// How it is run.
+    pub fn settings(&self) -> &RuntimeSettings {
+        &self.settings
     }
 
     fn exited(&self) -> bool {
@@ -195,20 +235,21 @@ fn endpoint(port: u16, key: &str) -> Endpoint {
     endpoint
 }
 
-/// Wait for `/health` to say `ok` (the model is loaded), the child to exit, or the timeout.
-async fn wait_healthy(port: u16, timeout: &Duration, exited: impl Fn() -> bool) -> Result<()> {
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(2))
-        .build()
-        .map_err(|e| Error::internal(format!("HTTP client: {e}")))?;
+/// Whether a `llama-server` on this port of 127.0.0.1 has its model loaded (`/health` says ok).
+pub async fn healthy(port: u16) -> bool {
+    let Ok(client) = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(2)).build() else {
+        return false;
+    };
     let url = format!("http://127.0.0.1:{port}/health");
+    client.get(url).send().await.is_ok_and(|r| r.status().is_success())
+}
+
+/// Wait for the server to be [`healthy`], the child to exit, or the timeout.
+async fn wait_healthy(port: u16, timeout: &Duration, exited: impl Fn() -> bool) -> Result<()> {
     let start = Instant::now();
     loop {
-        if let Ok(r) = client.get(&url).send().await {
-            if r.status().is_success() {
-                return Ok(());
-            }
+        if healthy(port).await {
+            return Ok(());
         }
         if exited() {
             return Err(Error::new(
