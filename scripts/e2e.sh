@@ -72,7 +72,8 @@ gguf=$(field model)
 ln "$gguf" "$models/$(basename "$gguf")" 2>/dev/null || cp "$gguf" "$models/"
 env -u COUNTERSIGN_WORKSPACE -u COUNTERSIGN_LOG_DIR -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_CACHE_HOME \
   TAURI_DRIVER="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver" HOME="$fresh" XDG_RUNTIME_DIR="$work/run-fresh" \
-  COUNTERSIGN_LLAMA_SERVER="$(field server)" SCREENSHOT_DIR="$shots" \
+  COUNTERSIGN_LLAMA_SERVER="$(field server)" EXPECT_SERVER="$(field server)" SCREENSHOT_DIR="$shots" \
+  FOUND_SERVER=http://127.0.0.1:8080/v1 \
   dbus-run-session -- bash scripts/with-tauri-driver.sh \
   bash -c 'cd tests/e2e && node --test --test-reporter=spec first-run.test.mjs' \
   || { echo "--- tauri-driver log ---" >&2; cat "$work/tauri-driver.log" >&2 || true; exit 1; }

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds the .deb and .rpm with the Tauri bundler, installs the .deb on this machine, runs the
 # installed app (/usr/bin/countersign) under Xvfb on a fresh home directory through a short
-# end-to-end suite (tests/e2e/installed.test.mjs), then removes the package and checks it
-# leaves none of its files behind (the user's data in the home directory is theirs to keep).
+# end-to-end suite (tests/e2e/installed.test.mjs), then its first question answered by the
+# built-in model on the llama-server the package ships (tests/e2e/first-run.test.mjs, with the
+# model file placed in the app's models folder as scripts/run.sh places it, and no
+# COUNTERSIGN_LLAMA_SERVER), then removes the package and checks it leaves none of its files
+# behind (the user's data in the home directory is theirs to keep).
 # Needs root or sudo (dpkg). Expects scripts/setup.sh to have run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,10 +23,16 @@ work_rpm_requires=$(mktemp)
 # What the .deb declares and ships.
 dpkg-deb --field "$deb" Package Version Depends
 contents=$(dpkg-deb --contents "$deb")
+shipped_server=usr/lib/Countersign/llama-server
 for f in usr/bin/countersign usr/share/applications/Countersign.desktop \
-  usr/share/mime/packages/app.countersign.desktop.xml usr/share/icons/hicolor/128x128/apps/countersign.png; do
+  usr/share/mime/packages/app.countersign.desktop.xml usr/share/icons/hicolor/128x128/apps/countersign.png \
+  $shipped_server/llama-server $shipped_server/libllama.so.0 $shipped_server/libggml-cpu.so.0 \
+  $shipped_server/licenses/LLAMA_CPP_LICENSE.txt; do
   grep -qE " (\./)?$f\$" <<<"$contents" || { echo "the .deb lacks $f" >&2; echo "$contents" >&2; exit 1; }
 done
+grep -qE "^-rwxr-xr-x .* (\./)?$shipped_server/llama-server\$" <<<"$contents" \
+  || { echo "the .deb's llama-server is not executable" >&2; grep llama-server <<<"$contents" >&2; exit 1; }
+dpkg-deb --field "$deb" Depends | grep -q libgomp1 || { echo "the .deb does not depend on libgomp1 (llama-server's OpenMP)" >&2; exit 1; }
 # The desktop entry claims .countersign files and hands the file to the app.
 desktop_entry=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO usr/share/applications/Countersign.desktop)
 grep -q '^MimeType=.*application/x-countersign-workspace' <<<"$desktop_entry" \
@@ -33,7 +42,7 @@ grep -q '^MimeType=.*application/x-countersign-workspace' <<<"$desktop_entry" \
 # The .rpm: what it declares, and an install into a scratch root and removal from it (this is a
 # Debian machine: the rpm's dependencies are checked by name here, not resolved).
 rpm -qp --requires "$rpm" 2>/dev/null | tee "$work_rpm_requires" >/dev/null
-for dep in dbus-libs 'libwebkit2gtk-4.1.so.0()(64bit)' 'libgtk-3.so.0()(64bit)'; do
+for dep in dbus-libs libgomp 'libwebkit2gtk-4.1.so.0()(64bit)' 'libgtk-3.so.0()(64bit)'; do
   grep -qxF "$dep" "$work_rpm_requires" || { echo "the .rpm does not require $dep" >&2; cat "$work_rpm_requires" >&2; exit 1; }
 done
 rpm_root=$(mktemp -d)
@@ -43,6 +52,7 @@ for f in usr/bin/countersign usr/share/applications/Countersign.desktop \
   usr/share/mime/packages/app.countersign.desktop.xml usr/share/icons/hicolor/128x128/apps/countersign.png; do
   [ -e "$rpm_root/$f" ] || { echo "the .rpm did not install $f" >&2; exit 1; }
 done
+[ -x "$rpm_root/$shipped_server/llama-server" ] || { echo "the .rpm did not install an executable llama-server" >&2; exit 1; }
 grep -q '^Exec=countersign %f$' "$rpm_root/usr/share/applications/Countersign.desktop" \
   || { echo "the .rpm's desktop entry does not hand the file to the app" >&2; exit 1; }
 rpm --root "$rpm_root" -e countersign 2>/dev/null
@@ -79,6 +89,26 @@ env -u COUNTERSIGN_WORKSPACE -u COUNTERSIGN_LOG_DIR -u XDG_DATA_HOME -u XDG_CONF
   dbus-run-session -- bash scripts/with-tauri-driver.sh \
   bash -c 'cd tests/e2e && node --test --test-concurrency=1 --test-reporter=spec installed.test.mjs' \
   || { cat "$work/tauri-driver.log" >&2 || true; exit 1; }
+# Its first question, answered by the built-in model on the server the package ships: the model
+# file in the app's models folder (as scripts/run.sh leaves it), no COUNTERSIGN_LLAMA_SERVER.
+prepared=$(scripts/local-model prepare --size 0.5b)
+gguf=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["model"])' "$prepared")
+models="$home/.local/share/app.countersign.desktop/models"
+mkdir -p "$models"
+ln "$gguf" "$models/$(basename "$gguf")" 2>/dev/null || cp "$gguf" "$models/"
+env -u COUNTERSIGN_WORKSPACE -u COUNTERSIGN_LOG_DIR -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_CACHE_HOME \
+  -u COUNTERSIGN_LLAMA_SERVER \
+  HOME="$home" XDG_RUNTIME_DIR="$work/run" APP_BIN=/usr/bin/countersign SCREENSHOT_DIR="$shots" \
+  EXPECT_SERVER="/$shipped_server/llama-server" \
+  dbus-run-session -- bash scripts/with-tauri-driver.sh \
+  bash -c 'cd tests/e2e && node --test --test-reporter=spec first-run.test.mjs' \
+  || { cat "$work/tauri-driver.log" >&2 || true; exit 1; }
+echo "installed first run: $(cat "$shots/first-run.json" | tr -d '\n ')"
+sleep 1
+if pgrep -f "/$shipped_server/llama-server" >/dev/null; then
+  echo "the shipped llama-server outlived the app" >&2
+  exit 1
+fi
 echo "installed-app screenshots: $shots"
 # The user's data stayed in their home directory.
 test -f "$home/.local/share/app.countersign.desktop/demo.countersign"

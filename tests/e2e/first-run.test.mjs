@@ -27,6 +27,11 @@ test("first launch: a question is answered by the built-in model, Settings never
     await el("ask-refusal").waitForDisplayed({ timeout: 30000 });
     assert.equal(await el("ask-refusal").getAttribute("data-code"), "model.not_set_up");
     await el("use-built-in").waitForDisplayed({ timeout: 10000 });
+    if (process.env.FOUND_SERVER) {
+      await el("use-found-server").waitForDisplayed({ timeout: 10000 });
+      const offer = await el("found-server-offer").getText();
+      assert.ok(offer.includes(process.env.FOUND_SERVER), offer);
+    }
     screenshot(join(SHOTS, "40-first-run-offer.png"));
     const clicked = Date.now() - t0;
     await el("use-built-in").click();
@@ -47,10 +52,21 @@ test("first launch: a question is answered by the built-in model, Settings never
     // Afterwards Settings shows it: running, the provider `builtin` and the pin by its sha256.
     await el("nav-settings").click();
     await el("built-in-status").waitForDisplayed({ timeout: 10000 });
-    assert.match(await el("built-in-status").getText(), /Running qwen2\.5-coder-0\.5b/);
+    const status = await el("built-in-status").getText();
+    assert.match(status, /Running qwen2\.5-coder-0\.5b/);
+    if (process.env.EXPECT_SERVER) assert.ok(status.includes(process.env.EXPECT_SERVER), status);
     assert.ok(await el("provider-builtin").isExisting());
     assert.match(await el("pin-builtin").getText(), /sha256:1d9614638d18024d/);
     screenshot(join(SHOTS, "42-settings-built-in.png"));
+    // This machine's threads and context: kept, and the runtime restarts with them.
+    await el("built-in-context").selectByAttribute("value", "8192");
+    await el("built-in-threads").selectByAttribute("value", "1");
+    await el("built-in-save-run").click();
+    await browser.waitUntil(async () => /Ready: qwen2\.5-coder-0\.5b/.test(await el("built-in-status").getText()), {
+      timeout: 10000,
+      timeoutMsg: "the runtime was not replaced by one with the new settings",
+    });
+    assert.equal(await el("built-in-context").getValue(), "8192");
   } finally {
     await browser.deleteSession();
   }

@@ -349,7 +349,7 @@ pub async fn use_found_server(
     base_url: &str,
     model: &str,
 ) -> Result<ModelInUse> {
-    sessions.with(|s| require_manage(s))?;
+    sessions.with(require_manage)?;
     check_local(base_url)?;
     let report = test_connection(&Endpoint::new(kind, base_url)).await?;
     if !report.models.iter().any(|m| m.id == model) {
