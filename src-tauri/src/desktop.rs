@@ -121,20 +121,20 @@ pub fn remember_window_place(window: &tauri::WebviewWindow) {
 
 /// The native Open dialog for a workspace file (`None`: cancelled).
 pub fn pick_workspace(app: &AppHandle) -> Option<PathBuf> {
-    app.dialog()
-        .file()
-        .set_title("Open a workspace")
-        .add_filter("Countersign workspace", &[EXTENSION])
-        .blocking_pick_file()
-        .and_then(|f| f.into_path().ok())
+    pick_file(app, "Open a workspace", ("Countersign workspace", EXTENSION))
 }
 
 /// The native Open dialog for a model file (GGUF) for the built-in runtime (`None`: cancelled).
 pub fn pick_model_file(app: &AppHandle) -> Option<PathBuf> {
+    pick_file(app, "Choose a model file", ("GGUF model", "gguf"))
+}
+
+/// The native Open dialog for one file of the kind `filter` names (`None`: cancelled).
+fn pick_file(app: &AppHandle, title: &str, filter: (&str, &str)) -> Option<PathBuf> {
     app.dialog()
         .file()
-        .set_title("Choose a model file")
-        .add_filter("GGUF model", &["gguf"])
+        .set_title(title)
+        .add_filter(filter.0, &[filter.1])
         .blocking_pick_file()
         .and_then(|f| f.into_path().ok())
 }

@@ -77,9 +77,10 @@ pub enum ModelCommand {
         name: Option<String>,
         #[arg(long)]
         file: Option<PathBuf>,
-        /// Fetch from this address instead of the catalog's.
+        /// Fetch from this address — a folder (a mirror) holding the catalog's files — instead
+        /// of the catalog's own; as Settings' "Download from".
         #[arg(long, conflicts_with = "file")]
-        url: Option<String>,
+        from: Option<String>,
     },
     /// Check that the server still serves the pinned model (drift refuses calls until repinned).
     Check {

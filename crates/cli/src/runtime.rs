@@ -54,7 +54,7 @@ fn app_data() -> Result<PathBuf> {
 pub fn model_files(command: ModelCommand) -> Result<Value> {
     match command {
         ModelCommand::Catalog => catalog_command(),
-        ModelCommand::Install { name, file, url } => install(name, file, url),
+        ModelCommand::Install { name, file, from } => install(name, file, from),
         _ => Err(Error::internal("not a model-file command")),
     }
 }
@@ -64,7 +64,7 @@ fn catalog_command() -> Result<Value> {
     Ok(json!({ "folder": models, "models": to_json(&runtime::catalog_entries(&models))? }))
 }
 
-fn install(name: Option<String>, file: Option<PathBuf>, url: Option<String>) -> Result<Value> {
+fn install(name: Option<String>, file: Option<PathBuf>, from: Option<String>) -> Result<Value> {
     let models = runtime::models_dir(&app_data()?);
     let installed = match (name, file) {
         (_, Some(file)) => runtime::install_file(&models, &file)?,
@@ -82,7 +82,7 @@ fn install(name: Option<String>, file: Option<PathBuf>, url: Option<String>) -> 
             let done = async_runtime()?.block_on(runtime::install(
                 &models,
                 model,
-                url.as_deref(),
+                runtime::source_url(model, from.as_deref()).as_deref(),
                 &Cancel::default(),
                 &mut progress,
             ));

@@ -278,7 +278,7 @@ pub async fn turn_on(
 
 /// Where a catalog model is fetched from: `<source>/<file>` when a person (or an offline mirror,
 /// `$COUNTERSIGN_MODEL_SOURCE`) names another source, else the catalog's address.
-fn source_url(model: &CatalogModel, source: Option<&str>) -> Option<String> {
+pub fn source_url(model: &CatalogModel, source: Option<&str>) -> Option<String> {
     let base = source.map(str::to_string).or_else(|| std::env::var("COUNTERSIGN_MODEL_SOURCE").ok());
     let base = base.filter(|b| !b.trim().is_empty())?;
     Some(format!("{}/{}", base.trim().trim_end_matches('/'), model.file))
