@@ -358,7 +358,7 @@ impl Session<'_> {
             None => (ProposalOperation::Create, None),
         };
         let id = self.ws.ids.record_id("proposal");
-        let correlation = draft.correlation_id.clone().unwrap_or_else(|| self.ws.ids.correlation_id());
+        let correlation = draft.correlation_id.clone().unwrap_or_else(|| self.correlation_id());
         let tx = self.begin_write()?;
         tx.execute(
             &format!(

@@ -23,6 +23,9 @@ pub struct Session<'w> {
     pub(crate) ws: &'w Workspace,
     pub(crate) user: Arc<UserAccess>,
     pub(crate) catalog: Arc<Catalog>,
+    /// The correlation every trace row and proposal this session writes joins (one turn of a
+    /// conversation, one call from another app); `None`: each gets its own.
+    pub(crate) correlation: Option<String>,
 }
 
 /// Whether a row filter is for reading or for editing.
@@ -35,7 +38,22 @@ pub enum RowAccess {
 impl<'w> Session<'w> {
     pub(crate) fn new(ws: &'w Workspace, user: Arc<UserAccess>) -> Self {
         let catalog = ws.catalog().expect("session only made on an initialised workspace").clone();
-        Session { ws, user, catalog }
+        Session { ws, user, catalog, correlation: None }
+    }
+
+    /// This session, with every trace row and proposal it writes joined to `correlation`.
+    pub fn correlated(&self, correlation: &str) -> Session<'w> {
+        Session {
+            ws: self.ws,
+            user: self.user.clone(),
+            catalog: self.catalog.clone(),
+            correlation: Some(correlation.to_string()),
+        }
+    }
+
+    /// The session's correlation, else a new one.
+    pub(crate) fn correlation_id(&self) -> String {
+        self.correlation.clone().unwrap_or_else(|| self.ws.ids.correlation_id())
     }
 
     pub(crate) fn require(&self, permission: &str) -> Result<()> {

@@ -256,7 +256,7 @@ impl Session<'_> {
     /// On error nothing of this save is left in the transaction only if the caller wraps it
     /// in a savepoint or rolls back; [`Session::save`] does the latter.
     pub fn save_within(&self, conn: &Connection, req: SaveRequest, ctx: &SaveContext) -> Result<SaveOutcome> {
-        let correlation_id = ctx.correlation_id.clone().unwrap_or_else(|| self.ws.ids.correlation_id());
+        let correlation_id = ctx.correlation_id.clone().unwrap_or_else(|| self.correlation_id());
         let w = Write { conn, ctx, correlation_id, at: timestamp(self.ws.clock.now()) };
         let out = match req {
             SaveRequest::Create { object, values, id, owner } => {
@@ -606,7 +606,12 @@ impl Session<'_> {
     }
 
     fn system_row(&self, conn: &Connection, meta: &ObjectMeta, id: &str) -> Result<Row> {
-        let system = Session { ws: self.ws, user: self.catalog.system_user(), catalog: self.catalog.clone() };
+        let system = Session {
+            ws: self.ws,
+            user: self.catalog.system_user(),
+            catalog: self.catalog.clone(),
+            correlation: self.correlation.clone(),
+        };
         system
             .load_row(conn, meta, id, RowAccess::Read)?
             .ok_or_else(|| Error::internal(format!("row {id} vanished")))

@@ -72,11 +72,18 @@ impl Session<'_> {
         if !warnings.is_empty() {
             inv.warning = Some(warnings.join("; "));
         }
-        let minute_ago = timestamp(now - Span::seconds(60));
+        self.check_rate(cap, &inv.trace_id)?;
+        self.claim_slot(inv)
+    }
+
+    /// The capability's per-minute limit for this user, counting every call but `except` (and
+    /// those refused by a limit or for permission, which ran nothing).
+    pub(super) fn check_rate(&self, cap: &CapabilityBinding, except: &str) -> Result<()> {
+        let minute_ago = timestamp(self.ws.clock.now() - Span::seconds(60));
         let recent: u32 = self.ws.conn().query_row(
             "SELECT count(*) FROM ai_trace WHERE actor = ?1 AND capability = ?2 AND started_at > ?3 AND id <> ?4
                AND coalesce(code, '') NOT LIKE 'limit.%' AND coalesce(code, '') <> 'permission'",
-            params![self.user().key, cap.key, minute_ago, inv.trace_id],
+            params![self.user().key, cap.key, minute_ago, except],
             |r| r.get(0),
         )?;
         if recent >= cap.settings.rate.per_minute {
@@ -85,7 +92,7 @@ impl Session<'_> {
                 cap.key, cap.settings.rate.per_minute
             )));
         }
-        self.claim_slot(inv)
+        Ok(())
     }
 
     /// Spend (actual cost of finished calls, estimate of running ones) since `since`.

@@ -62,6 +62,19 @@ impl Sessions for Session<'_> {
     }
 }
 
+/// Sessions whose every step joins one correlation (a conversation's turn, a call from another
+/// app): the trace rows and proposals of the capabilities it drives are grouped under it.
+pub struct Correlated<'s, S: Sessions> {
+    pub sessions: &'s S,
+    pub correlation: String,
+}
+
+impl<S: Sessions> Sessions for Correlated<'_, S> {
+    fn with<T>(&self, step: impl FnOnce(&Session<'_>) -> Result<T>) -> Result<T> {
+        self.sessions.with(|s| step(&s.correlated(&self.correlation)))
+    }
+}
+
 /// What the caller hears while the model works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Progress<'a> {

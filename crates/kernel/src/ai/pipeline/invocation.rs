@@ -203,6 +203,15 @@ impl Invocation {
     }
 }
 
+/// A call that runs no model (a tool served to another app), between its two trace steps.
+#[derive(Debug)]
+pub struct ServedCall {
+    pub trace_id: String,
+    pub correlation_id: String,
+    capability: String,
+    started: Instant,
+}
+
 /// How an invocation ended, for its trace row.
 pub enum Outcome<'a> {
     Answered { result: &'a Value, values: &'a [FieldValue] },
@@ -289,7 +298,7 @@ impl Session<'_> {
                 done: AtomicBool::new(false),
             },
             trace_id,
-            correlation_id: self.ws.ids.correlation_id(),
+            correlation_id: self.correlation_id(),
             capability: capability.clone(),
             prompt,
             model,
@@ -422,6 +431,82 @@ impl Session<'_> {
         Ok(())
     }
 
+    /// Begin a call that runs no model — a tool served to another app — as one of
+    /// `capability`'s: its permission and per-minute rate are checked (a refusal is traced as
+    /// such), and its trace row opens, joined to the session's correlation.
+    pub fn begin_served_call(&self, capability: &CapabilityBinding, input: &str) -> Result<ServedCall> {
+        let trace_id = self.ws.ids.record_id("trace");
+        let checked = self
+            .require(&capability.required_permission)
+            .and_then(|()| self.check_rate(capability, &trace_id));
+        if let Err(e) = checked {
+            return Err(self.refuse_before_begin(capability, input, e));
+        }
+        let prompt = self.active_prompt(&capability.prompt)?;
+        let call = ServedCall {
+            trace_id,
+            correlation_id: self.correlation_id(),
+            capability: capability.key.clone(),
+            started: Instant::now(),
+        };
+        let tx = self.begin_write()?;
+        tx.execute(
+            "INSERT INTO ai_trace (id, correlation_id, capability, actor, prompt, prompt_version, model_id, model_version,
+                grounding_hash, generation, input, prompt_text, estimated_cost, currency, outcome, started_at, holder)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, '', '', '', ?7, ?8, '', 0, ?9, 'running', ?10, ?11)",
+            params![
+                call.trace_id,
+                call.correlation_id,
+                call.capability,
+                self.user().key,
+                prompt.prompt,
+                prompt.version,
+                self.catalog().generation,
+                input,
+                self.catalog().definition.currency,
+                timestamp(self.ws.clock.now()),
+                holder()
+            ],
+        )?;
+        tx.commit()?;
+        Ok(call)
+    }
+
+    /// Complete a served call's trace row with what it returned (a description of it, not the
+    /// records' values) or its error.
+    pub fn finish_served_call(
+        &self,
+        call: &ServedCall,
+        outcome: std::result::Result<&Value, &Error>,
+    ) -> Result<()> {
+        let (kind, result, code, fault, message) = match outcome {
+            Ok(result) => (TraceOutcome::Answered, Some(result.to_string()), None, None, None),
+            Err(e) => {
+                let (kind, fault) = failure_kind(e);
+                (kind, None, Some(e.code.as_str()), fault, Some(e.message.clone()))
+            }
+        };
+        let latency_ms = call.started.elapsed().as_secs_f64() * 1000.0;
+        let tx = crate::store::immediate(self.ws.conn())?;
+        tx.execute(
+            "UPDATE ai_trace SET result = ?2, latency_ms = ?3, outcome = ?4, code = ?5, fault = ?6, message = ?7, finished_at = ?8
+             WHERE id = ?1",
+            params![
+                call.trace_id,
+                result,
+                latency_ms,
+                kind.as_str(),
+                code,
+                fault,
+                message,
+                timestamp(self.ws.clock.now())
+            ],
+        )?;
+        tx.commit()?;
+        tracing::info!(capability = %call.capability, trace = %call.trace_id, outcome = kind.as_str(), code = code.unwrap_or(""), latency_ms = latency_ms.round(), "served call finished");
+        Ok(())
+    }
+
     /// Trace a call refused before it could begin — no permission, a read-only capability, no
     /// model pinned, a record the user cannot read — as one finished row with no model, so
     /// every attempt shows in the activity, refusals included. Returns `e` for the caller to
@@ -443,7 +528,7 @@ impl Session<'_> {
              VALUES (?1, ?2, ?3, ?4, ?5, 0, '', '', '', ?6, ?7, '', 0, ?8, ?9, ?10, ?11, ?12, ?13, ?13)",
             params![
                 self.ws.ids.record_id("trace"),
-                self.ws.ids.correlation_id(),
+                self.correlation_id(),
                 capability.key,
                 self.user().key,
                 capability.prompt,

@@ -30,6 +30,6 @@ mod trace;
 pub use bindings::*;
 pub(crate) use in_flight::close_abandoned;
 pub use in_flight::{lease_span, LEASE_MARGIN};
-pub use invocation::{FieldValue, Invocation, ModelChoice, Outcome, RunFigures};
+pub use invocation::{FieldValue, Invocation, ModelChoice, Outcome, RunFigures, ServedCall};
 pub use prompts::{example_turns, PromptVersion};
 pub use trace::{Activity, CapabilityBudget, SpendRow, TraceEntry, TraceFilter, TraceOutcome, TRACE_DAYS};
