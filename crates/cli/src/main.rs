@@ -8,6 +8,7 @@
 mod ai;
 mod bench;
 mod evals;
+mod mcp;
 mod output;
 mod proposals;
 mod providers;
@@ -16,6 +17,7 @@ mod runtime;
 mod workspace;
 
 use clap::{Parser, Subcommand};
+use countersign_kernel::error::{Code, Error};
 use countersign_kernel::{Result, Session};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -99,6 +101,13 @@ enum Command {
     Ingest { file: PathBuf },
     /// Benchmarks against hand-written SQL (use a release build).
     Bench(bench::BenchArgs),
+    /// Serve the workspace to other AI apps of this machine as a local MCP server on standard
+    /// input and output, acting as the `--as` user (once turned on: Settings → "Use your
+    /// records from other AI apps", or `mcp on`).
+    Mcp {
+        #[command(subcommand)]
+        command: Option<mcp::McpCommand>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -158,6 +167,15 @@ fn run(cli: Cli) -> Result<Value> {
         Command::Prompt { command } => acting(workspace, user, |s| ai::prompt(s, command)),
         Command::Capability { command } => acting(workspace, user, |s| ai::binding(s, command)),
         Command::Proposals { command } => acting(workspace, user, |s| proposals::run(s, command)),
+        Command::Mcp { command: Some(command) } => acting(workspace, user, |s| mcp::settings(s, command)),
+        Command::Mcp { command: None } => {
+            let ws = WorkspaceFile::locate(workspace)?.open()?;
+            // The user is checked before the session starts (an unknown one ends it at once).
+            let user = user
+                .ok_or_else(|| Error::new(Code::UnknownUser, "say who the server acts as with --as USER"))?;
+            ws.session(&user)?;
+            mcp::serve(ws, user)
+        }
     }
 }
 

@@ -12,7 +12,8 @@
 //!    path, queries, CSV, the corpus index, deploying a definition;
 //! 4. [`proposals`] — proposals, review, accept, undo, retention, the auto-apply allowlist;
 //! 5. [`ai`] — providers, model pins, secrets, the projection, kernel tools and the pipeline
-//!    (generic), then the capabilities, which register themselves with the pipeline;
+//!    (generic), then the capabilities, then the compositions that run capabilities (the MCP
+//!    server's tools), all registered with the pipeline;
 //! 6. [`open`] — opening and creating a workspace for use, the same for every caller; [`eval`]
 //!    and [`bench`] — measurements over everything below.
 //!

@@ -10,3 +10,4 @@ mod crash;
 mod gate;
 mod hardening;
 mod hostile_documents;
+mod mcp;

@@ -7,7 +7,7 @@ use crate::records::workspace::Workspace;
 
 /// Every capability, in the order settings show them.
 pub const ALL: &[&CapabilitySpec] =
-    &[&crate::ai::ask::SPEC, &crate::ai::extract::SPEC, &crate::ai::summarize::SPEC];
+    &[&crate::ai::ask::SPEC, &crate::ai::extract::SPEC, &crate::ai::summarize::SPEC, &crate::ai::mcp::SPEC];
 
 /// Offer the shipped capabilities on an open workspace.
 pub fn register(ws: &Workspace) {

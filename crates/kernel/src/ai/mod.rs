@@ -18,4 +18,5 @@ pub mod capabilities;
 
 pub mod ask;
 pub mod extract;
+pub mod mcp;
 pub mod summarize;

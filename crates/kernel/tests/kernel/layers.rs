@@ -5,12 +5,15 @@
 //! [`METADATA`]:
 //! 0 foundation (`error`, `clock`, `store`, `backup`, `recent`, `ingest`, `logging`) · 1 `metadata` · 2 `records` ·
 //! 3 `proposals` · 4 generic `ai` · 5 the capabilities (`ai/ask`, `ai/extract`,
-//! `ai/summarize`, and `ai/capabilities.rs` where they register) · 6 `open`, `eval`, `bench`,
-//! the crate root.
+//! `ai/summarize`) · 6 the compositions, which run capabilities (`ai/mcp`), and
+//! `ai/capabilities.rs` where all register · 7 `open`, `eval`, `bench`, the crate root.
 
 use std::path::{Path, PathBuf};
 
 const CAPABILITIES: &[&str] = &["ask", "extract", "summarize"];
+
+/// Capabilities that run other capabilities.
+const COMPOSITIONS: &[&str] = &["mcp"];
 
 /// The metadata layer's modules in their order: each names only those before it.
 const METADATA: &[&str] = &["types", "value", "condition", "limits", "definition", "catalog"];
@@ -33,14 +36,15 @@ fn layer(path: &[&str]) -> Option<(u8, Option<&'static str>)> {
         "records" => (2, None),
         "proposals" => (3, None),
         "ai" => match path.get(1).copied() {
-            Some("capabilities") => (5, None),
+            Some("capabilities") => (6, None),
+            Some(c) if COMPOSITIONS.contains(&c) => (6, None),
             Some(c) => match CAPABILITIES.iter().find(|k| **k == c) {
                 Some(k) => (5, Some(*k)),
                 None => (4, None),
             },
             None => (4, None),
         },
-        "open" | "eval" | "bench" | "lib" => (6, None),
+        "open" | "eval" | "bench" | "lib" => (7, None),
         _ => return None,
     })
 }
