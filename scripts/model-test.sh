@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The real-model test: starts the local 0.5B model (scripts/local-model), runs the ignored
 # real-model tests against it (and the built-in runtime's, which run the same llama-server and
-# model themselves), and stops it.
+# model themselves), then the MCP server driven by a real MCP client, with a summary on that
+# model (scripts/mcp-client-test.sh), and stops it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 url=$(scripts/local-model start --size 0.5b)
@@ -12,3 +13,4 @@ export COUNTERSIGN_LLAMA_SERVER=$(python3 -c 'import json,sys; print(json.loads(
 export COUNTERSIGN_MODEL_SHA256=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["sha256"])' "$status")
 COUNTERSIGN_MODEL_URL="$url" cargo nextest run -p countersign-kernel --test kernel --run-ignored only real_model:: --no-capture "$@"
 COUNTERSIGN_MODEL_URL="$url" cargo nextest run -p countersign-cli --test cli --run-ignored only built_in_model::real_ --no-capture "$@"
+COUNTERSIGN_MODEL_URL="$url" bash scripts/mcp-client-test.sh

@@ -71,8 +71,9 @@ impl Sessions for Served {
     }
 }
 
-/// Serve until the client closes standard input.
-pub fn serve(workspace: Workspace, user: String) -> Result<serde_json::Value> {
+/// Serve until the client closes standard input. Prints nothing after (standard output is the
+/// protocol's to the end).
+pub fn serve(workspace: Workspace, user: String) -> Result<Value> {
     let (instructions, tools) = {
         let session = workspace.session(&user)?;
         let view = session.mcp_server()?;
@@ -91,7 +92,7 @@ pub fn serve(workspace: Workspace, user: String) -> Result<serde_json::Value> {
         Ok::<_, Error>(())
     })?;
     tracing::info!("the MCP server stopped");
-    Ok(serde_json::json!({ "stopped": true }))
+    Ok(Value::Null)
 }
 
 impl ServerHandler for Served {
