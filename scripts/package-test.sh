@@ -27,7 +27,7 @@ shipped_server=usr/lib/Countersign/llama-server
 for f in usr/bin/countersign usr/share/applications/Countersign.desktop \
   usr/share/mime/packages/app.countersign.desktop.xml usr/share/icons/hicolor/128x128/apps/countersign.png \
   $shipped_server/llama-server $shipped_server/libllama.so.0 $shipped_server/libggml-cpu.so.0 \
-  $shipped_server/licenses/LLAMA_CPP_LICENSE.txt; do
+  $shipped_server/licenses/LLAMA_CPP_LICENSE.txt usr/lib/Countersign/countersign-cli; do
   grep -qE " (\./)?$f\$" <<<"$contents" || { echo "the .deb lacks $f" >&2; echo "$contents" >&2; exit 1; }
 done
 grep -qE "^-rwxr-xr-x .* (\./)?$shipped_server/llama-server\$" <<<"$contents" \
@@ -64,6 +64,8 @@ echo "rpm: requires $(paste -sd' ' "$work_rpm_requires" | cut -c1-80)…; instal
 "${sudo_cmd[@]}" dpkg -i "$deb"
 files=$(dpkg -L countersign)
 test -x /usr/bin/countersign
+# The CLI other AI apps run as the MCP server.
+/usr/lib/Countersign/countersign-cli --version
 
 # The installed app on a fresh home directory.
 work=$(mktemp -d)

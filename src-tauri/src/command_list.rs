@@ -69,6 +69,8 @@ macro_rules! with_app_commands {
             choose_built_in_model_file,
             set_built_in_settings,
             use_found_server,
+            mcp_setup,
+            set_mcp_settings,
         }
     };
 }

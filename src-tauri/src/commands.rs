@@ -5,6 +5,7 @@
 use crate::desktop;
 use countersign_kernel::ai::ask::{Ask, AskAnswer, AskProgress, LearnedExample};
 use countersign_kernel::ai::extract::{Extract, ExtractAnswer};
+use countersign_kernel::ai::mcp;
 use countersign_kernel::ai::pins::{self, ConnectionReport, PinSettings, ProviderConfig, ProviderSettings};
 use countersign_kernel::ai::pipeline::drive::{drive, Capability, Progress, Sessions};
 use countersign_kernel::ai::pipeline::{Activity, CapabilityBinding, TraceEntry, TraceFilter};
@@ -629,6 +630,28 @@ pub async fn use_found_server(
     model: String,
 ) -> Result<pins::ModelInUse> {
     pins::use_found_server(&UserDesk::current(&desk)?, kind, &base_url, &model).await
+}
+
+/// Settings → "Use your records from other AI apps": the MCP server of this workspace, its
+/// tools, and how the usual AI apps run it as this user.
+#[tauri::command]
+pub async fn mcp_setup(app: AppHandle, desk: State<'_, Desk>) -> Result<mcp::ServerSetup> {
+    let program = desktop::mcp_program(&app);
+    desk.session(|s| s.mcp_setup(&program))
+}
+
+/// Turn the MCP server and its tools on or off (`ai.manage`).
+#[tauri::command]
+pub async fn set_mcp_settings(
+    app: AppHandle,
+    desk: State<'_, Desk>,
+    settings: mcp::ServerSettings,
+) -> Result<mcp::ServerSetup> {
+    let program = desktop::mcp_program(&app);
+    desk.session(|s| {
+        s.set_mcp_settings(&settings)?;
+        s.mcp_setup(&program)
+    })
 }
 
 /// The app's data folder (its default workspace, logs, models).

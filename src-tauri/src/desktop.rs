@@ -129,6 +129,19 @@ pub fn pick_model_file(app: &AppHandle) -> Option<PathBuf> {
     pick_file(app, "Choose a model file", ("GGUF model", "gguf"))
 }
 
+/// The `countersign-cli` other AI apps run for the MCP server: the one the app's package ships
+/// (among its resources), else the one beside this program (a build tree), else by name on
+/// `PATH`.
+pub fn mcp_program(app: &AppHandle) -> PathBuf {
+    let shipped = app.path().resource_dir().ok().map(|d| d.join("countersign-cli"));
+    let beside = std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.join("countersign-cli")));
+    shipped
+        .into_iter()
+        .chain(beside)
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("countersign-cli"))
+}
+
 /// The native Open dialog for one file of the kind `filter` names (`None`: cancelled).
 fn pick_file(app: &AppHandle, title: &str, filter: (&str, &str)) -> Option<PathBuf> {
     app.dialog()

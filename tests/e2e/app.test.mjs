@@ -413,6 +413,34 @@ async function extractAndReview() {
   await el("review-fields").waitForDisplayed({ timeout: 10000 });
 }
 
+test("mcp: off until an admin turns it on, a tool switched off, the setup names this workspace and user", async () => {
+  await el("user-switcher").selectByAttribute("value", "ava");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+  await el("nav-settings").click();
+  await el("mcp-enabled").waitForExist({ timeout: 10000 });
+  await el("mcp-enabled").scrollIntoView();
+  assert.equal(await el("mcp-enabled").isSelected(), false, "off by default");
+  assert.match(await el("mcp-tool-query_records").getText(), /the server is off/);
+  await el("mcp-enabled").click();
+  await browser.waitUntil(async () => /yes$/.test(await el("mcp-tool-query_records").getText()), { timeoutMsg: "not served once on" });
+  await el("mcp-tool-propose_record").$("input").click();
+  await browser.waitUntil(async () => /switched off/.test(await el("mcp-tool-propose_record").getText()), { timeoutMsg: "the tool stayed on" });
+  const command = await el("mcp-command").getText();
+  assert.ok(command.includes(process.env.COUNTERSIGN_WORKSPACE) && command.endsWith("--as ava"), command);
+  assert.match(command, /countersign-cli mcp --workspace/);
+  assert.match(await el("mcp-config").getText(), /"mcpServers"/);
+  await shot("35-mcp-settings");
+  // Ben sees what is served, and cannot change it.
+  await el("user-switcher").selectByAttribute("value", "ben");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ben");
+  await el("nav-settings").click();
+  await el("mcp-enabled").waitForExist({ timeout: 10000 });
+  assert.equal(await el("mcp-enabled").isEnabled(), false);
+  assert.ok((await el("mcp-command").getText()).endsWith("--as ben"));
+  await el("user-switcher").selectByAttribute("value", "ava");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+});
+
 test("extract: into a record, accept the chosen field, undo from history; a new record with the reviewer's values, undo from the proposal", async () => {
   // Cara (ai.approve) extracts with the local model pinned in the settings test.
   await el("user-switcher").selectByAttribute("value", "cara");

@@ -5,6 +5,8 @@ import type { ModelPin } from "../bindings/ModelPin";
 import type { ModelInUse } from "../bindings/ModelInUse";
 import type { RunSettings } from "../bindings/RunSettings";
 import type { ProviderKind } from "../bindings/ProviderKind";
+import type { ServerSetup } from "../bindings/ServerSetup";
+import type { ServerSettings } from "../bindings/ServerSettings";
 import type { Progress } from "../bindings/Progress";
 import type { AskAnswer } from "../bindings/AskAnswer";
 import type { AskProgress } from "../bindings/AskProgress";
@@ -188,4 +190,7 @@ export const api = {
   /** A model server found on this machine: added, its model pinned and bound where none is. */
   useFoundServer: (kind: ProviderKind, baseUrl: string, model: string) =>
     call<ModelInUse>("use_found_server", { kind, baseUrl, model }),
+  /** The MCP server: on or off, its tools, and the configuration for the usual AI apps. */
+  mcpSetup: () => call<ServerSetup>("mcp_setup"),
+  setMcpSettings: (settings: ServerSettings) => call<ServerSetup>("set_mcp_settings", { settings }),
 };

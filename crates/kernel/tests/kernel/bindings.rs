@@ -27,6 +27,8 @@ fn export(dir: &Path) {
     countersign_kernel::ai::pins::PinSettings::export_all_to(dir).unwrap();
     countersign_kernel::ai::runtime::BuiltInModel::export_all_to(dir).unwrap();
     countersign_kernel::ai::pins::ModelInUse::export_all_to(dir).unwrap();
+    countersign_kernel::ai::mcp::ServerSetup::export_all_to(dir).unwrap();
+    countersign_kernel::ai::mcp::ServerSettings::export_all_to(dir).unwrap();
     countersign_kernel::ai::runtime::download::Progress::export_all_to(dir).unwrap();
     countersign_kernel::ai::ask::AskAnswer::export_all_to(dir).unwrap();
     countersign_kernel::ai::ask::AskProgress::export_all_to(dir).unwrap();

@@ -67,7 +67,6 @@ pub struct ServedTool {
     pub title: String,
     pub description: String,
     /// The JSON Schema of its arguments (closed: no other properties).
-    #[ts(type = "JsonValue")]
     pub input_schema: Value,
     /// It makes a proposal (switched off under the capability's `read_only` autonomy).
     pub writes: bool,
@@ -192,6 +191,43 @@ pub struct ToolView {
     pub why_not: Option<String>,
 }
 
+/// What Settings shows: the server, and how to connect the usual AI apps to it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerSetup {
+    pub server: ServerView,
+    /// The command line the apps run (the user this session is, this workspace).
+    pub command: Vec<String>,
+    pub clients: Vec<ClientSetup>,
+}
+
+/// One AI app's configuration for the server, to paste where it keeps its MCP servers.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientSetup {
+    pub client: String,
+    /// Where the app keeps it.
+    pub place: String,
+    pub config: String,
+}
+
+/// The configuration of the usual MCP clients for `program mcp --workspace W --as USER`; they
+/// share the `mcpServers` shape.
+pub fn client_setups(command: &[String]) -> Vec<ClientSetup> {
+    let server = json!({"command": command.first(), "args": command.get(1..).unwrap_or_default()});
+    let config =
+        serde_json::to_string_pretty(&json!({"mcpServers": {"countersign": server}})).unwrap_or_default();
+    [
+        ("Jan", "Settings → MCP Servers → add a server: the command and its arguments below (or paste this JSON)"),
+        ("LM Studio", "Program → Install → Edit mcp.json (~/.lmstudio/mcp.json)"),
+        ("AnythingLLM Desktop", "Agent Skills → MCP Servers; the file is storage/plugins/anythingllm_mcp_servers.json in its data folder"),
+        ("Claude Desktop", "Settings → Developer → Edit Config (claude_desktop_config.json)"),
+    ]
+    .into_iter()
+    .map(|(client, place)| ClientSetup { client: client.into(), place: place.into(), config: config.clone() })
+    .collect()
+}
+
 const SETTINGS_KEY: &str = "mcp_server";
 
 impl Session<'_> {
@@ -245,6 +281,20 @@ impl Session<'_> {
             instructions: self.active_prompt(&binding.prompt)?.instructions,
             can_manage: self.user().has_system_permission("ai.manage"),
         })
+    }
+
+    /// The server and the clients' configuration for this user and workspace, with `program`
+    /// the `countersign-cli` the apps should run.
+    pub fn mcp_setup(&self, program: &std::path::Path) -> Result<ServerSetup> {
+        let command = vec![
+            program.display().to_string(),
+            "mcp".into(),
+            "--workspace".into(),
+            self.ws.path().display().to_string(),
+            "--as".into(),
+            self.user().key.clone(),
+        ];
+        Ok(ServerSetup { server: self.mcp_server()?, clients: client_setups(&command), command })
     }
 
     /// The tools served now (what an AI app is listed).
