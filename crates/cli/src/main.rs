@@ -6,6 +6,7 @@
 //! which holds its subcommands and runs them on the kernel.
 
 mod ai;
+mod assistant;
 mod bench;
 mod evals;
 mod mcp;
@@ -92,6 +93,11 @@ enum Command {
         #[command(subcommand)]
         command: ai::BindingCommand,
     },
+    /// The assistant: a conversation whose steps are the capabilities (writes are proposals).
+    Assist {
+        #[command(subcommand)]
+        command: assistant::AssistCommand,
+    },
     /// Proposals: a model's writes waiting for a reviewer.
     Proposals {
         #[command(subcommand)]
@@ -167,6 +173,7 @@ fn run(cli: Cli) -> Result<Value> {
         Command::Prompt { command } => acting(workspace, user, |s| ai::prompt(s, command)),
         Command::Capability { command } => acting(workspace, user, |s| ai::binding(s, command)),
         Command::Proposals { command } => acting(workspace, user, |s| proposals::run(s, command)),
+        Command::Assist { command } => acting(workspace, user, |s| assistant::run(s, command)),
         Command::Mcp { command: Some(command) } => acting(workspace, user, |s| mcp::settings(s, command)),
         Command::Mcp { command: None } => {
             let ws = WorkspaceFile::locate(workspace)?.open()?;

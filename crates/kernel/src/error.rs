@@ -9,7 +9,7 @@ use std::fmt;
 use ts_rs::TS;
 
 /// Who can act on an error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Fault {
     /// The user's input or request; they can change it.
@@ -309,7 +309,7 @@ impl Code {
 }
 
 /// One detail of a multi-part error (definition validation lists every problem with its path).
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Detail {
     /// JSON pointer into the document (`/objects/2/fields/0/type`) or a CSV row label.
     pub path: String,
@@ -318,16 +318,16 @@ pub struct Detail {
 
 /// The one error shape, across the CLI and the app's IPC: `{code, fault, message, field?,
 /// retriable, details?}`.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Error {
     pub code: Code,
     pub fault: Fault,
     pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub field: Option<String>,
     pub retriable: bool,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(optional, as = "Option<Vec<Detail>>")]
     pub details: Vec<Detail>,
 }

@@ -362,6 +362,27 @@ pub const MIGRATIONS: &[&str] = &[
     DROP TABLE ai_provider;
     ALTER TABLE ai_provider_v11 RENAME TO ai_provider;
     ALTER TABLE ai_model_pin_v11 RENAME TO ai_model_pin;",
+    // 12: the assistant's conversations, each its user's own; a message keeps the steps its
+    // turn took (what each ran and pointed at: result sets by their spec and ids, never the
+    // rows, which are read again through the user's session when shown).
+    "CREATE TABLE assistant_conversation (
+        id         TEXT PRIMARY KEY,
+        owner      TEXT NOT NULL,
+        title      TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX assistant_conversation_by_owner ON assistant_conversation (owner, updated_at);
+    CREATE TABLE assistant_message (
+        conversation_id TEXT NOT NULL REFERENCES assistant_conversation (id) ON DELETE CASCADE,
+        seq             INTEGER NOT NULL,
+        role            TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+        text            TEXT NOT NULL,
+        steps           TEXT NOT NULL DEFAULT '[]',
+        correlation_id  TEXT,
+        created_at      TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, seq)
+    );",
 ];
 
 pub fn schema_version() -> i64 {

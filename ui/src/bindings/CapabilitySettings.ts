@@ -19,4 +19,9 @@ objects?: Array<string>,
  * The eval suite that gates a new prompt version or model; `None` = the capability's most
  * recently published suite.
  */
-evalSuite?: string, };
+evalSuite?: string, 
+/**
+ * For a capability that takes several steps per request (the assistant): the most it may
+ * take; `None` = its own default.
+ */
+maxSteps?: number, };

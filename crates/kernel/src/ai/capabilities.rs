@@ -6,8 +6,13 @@ use crate::ai::pipeline::{register_capabilities, CapabilitySpec};
 use crate::records::workspace::Workspace;
 
 /// Every capability, in the order settings show them.
-pub const ALL: &[&CapabilitySpec] =
-    &[&crate::ai::ask::SPEC, &crate::ai::extract::SPEC, &crate::ai::summarize::SPEC, &crate::ai::mcp::SPEC];
+pub const ALL: &[&CapabilitySpec] = &[
+    &crate::ai::ask::SPEC,
+    &crate::ai::extract::SPEC,
+    &crate::ai::summarize::SPEC,
+    &crate::ai::mcp::SPEC,
+    &crate::ai::assistant::SPEC,
+];
 
 /// Offer the shipped capabilities on an open workspace.
 pub fn register(ws: &Workspace) {

@@ -17,6 +17,7 @@ pub mod tools;
 pub mod capabilities;
 
 pub mod ask;
+pub mod assistant;
 pub mod extract;
 pub mod mcp;
 pub mod summarize;

@@ -181,3 +181,89 @@ fn list_related(s: &Session<'_>, object: &str, id: &str, limit: usize) -> Result
     }
     Ok(json!({"object": object, "id": id, "records": records}))
 }
+
+/// Who proposes, for [`propose_values`].
+pub struct Proposing<'a> {
+    pub capability: &'a str,
+    /// What wrote the values (a model's id, or another app).
+    pub model_id: &'a str,
+    /// For the reviewer only.
+    pub rationale: &'a str,
+}
+
+/// A proposal of `values` for fields of one record of `object` (an update of `id`, or a new
+/// record) from something other than the person — another app, the assistant: each field must
+/// be in the user's projection with `edit` access, each value of its type (a picklist's active
+/// value), or the whole proposal is refused naming the field. The record's rules and lookups are
+/// checked when the reviewer accepts, as for any proposal. Joins the session's correlation.
+pub fn propose_values(
+    s: &Session<'_>,
+    by: &Proposing<'_>,
+    object: &str,
+    id: Option<String>,
+    values: &Map<String, Value>,
+) -> crate::error::Result<crate::proposals::Proposal> {
+    use crate::error::{Code, Error};
+    use crate::metadata::definition::FieldLevel;
+    let grounding = s.whole_grounding();
+    let Some(projected) = grounding.projection.object(object) else {
+        return Err(Error::new(Code::NotFound, format!("no object `{object}`")));
+    };
+    if values.is_empty() {
+        return Err(Error::on_field(Code::InvalidValue, "values", "give at least one field's value"));
+    }
+    let (meta, _) = s.readable_object(object)?;
+    let mut fields = vec![];
+    for (key, value) in values {
+        let editable =
+            projected.fields.iter().find(|f| &f.key == key).filter(|f| f.access == FieldLevel::Edit);
+        let Some(field) = editable else {
+            return Err(Error::on_field(
+                Code::InvalidValue,
+                key,
+                format!("{} has no field `{key}` this person may edit", projected.label),
+            ));
+        };
+        let def = meta
+            .fields()
+            .iter()
+            .find(|f| &f.key == key)
+            .ok_or_else(|| Error::internal("a projected field"))?;
+        crate::metadata::value::coerce(def, value)
+            .map_err(|m| Error::on_field(Code::InvalidValue, key, m))?;
+        if field.field_type == FieldType::Picklist {
+            let v = value.as_str().unwrap_or_default();
+            if !v.is_empty() && field.values.iter().all(|(active, _)| active != v) {
+                let allowed: Vec<&str> = field.values.iter().map(|(v, _)| v.as_str()).collect();
+                return Err(Error::on_field(
+                    Code::InvalidValue,
+                    key,
+                    format!("`{v}` is not a value of {}; use one of: {}", field.label, allowed.join(", ")),
+                ));
+            }
+        }
+        fields.push(crate::proposals::ProposedField {
+            field: key.clone(),
+            value: value.clone(),
+            before: Value::Null,
+            confidence: None,
+            source: None,
+            problem: None,
+            candidates: vec![],
+        });
+    }
+    let binding = s.capability(by.capability)?;
+    let prompt = s.active_prompt(&binding.prompt)?;
+    s.propose(crate::proposals::ProposalDraft {
+        capability: by.capability.into(),
+        object: object.into(),
+        record_id: id,
+        fields,
+        rationale: by.rationale.chars().take(2000).collect(),
+        grounding_hash: grounding.hash.clone(),
+        prompt: prompt.prompt,
+        prompt_version: prompt.version,
+        model_id: by.model_id.into(),
+        ..Default::default()
+    })
+}

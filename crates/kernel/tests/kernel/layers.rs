@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 const CAPABILITIES: &[&str] = &["ask", "extract", "summarize"];
 
 /// Capabilities that run other capabilities.
-const COMPOSITIONS: &[&str] = &["mcp"];
+const COMPOSITIONS: &[&str] = &["mcp", "assistant"];
 
 /// The metadata layer's modules in their order: each names only those before it.
 const METADATA: &[&str] = &["types", "value", "condition", "limits", "definition", "catalog"];

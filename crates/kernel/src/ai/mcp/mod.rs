@@ -18,8 +18,6 @@ use crate::ai::pipeline::drive::{drive, Correlated, Sessions};
 use crate::ai::pipeline::{Autonomy, CapabilitySettings, CapabilitySpec, RateLimits, ShippedVersion};
 use crate::ai::provider::Cancel;
 use crate::error::{Code, Error, Result};
-use crate::metadata::definition::{FieldLevel, FieldType};
-use crate::proposals::{ProposalDraft, ProposedField};
 use crate::records::access::Session;
 use crate::records::query::QuerySpec;
 use rusqlite::{params, OptionalExtension};
@@ -442,7 +440,14 @@ impl Session<'_> {
             }
             "propose_update" | "propose_record" => {
                 let id = if tool == "propose_update" { Some(text_arg(args, "id")?) } else { None };
-                let proposal = self.propose_from_outside(&object()?, id, args)?;
+                let values = args.get("values").and_then(Value::as_object).cloned().unwrap_or_default();
+                let rationale = args.get("rationale").and_then(Value::as_str).unwrap_or_default();
+                let proposing = crate::ai::tools::Proposing {
+                    capability: CAPABILITY,
+                    model_id: "another app (MCP)",
+                    rationale,
+                };
+                let proposal = crate::ai::tools::propose_values(self, &proposing, &object()?, id, &values)?;
                 let out = json!({"proposal": proposal.id, "state": proposal.state, "object": proposal.object,
                                  "id": proposal.record_id, "fields": proposal.fields.iter().map(|f| json!({"field": f.field, "before": f.before, "after": f.value})).collect::<Vec<_>>(),
                                  "note": "a proposal in the person's inbox: nothing changes until they accept it"});
@@ -497,89 +502,6 @@ impl Session<'_> {
         Ok(
             json!({"object": spec.object, "fields": spec.fields, "records": records, "hasMore": result.has_more}),
         )
-    }
-
-    /// A proposal from another app: each value for a field of the user's projection they may
-    /// edit, of its type (a picklist's active value); the record's other checks (its rules, a
-    /// lookup) run when the reviewer accepts, as for any proposal.
-    fn propose_from_outside(
-        &self,
-        object: &str,
-        id: Option<String>,
-        args: &Value,
-    ) -> Result<crate::proposals::Proposal> {
-        let grounding = self.whole_grounding();
-        let Some(projected) = grounding.projection.object(object) else {
-            return Err(Error::new(Code::NotFound, format!("no object `{object}`")));
-        };
-        let values =
-            args.get("values").and_then(Value::as_object).filter(|v| !v.is_empty()).ok_or_else(|| {
-                Error::on_field(Code::InvalidValue, "values", "give at least one field's value")
-            })?;
-        let (meta, _) = self.readable_object(object)?;
-        let mut fields = vec![];
-        for (key, value) in values {
-            let editable =
-                projected.fields.iter().find(|f| &f.key == key).filter(|f| f.access == FieldLevel::Edit);
-            let Some(projected_field) = editable else {
-                return Err(Error::on_field(
-                    Code::InvalidValue,
-                    key,
-                    format!("{} has no field `{key}` this person may edit", projected.label),
-                ));
-            };
-            let def = meta
-                .fields()
-                .iter()
-                .find(|f| &f.key == key)
-                .ok_or_else(|| Error::internal("projected field"))?;
-            crate::metadata::value::coerce(def, value)
-                .map_err(|m| Error::on_field(Code::InvalidValue, key, m))?;
-            if projected_field.field_type == FieldType::Picklist {
-                let v = value.as_str().unwrap_or_default();
-                if !v.is_empty() && projected_field.values.iter().all(|(active, _)| active != v) {
-                    let allowed: Vec<&str> = projected_field.values.iter().map(|(v, _)| v.as_str()).collect();
-                    return Err(Error::on_field(
-                        Code::InvalidValue,
-                        key,
-                        format!(
-                            "`{v}` is not a value of {} (one of: {})",
-                            projected_field.label,
-                            allowed.join(", ")
-                        ),
-                    ));
-                }
-            }
-            fields.push(ProposedField {
-                field: key.clone(),
-                value: value.clone(),
-                before: Value::Null,
-                confidence: None,
-                source: None,
-                problem: None,
-                candidates: vec![],
-            });
-        }
-        let binding = self.capability(CAPABILITY)?;
-        let prompt = self.active_prompt(&binding.prompt)?;
-        self.propose(ProposalDraft {
-            capability: CAPABILITY.into(),
-            object: object.into(),
-            record_id: id,
-            fields,
-            rationale: args
-                .get("rationale")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .chars()
-                .take(2000)
-                .collect(),
-            grounding_hash: grounding.hash.clone(),
-            prompt: prompt.prompt,
-            prompt_version: prompt.version,
-            model_id: "another app (MCP)".into(),
-            ..ProposalDraft::default()
-        })
     }
 }
 

@@ -65,6 +65,11 @@ pub struct CapabilitySettings {
     #[serde(default)]
     #[ts(optional)]
     pub eval_suite: Option<String>,
+    /// For a capability that takes several steps per request (the assistant): the most it may
+    /// take; `None` = its own default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub max_steps: Option<u32>,
 }
 
 pub use crate::proposals::Autonomy;
@@ -132,6 +137,7 @@ impl Default for CapabilitySettings {
             rate: RateLimits { concurrency: 2, per_minute: 30 },
             objects: None,
             eval_suite: None,
+            max_steps: None,
         }
     }
 }

@@ -1,0 +1,159 @@
+//! The assistant against the fake endpoint pinned as the workspace's model: its action schema
+//! names only what the user may see and change; a turn asks (Ask runs as its own invocation),
+//! the next points at "the largest" of the result set and proposes a change that writes
+//! nothing; an action the kernel refuses twice is a `contract` failure; every invocation of a
+//! turn shares its correlation; conversations are their user's own and deletable.
+
+use crate::ask::plan;
+use crate::common;
+use common::fake_model::{fake, Answer, Fake};
+use countersign_kernel::ai::assistant::{
+    check_action_json, take_turn, ScreenContext, StepOutcome, TurnRequest,
+};
+use countersign_kernel::ai::pins::{self, PinSettings, ProviderConfig};
+use countersign_kernel::ai::provider::{Cancel, ProviderKind, StructuredForm};
+use countersign_kernel::{Code, Session};
+use serde_json::{json, Value};
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+/// The fake endpoint as the workspace's only pin (every capability uses it).
+fn pinned(ava: &Session<'_>, f: &Fake) {
+    ava.add_provider(&ProviderConfig {
+        key: "fake".into(),
+        kind: ProviderKind::OpenaiCompatible,
+        base_url: f.url.clone(),
+        credential_ref: None,
+        structured_form: StructuredForm::default(),
+        region: "this machine".into(),
+        retention: "none".into(),
+    })
+    .unwrap();
+    let fp = rt().block_on(pins::fingerprint(&ava.endpoint("fake").unwrap(), "fake-model", None)).unwrap();
+    ava.pin_model("fake", "fake", "fake-model", &fp, &PinSettings::default()).unwrap();
+}
+
+fn action(v: Value) -> Answer {
+    Answer::Text(v.to_string())
+}
+
+fn turn(s: &Session<'_>, conversation: Option<&str>, text: &str) -> countersign_kernel::ai::assistant::Turn {
+    let request =
+        TurnRequest { conversation: conversation.map(String::from), text: text.into(), ..Default::default() };
+    rt().block_on(take_turn(s, request, &Cancel::default(), &mut |_| {})).unwrap()
+}
+
+#[test]
+fn the_action_schema_refuses_an_unknown_action_and_a_hidden_field() {
+    let f = common::demo();
+    let ben = f.ws.session("ben").unwrap();
+    let mine =
+        common::demo_rows("opportunity").into_iter().find(|r| r["owner"] == "ben").unwrap()["id"].clone();
+    let request = TurnRequest {
+        text: "Move it to negotiation".into(),
+        context: Some(ScreenContext { object: "opportunity".into(), id: Some(mine.clone()) }),
+        ..Default::default()
+    };
+    let schema = ben.assistant_action_schema(&request).unwrap();
+    let check = |v: Value| check_action_json(&schema, &v.to_string());
+    let e = check(json!({"action": "delete_records", "object": "opportunity"})).unwrap_err();
+    assert!(e.contains("there is no action `delete_records`"), "{e}");
+    let update = |changes: Value| json!({"action": "propose_update", "object": "opportunity", "record": {"id": mine}, "changes": changes, "then": "done"});
+    // A field Ben may not read (his permission set hides the margin), a value the picklist
+    // does not hold, a record not listed to him: refused by the schema itself.
+    for bad in [
+        update(json!({"margin_pct": 50})),
+        update(json!({"stage": "won-ish"})),
+        json!({"action": "propose_update", "object": "opportunity", "record": {"id": "opp_0002"}, "changes": {"stage": "proposal"}, "then": "done"}),
+    ] {
+        assert!(check(bad.clone()).is_err(), "{bad} passed");
+    }
+    assert!(check(update(json!({"stage": "negotiation"}))).is_ok());
+    assert!(!schema.to_string().contains("margin_pct"), "the hidden field is not even named");
+    // Fields hidden from any AI are absent for an admin too.
+    let ava = f.ws.session("ava").unwrap();
+    let on_account = TurnRequest {
+        text: "Update this account".into(),
+        context: Some(ScreenContext { object: "account".into(), id: Some("acc_0009".into()) }),
+        ..Default::default()
+    };
+    let schema = ava.assistant_action_schema(&on_account).unwrap().to_string();
+    assert!(schema.contains("credit_limit") && !schema.contains("tax_id"), "{schema}");
+}
+
+#[test]
+fn a_turn_asks_the_next_points_at_the_largest_and_proposes_without_writing() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let cara = f.ws.session("cara").unwrap();
+    let model = fake(vec![
+        // Turn 1: the assistant asks; Ask plans the query (its own invocation).
+        action(
+            json!({"action": "ask", "question": "Which invoices of Cogswell Systems are overdue?", "then": "done"}),
+        ),
+        plan(json!({"object": "invoice", "terms": ["overdue_invoice"],
+                    "filters": [{"field": "account", "op": "eq", "value": "Cogswell Systems"}]})),
+        // Turn 2: "void the largest one" — pointed at, not copied.
+        action(
+            json!({"action": "propose_update", "object": "invoice", "record": {"set": "R1", "pick": "largest", "by": "total"},
+                      "changes": {"status": "void"}, "then": "done"}),
+        ),
+        // Turn 3: a hidden field, twice: refused.
+        action(
+            json!({"action": "propose_update", "object": "invoice", "record": {"focus": true}, "changes": {"secret": 1}, "then": "done"}),
+        ),
+    ]);
+    pinned(&ava, &model);
+
+    let first = turn(&cara, None, "Which invoices of Cogswell Systems are overdue?");
+    let StepOutcome::Table { set, rows } = &first.steps[0].outcome else { panic!("{:?}", first.steps) };
+    let overdue: Vec<String> = common::demo_rows("invoice")
+        .into_iter()
+        .filter(|r| r["account"] == "acc_0036" && r["status"] == "overdue")
+        .map(|r| r["id"].clone())
+        .collect();
+    assert!(overdue.len() > 1, "the demo has several to rank");
+    let mut got = set.ids.clone();
+    got.sort();
+    assert_eq!(got, overdue);
+    assert!(rows.is_some() && set.name == "R1");
+
+    let second = turn(&cara, Some(&first.conversation), "Void the largest one");
+    let StepOutcome::Proposal { proposal, record, changes, .. } = &second.steps[0].outcome else {
+        panic!("{:?}", second.steps)
+    };
+    let largest = common::demo_rows("invoice")
+        .into_iter()
+        .filter(|r| overdue.contains(&r["id"]))
+        .max_by(|a, b| a["total"].parse::<f64>().unwrap().total_cmp(&b["total"].parse::<f64>().unwrap()))
+        .unwrap();
+    assert_eq!(record.as_ref().unwrap().id, largest["id"]);
+    assert_eq!(changes[0]["after"], "void");
+    assert_eq!(cara.get("invoice", &largest["id"]).unwrap().fields["status"], "overdue", "nothing written");
+    assert_eq!(cara.proposal(proposal).unwrap().capability, "assistant");
+
+    let third = turn(&cara, Some(&first.conversation), "Set its secret to 1");
+    let StepOutcome::Failed { error } = &third.steps[0].outcome else { panic!("{:?}", third.steps) };
+    assert_eq!(error.code, Code::Contract, "{error:?}");
+
+    // One correlation per turn: the step's choice and the Ask it ran.
+    let traces = ava.traces(100).unwrap();
+    let of_first: Vec<&str> = traces
+        .iter()
+        .filter(|t| t.correlation_id == first.correlation_id)
+        .map(|t| t.capability.as_str())
+        .collect();
+    assert!(of_first.contains(&"assistant") && of_first.contains(&"ask"), "{of_first:?}");
+
+    // The conversation is Cara's: listed and shown to her (the table read again), absent for
+    // Ava, and deletable.
+    assert_eq!(cara.conversations().unwrap().len(), 1);
+    let shown = cara.conversation(&first.conversation).unwrap();
+    assert_eq!(shown.messages.len(), 6);
+    assert!(matches!(&shown.messages[1].steps[0].outcome, StepOutcome::Table { rows: Some(_), .. }));
+    assert_eq!(ava.conversation(&first.conversation).unwrap_err().code, Code::NotFound);
+    cara.delete_conversation(&first.conversation).unwrap();
+    assert!(cara.conversations().unwrap().is_empty());
+}
