@@ -60,13 +60,13 @@ fn the_action_schema_refuses_an_unknown_action_and_a_hidden_field() {
     let check = |v: Value| check_action_json(&schema, &v.to_string());
     let e = check(json!({"action": "delete_records", "object": "opportunity"})).unwrap_err();
     assert!(e.contains("there is no action `delete_records`"), "{e}");
-    let update = |changes: Value| json!({"action": "propose_update", "object": "opportunity", "record": {"id": mine}, "changes": changes, "then": "done"});
+    let update = |changes: Value| json!({"action": "propose_update", "object": "opportunity", "record": {"id": mine}, "changes": changes});
     // A field Ben may not read (his permission set hides the margin), a value the picklist
     // does not hold, a record not listed to him: refused by the schema itself.
     for bad in [
         update(json!({"margin_pct": 50})),
         update(json!({"stage": "won-ish"})),
-        json!({"action": "propose_update", "object": "opportunity", "record": {"id": "opp_0002"}, "changes": {"stage": "proposal"}, "then": "done"}),
+        json!({"action": "propose_update", "object": "opportunity", "record": {"id": "opp_0002"}, "changes": {"stage": "proposal"}}),
     ] {
         assert!(check(bad.clone()).is_err(), "{bad} passed");
     }
@@ -98,11 +98,11 @@ fn a_turn_asks_the_next_points_at_the_largest_and_proposes_without_writing() {
         // Turn 2: "void the largest one" — pointed at, not copied.
         action(
             json!({"action": "propose_update", "object": "invoice", "record": {"set": "R1", "pick": "largest", "by": "total"},
-                      "changes": {"status": "void"}, "then": "done"}),
+                      "changes": {"status": "void"}}),
         ),
         // Turn 3: a hidden field, twice: refused.
         action(
-            json!({"action": "propose_update", "object": "invoice", "record": {"focus": true}, "changes": {"secret": 1}, "then": "done"}),
+            json!({"action": "propose_update", "object": "invoice", "record": {"focus": true}, "changes": {"secret": 1}}),
         ),
     ]);
     pinned(&ava, &model);

@@ -623,7 +623,7 @@ fn check_slots(
     content: &str,
     currency: &str,
 ) -> std::result::Result<Checked, Vec<String>> {
-    let v: Value = serde_json::from_str(content.trim())
+    let v: Value = crate::ai::contract::parse_answer(content)
         .map_err(|e| vec![format!("the answer is not valid JSON ({e})")])?;
     let validator = jsonschema::validator_for(schema).map_err(|e| vec![e.to_string()])?;
     if let Some(e) = validator.iter_errors(&v).next() {
@@ -766,7 +766,7 @@ impl Capability for Summarize {
 /// A tool call, when the answer is one (`{"tool": …}`): parsed with the tool's closed input, so
 /// an unknown tool or input is an `invalid_input` failure for the model, not a broken answer.
 fn tool_request(content: &str) -> Option<std::result::Result<ToolCall, ToolFailure>> {
-    let v: Value = serde_json::from_str(content.trim()).ok()?;
+    let v: Value = crate::ai::contract::parse_answer(content).ok()?;
     v.get("tool")?;
     Some(crate::ai::tools::parse_call(&v))
 }
