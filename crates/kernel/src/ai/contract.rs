@@ -22,6 +22,21 @@ pub fn value_schema(field_type: FieldType, picklist: &[String], max_text: u32) -
     }
 }
 
+/// A model's JSON answer. A small model sometimes writes a raw line break or tab inside a
+/// string (JSON wants it escaped); such an answer is read with those characters as spaces,
+/// since nothing is lost but layout. Anything else that does not parse is the caller's error.
+pub fn parse_answer(content: &str) -> serde_json::Result<Value> {
+    let content = content.trim();
+    serde_json::from_str(content).or_else(|e| {
+        if content.chars().any(|c| c.is_control()) {
+            let spaced: String = content.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+            serde_json::from_str(&spaced)
+        } else {
+            Err(e)
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,19 +57,10 @@ mod tests {
         let validator = jsonschema::validator_for(&schema).unwrap();
         move |s| validator.is_valid(&json!(s))
     }
-}
 
-/// A model's JSON answer. A small model sometimes writes a raw line break or tab inside a
-/// string (JSON wants it escaped); such an answer is read with those characters as spaces,
-/// since nothing is lost but layout. Anything else that does not parse is the caller's error.
-pub fn parse_answer(content: &str) -> serde_json::Result<Value> {
-    let content = content.trim();
-    serde_json::from_str(content).or_else(|e| {
-        if content.chars().any(|c| c.is_control()) {
-            let spaced: String = content.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-            serde_json::from_str(&spaced)
-        } else {
-            Err(e)
-        }
-    })
+    #[test]
+    fn a_raw_line_break_in_a_string_is_read_as_a_space() {
+        assert_eq!(parse_answer("{\"a\": \"one\ntwo\"}").unwrap(), json!({"a": "one two"}));
+        assert!(parse_answer("{\"a\": ").is_err());
+    }
 }
