@@ -83,6 +83,21 @@ if pgrep -f "$(basename "$(field server)") .*--alias builtin" >/dev/null; then
   exit 1
 fi
 
+# The assistant with the real 1.5B model: a conversation in the app on a fresh demo workspace
+# that pins it (the model is started in place of the 0.5B: one local model runs at a time).
+scripts/local-model stop || true
+assistant_url=$(COUNTERSIGN_LOCAL_MODEL_PORT=8091 scripts/local-model start --size 1.5b)
+cargo build --locked -p countersign-cli
+cli="$root/target/debug/countersign-cli"
+assistant_ws="$work/assistant.countersign"
+"$cli" --workspace "$assistant_ws" init --demo >/dev/null
+"$cli" --workspace "$assistant_ws" --as ava provider add local --kind openai --url "$assistant_url" >/dev/null
+served=$(curl -sf "$assistant_url/models" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"][0]["id"])')
+"$cli" --workspace "$assistant_ws" --as ava model pin local --provider local --model "$served" >/dev/null
+COUNTERSIGN_WORKSPACE="$assistant_ws" bash scripts/with-keyring.sh bash scripts/with-tauri-driver.sh \
+  bash -c 'cd tests/e2e && node --test --test-reporter=spec assistant.test.mjs' \
+  || { echo "--- tauri-driver log ---" >&2; cat "$work/tauri-driver.log" >&2 || true; exit 1; }
+
 echo "e2e screenshots: $shots"
 ls "$shots"
 

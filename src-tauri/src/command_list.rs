@@ -71,6 +71,10 @@ macro_rules! with_app_commands {
             use_found_server,
             mcp_setup,
             set_mcp_settings,
+            assistant_turn,
+            conversations,
+            conversation,
+            delete_conversation,
         }
     };
 }

@@ -4,6 +4,7 @@
 
 use crate::desktop;
 use countersign_kernel::ai::ask::{Ask, AskAnswer, AskProgress, LearnedExample};
+use countersign_kernel::ai::assistant;
 use countersign_kernel::ai::extract::{Extract, ExtractAnswer};
 use countersign_kernel::ai::mcp;
 use countersign_kernel::ai::pins::{self, ConnectionReport, PinSettings, ProviderConfig, ProviderSettings};
@@ -652,6 +653,43 @@ pub async fn set_mcp_settings(
         s.set_mcp_settings(&settings)?;
         s.mcp_setup(&program)
     })
+}
+
+/// One turn of the assistant as the acting user: each step's progress over `progress`;
+/// `cancel_model_call(call)` stops it after the step running.
+#[tauri::command]
+pub async fn assistant_turn(
+    desk: State<'_, Desk>,
+    calls: State<'_, ModelCalls>,
+    call: String,
+    conversation: Option<String>,
+    text: String,
+    context: Option<assistant::ScreenContext>,
+    progress: Channel<assistant::TurnProgress>,
+) -> Result<assistant::Turn> {
+    let running = calls.begin(&call)?;
+    let request = assistant::TurnRequest { conversation, text, context, document: None };
+    assistant::take_turn(&UserDesk::current(&desk)?, request, &running.cancel, &mut |p| {
+        let _ = progress.send(p);
+    })
+    .await
+}
+
+/// The acting user's conversations with the assistant, newest first.
+#[tauri::command]
+pub async fn conversations(desk: State<'_, Desk>) -> Result<Vec<assistant::ConversationSummary>> {
+    desk.session(|s| s.conversations())
+}
+
+/// One of the acting user's conversations, its tables read again through their session.
+#[tauri::command]
+pub async fn conversation(desk: State<'_, Desk>, id: String) -> Result<assistant::Conversation> {
+    desk.session(|s| s.conversation(&id))
+}
+
+#[tauri::command]
+pub async fn delete_conversation(desk: State<'_, Desk>, id: String) -> Result<()> {
+    desk.session(|s| s.delete_conversation(&id))
 }
 
 /// The app's data folder (its default workspace, logs, models).

@@ -6,6 +6,11 @@ import type { ModelInUse } from "../bindings/ModelInUse";
 import type { RunSettings } from "../bindings/RunSettings";
 import type { ProviderKind } from "../bindings/ProviderKind";
 import type { ServerSetup } from "../bindings/ServerSetup";
+import type { Conversation } from "../bindings/Conversation";
+import type { ConversationSummary } from "../bindings/ConversationSummary";
+import type { ScreenContext } from "../bindings/ScreenContext";
+import type { Turn } from "../bindings/Turn";
+import type { TurnProgress } from "../bindings/TurnProgress";
 import type { ServerSettings } from "../bindings/ServerSettings";
 import type { Progress } from "../bindings/Progress";
 import type { AskAnswer } from "../bindings/AskAnswer";
@@ -193,4 +198,10 @@ export const api = {
   /** The MCP server: on or off, its tools, and the configuration for the usual AI apps. */
   mcpSetup: () => call<ServerSetup>("mcp_setup"),
   setMcpSettings: (settings: ServerSettings) => call<ServerSetup>("set_mcp_settings", { settings }),
+  /** One turn of the assistant (a new conversation when `conversation` is null); `cancelCall(callId)` stops it. */
+  assistantTurn: (callId: string, conversation: string | null, text: string, context: ScreenContext | null, progress: Channel<TurnProgress>) =>
+    call<Turn>("assistant_turn", { call: callId, conversation, text, context, progress }),
+  conversations: () => call<ConversationSummary[]>("conversations"),
+  conversation: (id: string) => call<Conversation>("conversation", { id }),
+  deleteConversation: (id: string) => call<null>("delete_conversation", { id }),
 };

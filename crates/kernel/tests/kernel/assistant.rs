@@ -130,7 +130,7 @@ fn a_turn_asks_the_next_points_at_the_largest_and_proposes_without_writing() {
         .max_by(|a, b| a["total"].parse::<f64>().unwrap().total_cmp(&b["total"].parse::<f64>().unwrap()))
         .unwrap();
     assert_eq!(record.as_ref().unwrap().id, largest["id"]);
-    assert_eq!(changes[0]["after"], "void");
+    assert_eq!(changes[0].after, "void");
     assert_eq!(cara.get("invoice", &largest["id"]).unwrap().fields["status"], "overdue", "nothing written");
     assert_eq!(cara.proposal(proposal).unwrap().capability, "assistant");
 

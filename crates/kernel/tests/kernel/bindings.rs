@@ -29,6 +29,11 @@ fn export(dir: &Path) {
     countersign_kernel::ai::pins::ModelInUse::export_all_to(dir).unwrap();
     countersign_kernel::ai::mcp::ServerSetup::export_all_to(dir).unwrap();
     countersign_kernel::ai::mcp::ServerSettings::export_all_to(dir).unwrap();
+    countersign_kernel::ai::assistant::Turn::export_all_to(dir).unwrap();
+    countersign_kernel::ai::assistant::TurnProgress::export_all_to(dir).unwrap();
+    countersign_kernel::ai::assistant::Conversation::export_all_to(dir).unwrap();
+    countersign_kernel::ai::assistant::ConversationSummary::export_all_to(dir).unwrap();
+    countersign_kernel::ai::assistant::ScreenContext::export_all_to(dir).unwrap();
     countersign_kernel::ai::runtime::download::Progress::export_all_to(dir).unwrap();
     countersign_kernel::ai::ask::AskAnswer::export_all_to(dir).unwrap();
     countersign_kernel::ai::ask::AskProgress::export_all_to(dir).unwrap();

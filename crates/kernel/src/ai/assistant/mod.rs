@@ -125,22 +125,15 @@ pub enum StepOutcome {
     #[serde(rename_all = "camelCase")]
     Summary {
         record: RecordRef,
-        #[ts(type = "Array<import('./Sentence').Sentence>")]
+        /// Summarize's sentences, each with its citations.
         sentences: Value,
         #[ts(optional)]
         insufficient: Option<String>,
     },
     #[serde(rename_all = "camelCase")]
-    Record {
-        record: RecordRef,
-        #[ts(type = "JsonValue")]
-        fields: Value,
-    },
+    Record { record: RecordRef, fields: Value },
     #[serde(rename_all = "camelCase")]
-    Notes {
-        #[ts(type = "JsonValue")]
-        hits: Value,
-    },
+    Notes { hits: Value },
     /// A proposal in the inbox.
     #[serde(rename_all = "camelCase")]
     Proposal {
@@ -148,9 +141,7 @@ pub enum StepOutcome {
         object: String,
         #[ts(optional)]
         record: Option<RecordRef>,
-        /// Field → (before, after).
-        #[ts(type = "Array<{ field: string, before: JsonValue, after: JsonValue }>")]
-        changes: Value,
+        changes: Vec<Change>,
     },
     /// The model's own words (it cannot help, or asks what is meant).
     Reply { text: String },
@@ -158,12 +149,19 @@ pub enum StepOutcome {
     Failed { error: Error },
 }
 
+/// A field a proposal changes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Change {
+    pub field: String,
+    pub before: Value,
+    pub after: Value,
+}
+
 /// One step of a turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnStep {
     /// The action as the model chose it (checked).
-    #[ts(type = "JsonValue")]
     pub action: Value,
     pub outcome: StepOutcome,
     /// The step's choice and its run, in milliseconds.
@@ -1055,9 +1053,12 @@ fn propose(
 }
 
 fn proposal_outcome(p: crate::proposals::Proposal, record: Option<RecordRef>) -> StepOutcome {
-    let changes =
-        p.fields.iter().map(|f| json!({"field": f.field, "before": f.before, "after": f.value})).collect();
-    StepOutcome::Proposal { proposal: p.id, object: p.object, record, changes: Value::Array(changes) }
+    let changes = p
+        .fields
+        .iter()
+        .map(|f| Change { field: f.field.clone(), before: f.before.clone(), after: f.value.clone() })
+        .collect();
+    StepOutcome::Proposal { proposal: p.id, object: p.object, record, changes }
 }
 
 impl Session<'_> {
