@@ -655,9 +655,17 @@ pub async fn set_mcp_settings(
     })
 }
 
-/// One turn of the assistant as the acting user: each step's progress over `progress`;
-/// `cancel_model_call(call)` stops it after the step running.
+/// A file dropped on the assistant: its name and bytes.
+#[derive(serde::Deserialize)]
+pub struct DroppedFile {
+    name: String,
+    bytes: Vec<u8>,
+}
+
+/// One turn of the assistant as the acting user (with a dropped document to extract, if any):
+/// each step's progress over `progress`; `cancel_model_call(call)` stops the model call running.
 #[tauri::command]
+#[allow(clippy::too_many_arguments)]
 pub async fn assistant_turn(
     desk: State<'_, Desk>,
     calls: State<'_, ModelCalls>,
@@ -665,10 +673,15 @@ pub async fn assistant_turn(
     conversation: Option<String>,
     text: String,
     context: Option<assistant::ScreenContext>,
+    document: Option<DroppedFile>,
     progress: Channel<assistant::TurnProgress>,
 ) -> Result<assistant::Turn> {
     let running = calls.begin(&call)?;
-    let request = assistant::TurnRequest { conversation, text, context, document: None };
+    let document = match document {
+        Some(f) => Some(read_dropped(f.name, f.bytes).await?),
+        None => None,
+    };
+    let request = assistant::TurnRequest { conversation, text, context, document };
     assistant::take_turn(&UserDesk::current(&desk)?, request, &running.cancel, &mut |p| {
         let _ = progress.send(p);
     })
@@ -797,11 +810,15 @@ pub async fn extract(
     progress: Channel<AskProgress>,
 ) -> Result<ExtractAnswer> {
     let running = calls.begin(&call)?;
-    let document =
-        tauri::async_runtime::spawn_blocking(move || ingest::ingest(&name, bytes, &Default::default()))
-            .await
-            .map_err(|e| Error::internal(format!("reading the document stopped: {e}")))??;
+    let document = read_dropped(name, bytes).await?;
     run_capability(&desk, &mut Extract { document, object, record }, &running.cancel, &progress, false).await
+}
+
+/// A dropped file read into a document (in the reader's own process), off the async threads.
+async fn read_dropped(name: String, bytes: Vec<u8>) -> Result<ingest::Document> {
+    tauri::async_runtime::spawn_blocking(move || ingest::ingest(&name, bytes, &Default::default()))
+        .await
+        .map_err(|e| Error::internal(format!("reading the document stopped: {e}")))?
 }
 
 /// Summarize a record: the answer streams to the UI as the model writes it (a draft), and the

@@ -1,7 +1,8 @@
 // The assistant in the app with the real 1.5B model (scripts/e2e.sh starts it and pins it in a
 // fresh demo workspace): a question answered as a table, "the biggest one" summarized with its
-// checks, "mark it …" a proposal, accepted from the review screen (saved) and undone. Each
-// turn's latency (launch excluded) is written to $SCREENSHOT_DIR/assistant.json.
+// checks, "mark it …" a proposal, accepted from the review screen (saved) and undone; then a
+// document dropped on the panel and extracted into a proposal. Each turn's latency (launch
+// excluded) is written to $SCREENSHOT_DIR/assistant.json.
 //
 // The issue that asked for this named Monarch Holdings' overdue invoices and the status
 // "disputed"; in the demo Monarch Holdings has no overdue invoice and "disputed" is a retired
@@ -76,6 +77,21 @@ test("a conversation: a table, a checked summary of the biggest one, a proposal 
     await el("tab-details").click();
     await browser.waitUntil(async () => /Negotiation/.test(await el("value-stage").getText()), { timeout: 10000, timeoutMsg: "not undone" });
     screenshot(join(SHOTS, "53-assistant-undone.png"));
+
+    // A document dropped on the panel goes with the next message: extracted into a proposal.
+    // (The panel stays open beside the record page.)
+    assert.ok(await el("assistant-panel").isExisting());
+    const doc = readFileSync(new URL("../../fixtures/demo/documents/INV-2026-50946.txt", import.meta.url), "utf8");
+    await browser.execute((text) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([text], "INV-2026-50946.txt", { type: "text/plain" }));
+      document.querySelector('[data-testid="assistant-panel"]').dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, doc);
+    await browser.waitUntil(async () => /INV-2026-50946\.txt/.test(await el("assistant-attached").getText()), { timeout: 5000 });
+    await say("Extract this document into a new invoice", "assistant-proposal");
+    const extracted = await browser.execute(() => [...document.querySelectorAll('[data-testid="assistant-step-proposal"]')].map((s) => s.dataset.action));
+    assert.equal(extracted[extracted.length - 1], "extract", JSON.stringify(extracted));
+    screenshot(join(SHOTS, "54-assistant-extract.png"));
   } finally {
     writeFileSync(join(SHOTS, "assistant.json"), JSON.stringify({ turns }, null, 2));
     console.log("assistant turns", JSON.stringify(turns));

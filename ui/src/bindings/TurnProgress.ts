@@ -3,4 +3,4 @@
 /**
  * What the caller hears during a turn.
  */
-export type TurnProgress = { "kind": "choosing", step: number, } | { "kind": "running", step: number, action: string, };
+export type TurnProgress = { "kind": "choosing", step: number, } | { "kind": "running", step: number, action: string, } | { "kind": "text", delta: string, };

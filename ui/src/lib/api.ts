@@ -199,8 +199,22 @@ export const api = {
   mcpSetup: () => call<ServerSetup>("mcp_setup"),
   setMcpSettings: (settings: ServerSettings) => call<ServerSetup>("set_mcp_settings", { settings }),
   /** One turn of the assistant (a new conversation when `conversation` is null); `cancelCall(callId)` stops it. */
-  assistantTurn: (callId: string, conversation: string | null, text: string, context: ScreenContext | null, progress: Channel<TurnProgress>) =>
-    call<Turn>("assistant_turn", { call: callId, conversation, text, context, progress }),
+  assistantTurn: (
+    callId: string,
+    conversation: string | null,
+    text: string,
+    context: ScreenContext | null,
+    document: { name: string; bytes: Uint8Array } | null,
+    progress: Channel<TurnProgress>,
+  ) =>
+    call<Turn>("assistant_turn", {
+      call: callId,
+      conversation,
+      text,
+      context,
+      document: document && { name: document.name, bytes: Array.from(document.bytes) },
+      progress,
+    }),
   conversations: () => call<ConversationSummary[]>("conversations"),
   conversation: (id: string) => call<Conversation>("conversation", { id }),
   deleteConversation: (id: string) => call<null>("delete_conversation", { id }),

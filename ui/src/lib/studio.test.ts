@@ -238,6 +238,7 @@ describe("the binding form", () => {
       connectTimeoutMs: "3000",
       maxOutputTokens: "200",
       projectionTokens: "2000",
+      maxSteps: "",
       concurrency: "2",
       perMinute: "30",
       perInvocation: "0.05",
@@ -257,6 +258,14 @@ describe("the binding form", () => {
     delete bare.settings.objects;
     delete bare.settings.evalSuite;
     expect(bindingOfForm(bindingForm(bare), bare, "qwen")).toEqual({ binding: bare });
+  });
+
+  it("keeps the assistant's steps per turn: blank is its default, 1 to 10 otherwise", () => {
+    const b = binding({ maxSteps: 3 });
+    expect(bindingForm(b).maxSteps).toBe("3");
+    expect(bindingOfForm(bindingForm(b), b, "qwen").binding?.settings.maxSteps).toBe(3);
+    expect(bindingOfForm({ ...bindingForm(b), maxSteps: "" }, b, "qwen").binding?.settings.maxSteps).toBeUndefined();
+    expect(bindingOfForm({ ...bindingForm(b), maxSteps: "11" }, b, "qwen").errors?.maxSteps).toMatch(/at most 10/);
   });
 
   it("reads the kernel's nulls as blanks", () => {

@@ -179,6 +179,7 @@ export const BINDING_FIELDS = [
   "connectTimeoutMs",
   "maxOutputTokens",
   "projectionTokens",
+  "maxSteps",
   "concurrency",
   "perMinute",
   "perInvocation",
@@ -215,6 +216,7 @@ export function bindingForm(b: CapabilityBinding): BindingForm {
     connectTimeoutMs: String(s.connectTimeoutMs),
     maxOutputTokens: String(s.maxOutputTokens),
     projectionTokens: String(s.projectionTokens),
+    maxSteps: s.maxSteps === null || s.maxSteps === undefined ? "" : String(s.maxSteps),
     concurrency: String(s.rate.concurrency),
     perMinute: String(s.rate.perMinute),
     perInvocation: amountText(s.budget.perInvocation),
@@ -296,6 +298,9 @@ export function bindingOfForm(
   const workspacePerMonth = amount("workspacePerMonth");
   const warn = share(form.warnAt);
   if (typeof warn === "string") errors.warnAt = warn;
+  // Steps per turn (a capability of several steps, the assistant): blank = its own default.
+  const steps = form.maxSteps.trim() === "" ? null : positiveInteger(form.maxSteps, 10);
+  if (typeof steps === "string") errors.maxSteps = steps;
   if (Object.keys(errors).length) return { errors };
 
   const objects = keyList(form.objects);
@@ -314,6 +319,7 @@ export function bindingOfForm(
   };
   if (objects.length) settings.objects = objects;
   if (evalSuite) settings.evalSuite = evalSuite;
+  if (typeof steps === "number") settings.maxSteps = steps;
   const binding: CapabilityBinding = {
     key: current.key,
     prompt: current.prompt,

@@ -242,6 +242,8 @@ pub enum TurnProgress {
     Choosing { step: u32 },
     /// A step runs its action.
     Running { step: u32, action: String },
+    /// Text the running capability writes as it streams (a summary's draft).
+    Text { delta: String },
 }
 
 /// What a conversation can point at: its result sets and its focus record.
@@ -912,7 +914,7 @@ pub async fn take_turn(
         }
         progress(TurnProgress::Running { step: n, action: action.name().into() });
         let outcome =
-            run_action(&correlated, &scope, &action, target, request.document.as_ref(), cancel, &steps)
+            run_action(&correlated, &scope, &action, target, request.document.as_ref(), cancel, progress)
                 .await
                 .unwrap_or_else(|error| StepOutcome::Failed { error });
         let step = TurnStep { action: value, outcome, ms: ms(step_started), signature: Some(signature) };
@@ -959,7 +961,7 @@ async fn run_action(
     target: Option<RecordRef>,
     document: Option<&crate::ingest::Document>,
     cancel: &Cancel,
-    steps: &[TurnStep],
+    progress: &mut (dyn FnMut(TurnProgress) + Send),
 ) -> Result<StepOutcome> {
     let target = || target.clone().ok_or_else(|| Error::internal("a checked action without its record"));
     Ok(match action {
@@ -973,10 +975,9 @@ async fn run_action(
                     "the question names something that matches several records; ask it in the Ask bar to choose",
                 ));
             };
-            let taken = scope.state.sets.len()
-                + steps.iter().filter(|s| matches!(s.outcome, StepOutcome::Table { .. })).count();
             let set = ResultSet {
-                name: format!("R{}", taken + 1),
+                // The state holds every set so far, this turn's included.
+                name: format!("R{}", scope.state.sets.len() + 1),
                 object: answer.spec.object.clone(),
                 question,
                 spec: answer.spec.clone(),
@@ -987,7 +988,13 @@ async fn run_action(
         Action::Summarize { .. } => {
             let record = target()?;
             let mut summarize = Summarize::new(&record.object, &record.id);
-            let answer = drive(sessions, &mut summarize, None, cancel, &mut |_| {}).await?;
+            // Its draft streams to the caller as the model writes it (what is kept is checked).
+            let mut draft = |p: crate::ai::pipeline::drive::Progress<'_>| {
+                if let crate::ai::pipeline::drive::Progress::Text(delta) = p {
+                    progress(TurnProgress::Text { delta: delta.to_string() });
+                }
+            };
+            let answer = drive(sessions, &mut summarize, None, cancel, &mut draft).await?;
             StepOutcome::Summary {
                 record,
                 sentences: serde_json::to_value(&answer.sentences)
