@@ -41,8 +41,7 @@ async fn call(client: &Client, name: &str, arguments: Value) -> Result<Value, Va
 
 fn demo_ids(object: &str, owner: &str) -> Vec<String> {
     let csv = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join(format!("../../../shared/fixtures/demo/data/{object}.csv")),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../fixtures/demo/data/{object}.csv")),
     )
     .unwrap();
     csv.lines()
