@@ -58,16 +58,19 @@ export function screenshot(file) {
   const field = (i) => xwd.readUInt32BE(4 * i);
   const [headerSize, width, height, byteOrder, bitsPerPixel, bytesPerLine, colours] =
     [field(0), field(4), field(5), field(7), field(11), field(12), field(19)];
-  if (bitsPerPixel !== 32 || byteOrder !== 0) throw new Error(`an XWD of ${bitsPerPixel} bits, byte order ${byteOrder}`);
+  // Pixels are 4 bytes (32 bits: B, G, R, unused) or packed in 3 (24 bits: B, G, R), least
+  // significant first; Xvfb's depth-24 screen has given both.
+  const step = bitsPerPixel / 8;
+  if ((step !== 4 && step !== 3) || byteOrder !== 0) throw new Error(`an XWD of ${bitsPerPixel} bits, byte order ${byteOrder}`);
   const pixels = headerSize + colours * 12;
   const raw = Buffer.alloc(height * (1 + width * 3));
   for (let y = 0; y < height; y++) {
     const row = pixels + y * bytesPerLine;
     const out = y * (1 + width * 3) + 1; // each PNG row starts with filter type 0
     for (let x = 0; x < width; x++) {
-      raw[out + 3 * x] = xwd[row + 4 * x + 2];
-      raw[out + 3 * x + 1] = xwd[row + 4 * x + 1];
-      raw[out + 3 * x + 2] = xwd[row + 4 * x];
+      raw[out + 3 * x] = xwd[row + step * x + 2];
+      raw[out + 3 * x + 1] = xwd[row + step * x + 1];
+      raw[out + 3 * x + 2] = xwd[row + step * x];
     }
   }
   const chunk = (type, data) => {
