@@ -40,8 +40,8 @@ pub enum McpCommand {
 
 pub fn settings(session: &Session<'_>, command: McpCommand) -> Result<Value> {
     let mut settings = session.mcp_settings()?;
-    let view = match command {
-        McpCommand::Status => session.mcp_server()?,
+    match command {
+        McpCommand::Status => {}
         McpCommand::On | McpCommand::Off => {
             settings.enabled = matches!(command, McpCommand::On);
             session.set_mcp_settings(&settings)?
@@ -53,8 +53,8 @@ pub fn settings(session: &Session<'_>, command: McpCommand) -> Result<Value> {
             }
             session.set_mcp_settings(&settings)?
         }
-    };
-    crate::output::to_json(&view)
+    }
+    crate::output::to_json(&session.mcp_server()?)
 }
 
 /// The workspace, and the user every call acts as.

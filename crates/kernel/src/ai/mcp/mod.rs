@@ -240,7 +240,7 @@ impl Session<'_> {
     }
 
     /// Turn the server and its tools on or off (`ai.manage`).
-    pub fn set_mcp_settings(&self, settings: &ServerSettings) -> Result<ServerView> {
+    pub fn set_mcp_settings(&self, settings: &ServerSettings) -> Result<()> {
         self.require("ai.manage")?;
         let known = tools();
         if let Some(unknown) = settings.tools_off.iter().find(|t| known.iter().all(|k| &k.name != *t)) {
@@ -258,7 +258,7 @@ impl Session<'_> {
             tools_off = settings.tools_off.len(),
             "the MCP server's settings were changed"
         );
-        self.mcp_server()
+        Ok(())
     }
 
     /// The server, its tools and whether each is served, for Settings.
