@@ -6,33 +6,16 @@
 
 use crate::ask::plan;
 use crate::common;
-use common::fake_model::{fake, Answer, Fake};
+use common::fake_model::{fake, pin, provider, Answer};
 use countersign_kernel::ai::assistant::{
     check_action_json, take_turn, ScreenContext, StepOutcome, TurnRequest,
 };
-use countersign_kernel::ai::pins::{self, PinSettings, ProviderConfig};
-use countersign_kernel::ai::provider::{Cancel, ProviderKind, StructuredForm};
+use countersign_kernel::ai::provider::Cancel;
 use countersign_kernel::{Code, Session};
 use serde_json::{json, Value};
 
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
-
-/// The fake endpoint as the workspace's only pin (every capability uses it).
-fn pinned(ava: &Session<'_>, f: &Fake) {
-    ava.add_provider(&ProviderConfig {
-        key: "fake".into(),
-        kind: ProviderKind::OpenaiCompatible,
-        base_url: f.url.clone(),
-        credential_ref: None,
-        structured_form: StructuredForm::default(),
-        region: "this machine".into(),
-        retention: "none".into(),
-    })
-    .unwrap();
-    let fp = rt().block_on(pins::fingerprint(&ava.endpoint("fake").unwrap(), "fake-model", None)).unwrap();
-    ava.pin_model("fake", "fake", "fake-model", &fp, &PinSettings::default()).unwrap();
 }
 
 fn action(v: Value) -> Answer {
@@ -105,7 +88,9 @@ fn a_turn_asks_the_next_points_at_the_largest_and_proposes_without_writing() {
             json!({"action": "propose_update", "object": "invoice", "record": {"focus": true}, "changes": {"secret": 1}}),
         ),
     ]);
-    pinned(&ava, &model);
+    // The fake endpoint as the workspace's only pin (every capability uses it).
+    provider(&ava, "fake", &model);
+    pin(&ava, "fake", "fake");
 
     let first = turn(&cara, None, "Which invoices of Cogswell Systems are overdue?");
     let StepOutcome::Table { set, rows } = &first.steps[0].outcome else { panic!("{:?}", first.steps) };

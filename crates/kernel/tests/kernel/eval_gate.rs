@@ -6,9 +6,8 @@
 use crate::ask::plan;
 use crate::common;
 
-use common::fake_model::{fake, Answer, Fake};
-use countersign_kernel::ai::pins::{self, PinSettings, ProviderConfig};
-use countersign_kernel::ai::provider::{Cancel, ProviderKind, StructuredForm};
+use common::fake_model::{fake, pin, provider, Answer};
+use countersign_kernel::ai::provider::{Cancel, ProviderKind};
 use countersign_kernel::eval::suites::{run_suite, EvalRun, RunCandidate, SuiteCase, SuiteRevision};
 use countersign_kernel::records::query::QuerySpec;
 use countersign_kernel::{Code, Session, Workspace};
@@ -16,26 +15,6 @@ use serde_json::{json, Value};
 
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
-
-/// Point provider `key` at a fake server (added, or replaced).
-fn provider(ava: &Session<'_>, key: &str, f: &Fake) {
-    ava.add_provider(&ProviderConfig {
-        key: key.into(),
-        kind: ProviderKind::OpenaiCompatible,
-        base_url: f.url.clone(),
-        credential_ref: None,
-        structured_form: StructuredForm::default(),
-        region: "this machine".into(),
-        retention: "none".into(),
-    })
-    .unwrap();
-}
-
-fn pin(ava: &Session<'_>, key: &str, provider_key: &str) {
-    let ep = ava.endpoint(provider_key).unwrap();
-    let fp = rt().block_on(pins::fingerprint(&ep, "fake-model", None)).unwrap();
-    ava.pin_model(key, provider_key, "fake-model", &fp, &PinSettings::default()).unwrap();
 }
 
 /// A small Ask suite: every account (ava sees them all), and a refusal (dan may not ask).

@@ -98,3 +98,28 @@ pub fn model(url: &str, price: f64) -> ModelChoice {
     m.pin.currency = "USD".into();
     m
 }
+
+/// Point provider `key` at a fake server (added, or replaced), as ava would.
+pub fn provider(ava: &countersign_kernel::Session<'_>, key: &str, f: &Fake) {
+    use countersign_kernel::ai::pins::ProviderConfig;
+    use countersign_kernel::ai::provider::{ProviderKind, StructuredForm};
+    ava.add_provider(&ProviderConfig {
+        key: key.into(),
+        kind: ProviderKind::OpenaiCompatible,
+        base_url: f.url.clone(),
+        credential_ref: None,
+        structured_form: StructuredForm::default(),
+        region: "this machine".into(),
+        retention: "none".into(),
+    })
+    .unwrap();
+}
+
+/// Pin the fake server's model as `key` on provider `provider_key`.
+pub fn pin(ava: &countersign_kernel::Session<'_>, key: &str, provider_key: &str) {
+    use countersign_kernel::ai::pins::{self, PinSettings};
+    let ep = ava.endpoint(provider_key).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let fp = rt.block_on(pins::fingerprint(&ep, "fake-model", None)).unwrap();
+    ava.pin_model(key, provider_key, "fake-model", &fp, &PinSettings::default()).unwrap();
+}
