@@ -6,8 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 url=$(scripts/local-model start --size 0.5b)
-trap 'scripts/local-model stop' EXIT
 status=$(scripts/local-model status)
+server_log=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get("log", ""))' "$status")
+# On a failure, the server's own account of the requests it served (what it saw of the failing
+# call) goes in the output before the server is stopped.
+trap 'rc=$?; if [ $rc -ne 0 ] && [ -f "$server_log" ]; then echo "--- the model server log (last 60 lines)"; tail -n 60 "$server_log"; fi; scripts/local-model stop' EXIT
 export COUNTERSIGN_MODEL_GGUF=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["model"])' "$status")
 export COUNTERSIGN_LLAMA_SERVER=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["server"])' "$status")
 export COUNTERSIGN_MODEL_SHA256=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["sha256"])' "$status")

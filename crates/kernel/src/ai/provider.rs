@@ -293,7 +293,11 @@ impl ModelProvider for BuiltIn {
 }
 
 /// HTTP clients by connect timeout (reqwest sets it per client). Local endpoints only: no
-/// proxies, so a system proxy setting never sends a prompt elsewhere.
+/// proxies, so a system proxy setting never sends a prompt elsewhere. No pooled connections
+/// either: a connection kept alive after an answer may be closed by the server just as the
+/// next call (a repair right after a streamed answer) is written on it, and that call then fails
+/// with nothing to tell it from a server dying mid-answer. A new connection to this machine
+/// costs well under a millisecond; a model call costs seconds.
 #[derive(Default)]
 struct Clients(std::sync::Mutex<std::collections::HashMap<Duration, reqwest::Client>>);
 
@@ -305,6 +309,7 @@ impl Clients {
         }
         let c = reqwest::Client::builder()
             .no_proxy()
+            .pool_max_idle_per_host(0)
             .connect_timeout(connect_timeout)
             .build()
             .map_err(|e| Error::new(Code::Internal, format!("HTTP client: {e}")))?;

@@ -366,6 +366,64 @@ async fn cancel_closes_the_connection_mid_stream() {
     assert!(f.seen.lock().unwrap()[0].client_closed, "the connection stayed open after cancel");
 }
 
+/// A server that keeps a connection alive after its answer (no `Connection: close`), then drops
+/// it when a second request arrives on it — as llama-server does with a connection it is
+/// closing just as the client reuses it. Every call must open its own connection: a repair
+/// sent right after a streamed answer was refused mid-request this way.
+#[tokio::test]
+async fn a_call_never_reuses_a_connection_the_server_may_be_closing() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let answered = Arc::new(Mutex::new(0usize));
+    let count = answered.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let count = count.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut out = stream;
+                for nth in 0.. {
+                    let mut length = 0usize;
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    loop {
+                        line.clear();
+                        reader.read_line(&mut line).unwrap();
+                        if line == "\r\n" || line.is_empty() {
+                            break;
+                        }
+                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap();
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    reader.read_exact(&mut body).unwrap();
+                    if nth > 0 {
+                        return; // drops the kept-alive connection without an answer
+                    }
+                    let body = json!({"choices": [{"index": 0, "message": {"content": "{}"}, "finish_reason": "stop"}]})
+                        .to_string();
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                        body.len()
+                    );
+                    out.write_all(head.as_bytes()).and_then(|_| out.write_all(body.as_bytes())).unwrap();
+                    *count.lock().unwrap() += 1;
+                }
+            });
+        }
+    });
+    let p = provider(endpoint(ProviderKind::OpenaiCompatible, &url)).unwrap();
+    for call in 1..=3 {
+        let r = p.chat(&request(false), &Cancel::default(), &mut |_: &str| {}).await;
+        assert_eq!(r.map(|r| r.content).map_err(|e| e.message), Ok("{}".to_string()), "call {call}");
+    }
+    assert_eq!(*answered.lock().unwrap(), 3);
+}
+
 #[tokio::test]
 async fn transient_failures_are_retried_and_permanent_ones_are_not() {
     let ok =
