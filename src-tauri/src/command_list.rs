@@ -74,6 +74,7 @@ macro_rules! with_app_commands {
             assistant_turn,
             conversations,
             conversation,
+            revise_result_set,
             delete_conversation,
         }
     };

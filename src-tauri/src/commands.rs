@@ -701,6 +701,16 @@ pub async fn conversation(desk: State<'_, Desk>, id: String) -> Result<assistant
 }
 
 #[tauri::command]
+pub async fn revise_result_set(
+    desk: State<'_, Desk>,
+    conversation: String,
+    set: String,
+    spec: QuerySpec,
+) -> Result<assistant::Conversation> {
+    desk.session(|s| s.revise_result_set(&conversation, &set, &spec))
+}
+
+#[tauri::command]
 pub async fn delete_conversation(desk: State<'_, Desk>, id: String) -> Result<()> {
     desk.session(|s| s.delete_conversation(&id))
 }

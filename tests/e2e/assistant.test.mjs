@@ -49,9 +49,23 @@ test("a conversation: a table, a checked summary of the biggest one, a proposal 
     await el("nav-assistant").click();
     await el("assistant-input").waitForDisplayed();
 
-    await say("Which opportunities are in negotiation?", "assistant-table");
-    const shown = await browser.execute(() => document.querySelectorAll('[data-testid="assistant-table"] tbody tr').length);
-    assert.equal(shown, negotiation.length);
+    await say("Which opportunities are in negotiation?", "assistant-step-table");
+    const table = (part) => browser.execute((p) => [...document.querySelectorAll(`[data-testid="assistant-step-table"] ${p}`)].map((e) => e.textContent.trim()), part);
+    assert.equal((await table('[data-testid="ask-result"] tbody tr')).length, negotiation.length);
+    // As Ask shows an answer: the spec as chips with labels, labelled columns.
+    assert.match((await table('[data-testid="ask-spec"]'))[0], /Stage is Negotiation/);
+    const headers = await table('[data-testid="ask-result"] th');
+    assert.ok(headers.length > 0 && headers.every((h) => !/_/.test(h)), JSON.stringify(headers));
+    // A changed chip runs again and the conversation keeps the new set (a limit above the
+    // count keeps every row, so "the biggest one" below is the same).
+    await browser.execute(() => {
+      const limit = document.querySelector('[data-testid="assistant-step-table"] [data-testid="ask-limit"]');
+      limit.value = "500";
+      limit.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+    await browser.$(`${tid("assistant-step-table")} ${tid("ask-rerun")}`).click();
+    await browser.waitUntil(async () => /filters changed/.test(await el("assistant-step-table").getText()), { timeout: 10000, timeoutMsg: "not revised" });
+    assert.equal((await table('[data-testid="ask-result"] tbody tr')).length, negotiation.length);
     screenshot(join(SHOTS, "50-assistant-table.png"));
 
     await say("Summarize the biggest one", "assistant-summary");
@@ -60,7 +74,7 @@ test("a conversation: a table, a checked summary of the biggest one, a proposal 
     screenshot(join(SHOTS, "51-assistant-summary.png"));
 
     await say("Mark it as closed won", "assistant-proposal");
-    assert.match(await el("assistant-proposal").getText(), /stage: negotiation → closed_won/);
+    assert.match(await el("assistant-proposal").getText(), /Stage: Negotiation → Closed Won/);
     screenshot(join(SHOTS, "52-assistant-proposal.png"));
 
     // Accepted as the reviewer's own save, then undone.

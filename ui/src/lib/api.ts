@@ -217,5 +217,7 @@ export const api = {
     }),
   conversations: () => call<ConversationSummary[]>("conversations"),
   conversation: (id: string) => call<Conversation>("conversation", { id }),
+  reviseResultSet: (conversation: string, set: string, spec: QuerySpec) =>
+    call<Conversation>("revise_result_set", { conversation, set, spec }),
   deleteConversation: (id: string) => call<null>("delete_conversation", { id }),
 };

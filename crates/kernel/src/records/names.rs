@@ -12,7 +12,7 @@ use serde_json::Value;
 use ts_rs::TS;
 
 /// What a value the model wrote resolved to.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Resolution {
     /// The filter's field path.
@@ -26,7 +26,7 @@ pub struct Resolution {
     pub matches: Vec<Candidate>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ResolutionStatus {
     /// Exactly one record matches (possibly after normalising case, punctuation, suffixes).

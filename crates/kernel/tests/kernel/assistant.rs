@@ -142,3 +142,74 @@ fn a_turn_asks_the_next_points_at_the_largest_and_proposes_without_writing() {
     cara.delete_conversation(&first.conversation).unwrap();
     assert!(cara.conversations().unwrap().is_empty());
 }
+
+#[test]
+fn a_revised_result_set_is_what_the_conversation_points_at() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let cara = f.ws.session("cara").unwrap();
+    let model = fake(vec![
+        action(
+            json!({"action": "ask", "question": "Which invoices of Cogswell Systems are overdue?", "then": "done"}),
+        ),
+        plan(json!({"object": "invoice", "terms": ["overdue_invoice"],
+                    "filters": [{"field": "account", "op": "eq", "value": "Cogswell Systems"}]})),
+        action(
+            json!({"action": "propose_update", "object": "invoice", "record": {"set": "R1", "pick": "largest", "by": "total"},
+                      "changes": {"status": "void"}}),
+        ),
+    ]);
+    provider(&ava, "fake", &model);
+    pin(&ava, "fake", "fake");
+
+    let first = turn(&cara, None, "Which invoices of Cogswell Systems are overdue?");
+    let StepOutcome::Table { set, .. } = &first.steps[0].outcome else { panic!("{:?}", first.steps) };
+    // The set keeps how Ask read the question, so its chips read as Ask's do.
+    assert_eq!(set.terms.iter().map(|t| t.key.as_str()).collect::<Vec<_>>(), ["overdue_invoice"]);
+    assert!(
+        set.resolutions.iter().any(|r| r.matches.iter().any(|m| m.id == "acc_0036")),
+        "{:?}",
+        set.resolutions
+    );
+    assert!(set.trace_id.is_some() && !set.revised);
+    let mut overdue: Vec<(f64, String)> = common::demo_rows("invoice")
+        .into_iter()
+        .filter(|r| r["account"] == "acc_0036" && r["status"] == "overdue")
+        .map(|r| (r["total"].parse().unwrap(), r["id"].clone()))
+        .collect();
+    overdue.sort_by(|a, b| b.0.total_cmp(&a.0));
+    assert!(overdue.len() > 1, "the demo has several to rank");
+
+    // Cara narrows the table to the invoices under the largest one's total.
+    let mut spec = serde_json::to_value(&set.spec).unwrap();
+    spec["filters"] =
+        json!({"all": [spec["filters"].clone(), {"field": "total", "op": "lt", "value": overdue[0].0}]});
+    let spec: countersign_kernel::QuerySpec = serde_json::from_value(spec).unwrap();
+    let before = cara.conversation(&first.conversation).unwrap();
+    // Refused, and nothing changes: another object, a set the conversation lacks, another
+    // person's conversation.
+    let mut other = spec.clone();
+    other.object = "account".into();
+    other.filters = None;
+    assert_eq!(
+        cara.revise_result_set(&first.conversation, "R1", &other).unwrap_err().code,
+        Code::InvalidValue
+    );
+    assert_eq!(cara.revise_result_set(&first.conversation, "R9", &spec).unwrap_err().code, Code::NotFound);
+    assert_eq!(ava.revise_result_set(&first.conversation, "R1", &spec).unwrap_err().code, Code::NotFound);
+    assert_eq!(cara.conversation(&first.conversation).unwrap(), before);
+
+    let revised = cara.revise_result_set(&first.conversation, "R1", &spec).unwrap();
+    let StepOutcome::Table { set, rows } = &revised.messages[1].steps[0].outcome else { panic!() };
+    let mut ids = set.ids.clone();
+    ids.sort();
+    let mut rest: Vec<String> = overdue[1..].iter().map(|(_, id)| id.clone()).collect();
+    rest.sort();
+    assert_eq!(ids, rest);
+    assert!(set.revised && rows.as_ref().unwrap().records.len() == rest.len());
+
+    // "The largest one" is now the largest of what Cara sees.
+    let second = turn(&cara, Some(&first.conversation), "Void the largest one");
+    let StepOutcome::Proposal { record, .. } = &second.steps[0].outcome else { panic!("{:?}", second.steps) };
+    assert_eq!(record.as_ref().unwrap().id, overdue[1].1);
+}

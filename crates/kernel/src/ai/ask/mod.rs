@@ -159,7 +159,7 @@ pub struct AskAnswer {
 }
 
 /// A term of the vocabulary that a filter of the answer stands for.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct TermChoice {
     /// As the plan named it: `open_opportunity`, or a parent's `account.key_account`.
@@ -170,7 +170,7 @@ pub struct TermChoice {
 }
 
 /// A date phrase of the question that a filter uses: the field, the words, the days.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct DateChoice {
     pub field: String,

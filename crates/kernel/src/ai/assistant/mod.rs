@@ -98,6 +98,21 @@ pub struct ResultSet {
     pub question: String,
     pub spec: QuerySpec,
     pub ids: Vec<String>,
+    /// How Ask read the question, so the set's chips read as Ask's do: the records a name
+    /// resolved to, the date phrases and the workspace's terms.
+    #[serde(default)]
+    pub resolutions: Vec<crate::records::names::Resolution>,
+    #[serde(default)]
+    pub dates: Vec<ask::DateChoice>,
+    #[serde(default)]
+    pub terms: Vec<ask::TermChoice>,
+    /// Ask's trace for the question (a correction of the spec is learned from it).
+    #[serde(default)]
+    #[ts(optional)]
+    pub trace_id: Option<String>,
+    /// The person changed the spec after Ask wrote it ([`Session::revise_result_set`]).
+    #[serde(default)]
+    pub revised: bool,
 }
 
 /// One record a step acted on.
@@ -273,7 +288,14 @@ impl State {
 fn describe(outcome: &StepOutcome) -> String {
     match outcome {
         StepOutcome::Table { set, .. } => {
-            format!("{} = {} {} record(s), for \"{}\"", set.name, set.ids.len(), set.object, set.question)
+            let revised = if set.revised { " (the person has since changed its filters)" } else { "" };
+            format!(
+                "{} = {} {} record(s), for \"{}\"{revised}",
+                set.name,
+                set.ids.len(),
+                set.object,
+                set.question
+            )
         }
         StepOutcome::Summary { record, .. } => {
             format!("summarized {} {} ({})", record.object, record.name, record.id)
@@ -982,6 +1004,11 @@ async fn run_action(
                 question,
                 spec: answer.spec.clone(),
                 ids: ask::ids(&result),
+                resolutions: answer.resolutions,
+                dates: answer.dates,
+                terms: answer.terms,
+                trace_id: Some(answer.trace_id),
+                revised: false,
             };
             StepOutcome::Table { set, rows: Some(Box::new(result)) }
         }
@@ -1220,6 +1247,50 @@ impl Session<'_> {
             updated_at: summary.updated_at,
             messages,
         })
+    }
+
+    /// The person changed a result set's spec (its chips): the spec runs through this session
+    /// and the set keeps the new spec and ids, so what the conversation points at ("the
+    /// largest one") is what the person sees. The object stays; a spec the projection refuses
+    /// changes nothing.
+    pub fn revise_result_set(&self, conversation: &str, set: &str, spec: &QuerySpec) -> Result<Conversation> {
+        self.conversation_owned(conversation)?;
+        let found = self.messages(conversation)?.into_iter().find_map(|m| {
+            let i = m.steps.iter().position(
+                |step| matches!(&step.outcome, StepOutcome::Table { set: s, .. } if s.name == set),
+            )?;
+            Some((m, i))
+        });
+        let Some((mut message, i)) = found else {
+            return Err(Error::new(Code::NotFound, format!("no result set `{set}` in this conversation")));
+        };
+        let StepOutcome::Table { set: kept, .. } = &mut message.steps[i].outcome else {
+            return Err(Error::internal("a result set's step is not a table"));
+        };
+        if spec.object != kept.object {
+            return Err(Error::new(
+                Code::InvalidValue,
+                format!("`{}` holds {} records; a changed spec keeps its object", kept.name, kept.object),
+            )
+            .with_field("object"));
+        }
+        let result = self.query(spec)?;
+        kept.spec = spec.clone();
+        kept.ids = ask::ids(&result);
+        kept.revised = true;
+        let steps = serde_json::to_string(&message.steps).map_err(|e| Error::internal(e.to_string()))?;
+        let tx = self.begin_write()?;
+        tx.execute(
+            "UPDATE assistant_message SET steps = ?3 WHERE conversation_id = ?1 AND seq = ?2",
+            params![conversation, message.seq, steps],
+        )?;
+        tx.execute(
+            "UPDATE assistant_conversation SET updated_at = ?2 WHERE id = ?1",
+            params![conversation, timestamp(self.ws.clock.now())],
+        )?;
+        tx.commit()?;
+        tracing::info!(records = result.records.len(), "a result set was revised");
+        self.conversation(conversation)
     }
 
     /// Delete one of this user's conversations (its proposals and traces stay).
