@@ -1,6 +1,6 @@
 //! The assistant from the command line: `assist say MESSAGE` takes one turn of a conversation
-//! (a new one, or `--conversation ID`), and `assist list|show|delete` manage the acting user's
-//! conversations.
+//! (a new one, or `--conversation ID`), `assist revise` changes a result set's spec as the app's
+//! chips do, and `assist list|show|delete` manage the acting user's conversations.
 
 use crate::output::to_json;
 use clap::Subcommand;
@@ -31,6 +31,14 @@ pub enum AssistCommand {
     Show {
         id: String,
     },
+    /// Change a result set's query spec (what the conversation then points at).
+    Revise {
+        conversation: String,
+        /// The set's name: R1, R2…
+        set: String,
+        /// The new query spec (JSON text, or @FILE); its object stays the set's.
+        spec: String,
+    },
     Delete {
         id: String,
     },
@@ -56,6 +64,9 @@ pub fn run(session: &Session<'_>, command: AssistCommand) -> Result<Value> {
         }
         AssistCommand::List => Ok(json!({ "conversations": to_json(&session.conversations()?)? })),
         AssistCommand::Show { id } => to_json(&session.conversation(&id)?),
+        AssistCommand::Revise { conversation, set, spec } => {
+            to_json(&session.revise_result_set(&conversation, &set, &crate::records::parse_spec(&spec)?)?)
+        }
         AssistCommand::Delete { id } => {
             session.delete_conversation(&id)?;
             Ok(json!({ "deleted": id }))

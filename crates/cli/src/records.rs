@@ -91,7 +91,7 @@ pub fn run(session: &Session<'_>, command: RecordCommand) -> Result<Value> {
 }
 
 /// A query spec given as JSON text, or as `@FILE`.
-fn parse_spec(text: &str) -> Result<QuerySpec> {
+pub fn parse_spec(text: &str) -> Result<QuerySpec> {
     match text.strip_prefix('@') {
         Some(path) => QuerySpec::parse(&std::fs::read_to_string(path)?),
         None => QuerySpec::parse(text),
