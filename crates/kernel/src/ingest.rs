@@ -216,7 +216,7 @@ fn read_on_thread(name: &str, kind: DocumentKind, bytes: Vec<u8>, limits: &Limit
     let lim = limits.clone();
     let budget = Budget::new(limits);
     let stop = budget.stop.clone();
-    std::thread::Builder::new()
+    let reader = std::thread::Builder::new()
         .name("countersign-ingest".into())
         .stack_size(READER_STACK)
         .spawn(move || {
@@ -224,7 +224,13 @@ fn read_on_thread(name: &str, kind: DocumentKind, bytes: Vec<u8>, limits: &Limit
         })
         .map_err(|e| Error::internal(format!("cannot start the document reader: {e}")))?;
     match rx.recv_timeout(limits.deadline + Duration::from_millis(500)) {
-        Ok(r) => r,
+        Ok(r) => {
+            // Joined, not detached: detaching a thread as it exits lets glibc unmap a stack this
+            // large (too large for its stack cache) while the detach still reads the thread's
+            // descriptor at the top of that stack — a SIGSEGV seen once in the fuzz run.
+            let _ = reader.join();
+            r
+        }
         Err(_) => {
             // The reader checks this flag as it goes and stops at its next check.
             stop.store(true, Ordering::Relaxed);
