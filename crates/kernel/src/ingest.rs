@@ -224,16 +224,21 @@ fn read_on_thread(name: &str, kind: DocumentKind, bytes: Vec<u8>, limits: &Limit
         })
         .map_err(|e| Error::internal(format!("cannot start the document reader: {e}")))?;
     match rx.recv_timeout(limits.deadline + Duration::from_millis(500)) {
+        // Joined, never detached: glibc (2.36) lets a thread that exits just as it is detached
+        // unmap its stack — one this large bypasses glibc's stack cache — while
+        // `pthread_detach` still reads the thread's descriptor at the top of that stack. The
+        // fuzz run died of that SIGSEGV once.
         Ok(r) => {
-            // Joined, not detached: detaching a thread as it exits lets glibc unmap a stack this
-            // large (too large for its stack cache) while the detach still reads the thread's
-            // descriptor at the top of that stack — a SIGSEGV seen once in the fuzz run.
             let _ = reader.join();
             r
         }
         Err(_) => {
-            // The reader checks this flag as it goes and stops at its next check.
+            // The reader checks this flag as it goes and stops at its next check; a small thread
+            // waits for it to end.
             stop.store(true, Ordering::Relaxed);
+            let _ = std::thread::Builder::new().name("countersign-ingest-reaper".into()).spawn(move || {
+                let _ = reader.join();
+            });
             Err(timeout(name, limits))
         }
     }
