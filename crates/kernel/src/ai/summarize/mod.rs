@@ -222,11 +222,17 @@ pub const MAX_TOOL_CALLS: u32 = 2;
 /// The answer's shape: sentences, "not enough", or — while tool calls remain — a tool call with
 /// the tool's closed input (`tools::specs`).
 /// With `slots` (version 3, for the request only), a sentence is held at decode time to text
-/// without digits or braces, and slots naming the facts.
+/// without digits or braces, and slots naming the facts — and to one line of at most
+/// [`SENTENCE_ITEMS`] characters and slots: a server ignores `maxLength` beside a `pattern`, and
+/// a small model inside an unbounded string can write until its output cap (seen: a curly quote
+/// where the closing one belonged, then lines of backticks to the end), losing the whole answer.
 fn answer_schema(tools: bool, slots: Option<&[String]>, most: usize) -> Value {
     let mut sentence = json!({"type": "string", "minLength": 1, "maxLength": 400});
     if let Some(keys) = slots {
-        sentence["pattern"] = json!(format!("^([^{{}}0-9]|\\{{({})\\}})*$", keys.join("|")));
+        sentence["pattern"] = json!(format!(
+            "^([^{{}}0-9\"\\\\\\n\\r\\t`]|\\{{({})\\}}){{1,{SENTENCE_ITEMS}}}$",
+            keys.join("|")
+        ));
     }
     let mut any = vec![
         json!({"type": "object", "properties": {"sentences": {"type": "array", "minItems": 1, "maxItems": most,
@@ -665,6 +671,9 @@ fn check_slots(
 
 /// The most sentences a version-3 summary shows.
 const MOST_SENTENCES: usize = 4;
+
+/// Characters and slots a sentence may hold at decode time (prompt version 3).
+const SENTENCE_ITEMS: usize = 240;
 
 /// The token budget of version 3's fact sheet (the ranked facts past it are left out).
 pub const SHEET_TOKENS: u64 = 450;

@@ -5,7 +5,7 @@
 //! The check refuses a literal value outside a slot, a slot naming no fact, and a sentence with
 //! no slot at all; "the facts are not enough" stays an answer.
 
-use super::claims::{claims_in, contains_words};
+use super::claims::{claims_in, contains_words, find_words};
 use super::*;
 
 /// A fact's value as a sentence shows it.
@@ -94,16 +94,12 @@ pub(super) fn render(
     let template = crate::metadata::value::strip_unsafe_chars(template);
     let found = slots(&template);
     let mut problems = vec![];
-    if found.is_empty() {
-        problems.push(
-            "it uses no fact: write the slots of the facts it states, in braces, where their values go"
-                .to_string(),
-        );
-    }
-    // One pass: the sentence with its slots rendered (each a citation), and what it writes
-    // outside them (a value restated right after its own slot is neither).
+    // One pass: the sentence with its slots rendered (each a citation), what it writes outside
+    // them (a value restated right after its own slot is neither), and the sentence with the
+    // rendered values blanked (the same characters, so a position in one is one in the other).
     let mut text = String::new();
     let mut outside = String::new();
+    let mut blanked = String::new();
     let mut citations = vec![];
     let mut last = 0;
     for (range, r) in &found {
@@ -111,11 +107,13 @@ pub(super) fn render(
         text.push_str(between);
         outside.push_str(between);
         outside.push_str(" … ");
+        blanked.push_str(between);
         last = range.end;
         match facts.iter().find(|f| &f.reference == r) {
             Some(f) => {
                 let value = rendered(f, currency);
                 text.push_str(&value);
+                blanked.extend(std::iter::repeat_n(' ', value.chars().count()));
                 citations.push(Citation {
                     fact: f.clone(),
                     at: text.encode_utf16().count() as u32,
@@ -129,6 +127,7 @@ pub(super) fn render(
     let rest = &template[last.min(template.len())..];
     text.push_str(rest);
     outside.push_str(rest);
+    blanked.push_str(rest);
     // What the sentence writes outside its slots must hold no value of its own.
     for (claim, _) in claims_in(&outside, facts) {
         let which = facts.iter().find(|f| claims::claim_states(&claim, f));
@@ -140,10 +139,32 @@ pub(super) fn render(
             None => format!("it writes “{written}”, which no fact holds: leave it out"),
         });
     }
-    for f in facts.iter().filter(|f| names_or_lists(f)) {
-        if f.display.chars().count() >= 3 && contains_words(&outside, &f.display) {
-            problems.push(format!("it writes “{}” itself: write {{{}}} instead", f.display, f.reference));
+    // A name or listed value written as a word ("an overdue invoice") states the one fact that
+    // holds it: the kernel cites that fact where the word ends. Held by several facts, the
+    // word is the model's to point with a slot.
+    let named = |f: &&Fact| names_or_lists(f) && f.display.chars().count() >= 3;
+    for f in facts.iter().filter(named) {
+        if !contains_words(&outside, &f.display) {
+            continue;
         }
+        let holders =
+            facts.iter().filter(named).filter(|g| g.display.to_lowercase() == f.display.to_lowercase());
+        match (holders.count(), find_words(&blanked, &f.display)) {
+            (1, Some(end)) => {
+                let at = text.chars().take(end).map(char::len_utf16).sum::<usize>() as u32;
+                citations.push(Citation { fact: f.clone(), at, by_model: false });
+            }
+            _ => {
+                problems.push(format!("it writes “{}” itself: write {{{}}} instead", f.display, f.reference))
+            }
+        }
+    }
+    citations.sort_by_key(|c| c.at);
+    if citations.is_empty() && problems.is_empty() {
+        problems.push(
+            "it uses no fact: write the slots of the facts it states, in braces, where their values go"
+                .to_string(),
+        );
     }
     problems.dedup();
     if problems.is_empty() {
@@ -225,10 +246,39 @@ mod tests {
         assert_eq!(s.text, "It owes 88,850.00 EUR.");
         let s = render("It owes {overdue_total_eur} EURO.", &facts, "EUR").unwrap();
         assert_eq!(s.text, "It owes 88,850.00 EUR EURO.");
-        // A listed value restated right after its slot is dropped; elsewhere it is refused.
+        // A listed value restated right after its slot is dropped.
         let facts = [fact("rating", "picklist", json!("cold"), "Cold")];
         assert_eq!(render("It is {rating} cold.", &facts, "EUR").unwrap().text, "It is Cold.");
-        assert!(render("Cold, it is {rating}.", &facts, "EUR").is_err());
+    }
+
+    #[test]
+    fn a_listed_value_written_as_a_word_cites_the_one_fact_holding_it() {
+        let facts = [
+            fact("number", "text", json!("INV-7"), "INV-7"),
+            fact("status", "picklist", json!("overdue"), "Overdue"),
+            fact("total", "currency", json!(100800), "100800"),
+        ];
+        let s = render("{number} is an overdue invoice with a total of {total} USD.", &facts, "USD").unwrap();
+        assert_eq!(s.text, "INV-7 is an overdue invoice with a total of 100,800.00 USD.");
+        let cited: Vec<(&str, u32, bool)> =
+            s.citations.iter().map(|c| (c.fact.reference.as_str(), c.at, c.by_model)).collect();
+        let end_of = |w: &str| (s.text.find(w).unwrap() + w.len()) as u32;
+        assert_eq!(
+            cited,
+            [("number", 5, true), ("status", end_of("overdue"), false), ("total", end_of("USD"), true)]
+        );
+        // With no slot at all, the word is the sentence's one fact.
+        let s = render("It is overdue.", &facts, "USD").unwrap();
+        assert_eq!((s.citations.len(), s.citations[0].fact.reference.as_str()), (1, "status"));
+        // Two facts hold the word: which one is meant is the model's to say.
+        let two = [
+            fact("status", "picklist", json!("cold"), "Cold"),
+            fact("rating", "picklist", json!("cold"), "Cold"),
+        ];
+        let e = render("It is cold.", &two, "USD").unwrap_err();
+        assert!(e.iter().any(|p| p.contains("write {status} instead")), "{e:?}");
+        // A value no fact holds is still refused, and a sentence stating nothing too.
+        assert!(render("It is paid.", &facts, "USD").is_err_and(|e| e[0].contains("uses no fact")));
     }
 
     #[test]
