@@ -303,6 +303,7 @@ mod tests {
             display: "x".into(),
             record_name: "Acme".into(),
             set: None,
+            currency: None,
         };
         Citation { fact, at: 0, by_model }
     }

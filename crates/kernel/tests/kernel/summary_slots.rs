@@ -16,9 +16,18 @@ fn run(
     id: &str,
     answers: Vec<Value>,
 ) -> (countersign_kernel::Result<SummaryAnswer>, Vec<Value>) {
+    run_on(s, "account", id, answers)
+}
+
+fn run_on(
+    s: &Session<'_>,
+    object: &str,
+    id: &str,
+    answers: Vec<Value>,
+) -> (countersign_kernel::Result<SummaryAnswer>, Vec<Value>) {
     let fake = fake(answers.into_iter().map(|a| Answer::Text(a.to_string())).collect());
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let mut summarize = Summarize::new("account", id);
+    let mut summarize = Summarize::new(object, id);
     let out =
         rt.block_on(drive(s, &mut summarize, Some(model(&fake.url, 0.0)), &Cancel::default(), &mut |_| {}));
     (out, fake.chat_requests())
@@ -102,6 +111,31 @@ fn sums_are_per_currency_and_each_opens_its_own_rows() {
         assert_eq!(rows.records[0]["status"], "overdue");
         assert_eq!(rows.records[0]["total"].as_f64(), s.value.as_f64());
     }
+}
+
+#[test]
+fn an_amount_is_written_in_the_currency_its_record_states() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let gbp = common::demo_rows("invoice").into_iter().find(|r| r["currency_code"] == "GBP").unwrap();
+    let (facts, _) = ava.fact_sheet("invoice", &gbp["id"]).unwrap();
+    // The code is said by the amounts, not as a fact of its own.
+    assert!(facts.iter().all(|x| x.field != "currency_code"), "{facts:#?}");
+    let total = facts.iter().find(|x| x.field == "total").unwrap();
+    let answer = json!({"sentences": [format!("{{number}} totals {{{}}}.", total.reference)]});
+    let (out, _) = run_on(&ava, "invoice", &gbp["id"], vec![answer]);
+    let a = out.unwrap();
+    let amount: f64 = gbp["total"].parse().unwrap();
+    let written = format!("{},{:03}.00 GBP", amount as u64 / 1000, amount as u64 % 1000);
+    assert_eq!(a.sentences[0].text, format!("{} totals {written}.", gbp["number"]));
+    assert_eq!(recheck(&ava, &a).unwrap(), 0);
+    // A workspace-currency invoice is written in the workspace's currency.
+    let usd = common::demo_rows("invoice").into_iter().find(|r| r["currency_code"] == "USD").unwrap();
+    let (facts, _) = ava.fact_sheet("invoice", &usd["id"]).unwrap();
+    let answer = json!({"sentences": ["{number} totals {total}."]});
+    assert!(facts.iter().any(|x| x.reference == "total"));
+    let (out, _) = run_on(&ava, "invoice", &usd["id"], vec![answer]);
+    assert!(out.unwrap().sentences[0].text.ends_with(" USD."));
 }
 
 #[test]

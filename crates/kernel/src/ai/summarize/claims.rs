@@ -694,6 +694,7 @@ mod tests {
             value,
             record_name: name.into(),
             set: None,
+            currency: None,
         }
     }
 

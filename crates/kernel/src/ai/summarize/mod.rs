@@ -138,6 +138,11 @@ pub struct Fact {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub set: Option<SetCitation>,
+    /// For an amount, the currency its record states (an invoice in GBP); absent, the
+    /// workspace's currency.
+    #[serde(skip)]
+    #[ts(skip)]
+    pub currency: Option<String>,
 }
 
 /// How a fact's value may appear in the prompt (as stored, and as it reads), for the trace
@@ -432,6 +437,24 @@ impl Session<'_> {
         let name = record["name"].as_str().unwrap_or(id).to_string();
         let mut own = vec![];
         self.facts_of(&record, &mut own);
+        let p = self.whole_grounding();
+        // An amount is in the currency its record states (an invoice in GBP), which its slot
+        // then writes; the code is no fact of its own beside them.
+        let code_field =
+            p.projection.objects.iter().find(|o| o.key == object).and_then(rollups::currency_code);
+        let code = own
+            .iter()
+            .find(|f| Some(f.field.as_str()) == code_field)
+            .and_then(|f| f.value.as_str())
+            .map(String::from);
+        if let (Some(code), Some(code_field)) = (code, code_field) {
+            if own.iter().any(|f| f.field_type == "currency") {
+                own.retain(|f| f.field != code_field);
+                for f in own.iter_mut().filter(|f| f.field_type == "currency") {
+                    f.currency = Some(code.clone());
+                }
+            }
+        }
         let meta = self.catalog().object_meta(object)?;
         let mut ranked: Vec<rollups::Ranked> = own
             .into_iter()
@@ -448,7 +471,6 @@ impl Session<'_> {
                 rollups::Ranked { fact, rank }
             })
             .collect();
-        let p = self.whole_grounding();
         ranked.extend(self.rollups(&p.projection, object, id, &name));
         ranked.sort_by_key(|r| std::cmp::Reverse(r.rank));
         let currency = self.catalog().definition.currency.clone();
@@ -495,6 +517,7 @@ impl Session<'_> {
                 display: f["display"].as_str().map(String::from).unwrap_or_else(|| display(&f["value"])),
                 record_name: name.into(),
                 set: None,
+                currency: None,
             });
         }
     }
@@ -688,14 +711,20 @@ fn sheet_line(f: &Fact, currency: &str) -> String {
 /// without a citation stating them, citations not stated). 0 for every summary this module
 /// returns; the eval counts it independently of the run.
 pub fn recheck(session: &Session<'_>, answer: &SummaryAnswer) -> Result<usize> {
-    // A version-3 summary is grounded on the sheet (the record's values and the rollups):
-    // read it afresh, or the version-2 facts.
-    let (facts, _) = if answer.sentences.iter().flat_map(|s| &s.citations).any(|c| c.fact.set.is_some()) {
-        session.fact_sheet(&answer.object, &answer.id)?
-    } else {
-        session.summary_facts(&answer.object, &answer.id)?
-    };
-    Ok(answer
+    // A version-3 summary is grounded on the sheet (the record's values, amounts in their
+    // record's currency, and the rollups), a version-2 one on its facts: read both afresh; the
+    // answer holds if it holds on one of them.
+    let (sheet, _) = session.fact_sheet(&answer.object, &answer.id)?;
+    let on_sheet = problems_on(answer, &sheet);
+    if on_sheet == 0 || answer.sentences.iter().flat_map(|s| &s.citations).any(|c| c.fact.set.is_some()) {
+        return Ok(on_sheet);
+    }
+    let (facts, _) = session.summary_facts(&answer.object, &answer.id)?;
+    Ok(on_sheet.min(problems_on(answer, &facts)))
+}
+
+fn problems_on(answer: &SummaryAnswer, facts: &[Fact]) -> usize {
+    answer
         .sentences
         .iter()
         .map(|s| {
@@ -713,9 +742,9 @@ pub fn recheck(session: &Session<'_>, answer: &SummaryAnswer) -> Result<usize> {
                 })
                 .collect();
             let missing = s.citations.len() - cited.len();
-            sentence_problems(&s.text, &cited, &facts).len() + missing
+            sentence_problems(&s.text, &cited, facts).len() + missing
         })
-        .sum())
+        .sum()
 }
 
 /// Summarize as the model-call driver runs it (`pipeline::drive`): one record. After the
@@ -793,6 +822,7 @@ fn passage(h: &Value) -> Fact {
         display: h["snippet"].as_str().unwrap_or_default().replace(['[', ']'], ""),
         record_name: h["name"].as_str().unwrap_or_default().into(),
         set: None,
+        currency: None,
     }
 }
 

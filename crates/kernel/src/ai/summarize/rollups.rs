@@ -146,6 +146,7 @@ impl Session<'_> {
                     operation: operation.into(),
                     label: set_name.clone(),
                 }),
+                currency: None,
             }
         };
         let more = if rows.has_more { " (first 1,000)" } else { "" };
@@ -275,6 +276,7 @@ impl Session<'_> {
                 display: title.to_string(),
                 record_name: title.to_string(),
                 set: Some(set(&child.name_field, "newest", child.plural_label.to_lowercase())),
+                currency: None,
             },
             rank: 98,
         });
@@ -297,6 +299,7 @@ impl Session<'_> {
                     display: days.to_string(),
                     record_name: name.to_string(),
                     set: Some(set(&when.key, "days_since", child.plural_label.to_lowercase())),
+                    currency: None,
                 },
                 rank: 90,
             });
@@ -306,7 +309,7 @@ impl Session<'_> {
 
 /// The picklist that says an object's rows' currency: one whose every value is a 3-letter
 /// upper-case code (`USD`, `EUR`).
-fn currency_code(o: &ProjectedObject) -> Option<&str> {
+pub(super) fn currency_code(o: &ProjectedObject) -> Option<&str> {
     o.fields
         .iter()
         .find(|f| {

@@ -15,7 +15,7 @@ pub(super) fn rendered(f: &Fact, currency: &str) -> String {
         "currency" => f
             .value
             .as_f64()
-            .map(|x| super::rollups::money_text(x, currency))
+            .map(|x| super::rollups::money_text(x, f.currency.as_deref().unwrap_or(currency)))
             .unwrap_or_else(|| f.display.clone()),
         "number" => match f.value.as_f64() {
             Some(x) if x.fract() == 0.0 && x.abs() >= 10_000.0 => super::rollups::grouped(x, 0),
@@ -217,6 +217,7 @@ mod tests {
             display: display.into(),
             record_name: "Acme".into(),
             set: None,
+            currency: None,
         }
     }
 
