@@ -105,6 +105,24 @@ fn a_turn_asks_the_next_points_at_the_largest_and_proposes_without_writing() {
     assert_eq!(got, overdue);
     assert!(rows.is_some() && set.name == "R1");
 
+    // A set is ranked by the kind of field a pick means: the largest by an amount, the oldest
+    // by a date — never the smallest by a date.
+    let schema = cara
+        .assistant_action_schema(&TurnRequest {
+            conversation: Some(first.conversation.clone()),
+            text: "Summarize it".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    let pointing = |pick: &str, by: &str| {
+        check_action_json(
+            &schema,
+            &json!({"action": "summarize", "record": {"set": "R1", "pick": pick, "by": by}}).to_string(),
+        )
+    };
+    assert!(pointing("largest", "total").is_ok() && pointing("oldest", "issue_date").is_ok());
+    assert!(pointing("smallest", "issue_date").is_err() && pointing("newest", "total").is_err());
+
     let second = turn(&cara, Some(&first.conversation), "Void the largest one");
     let StepOutcome::Proposal { proposal, record, changes, .. } = &second.steps[0].outcome else {
         panic!("{:?}", second.steps)
