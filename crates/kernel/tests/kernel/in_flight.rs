@@ -321,3 +321,31 @@ fn a_huge_timeout_caps_the_lease_instead_of_overflowing_the_clock() {
     let run = begin(&ava).unwrap();
     drop(run);
 }
+
+#[test]
+fn a_served_call_holds_a_slot_of_its_capability_until_it_finishes() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let mut mcp = ava.capability("mcp").unwrap();
+    mcp.settings.rate.concurrency = 2;
+    mcp.settings.rate.per_minute = 1_000;
+    ava.bind_capability(&mcp).unwrap();
+    let other = another_process(&f);
+    let ava_elsewhere = other.session("ava").unwrap();
+
+    let first = ava.begin_served_call(&mcp, "{}").unwrap();
+    let second = ava_elsewhere.begin_served_call(&mcp, "{}").unwrap();
+    // A third, in either process, is refused and traced as refused.
+    let e = refused(ava.begin_served_call(&mcp, r#"{"tool": "query_records"}"#));
+    assert_eq!((e.code, e.retriable), (Code::RateLimit, true), "{e}");
+    let refusal = ava.traces(1).unwrap().remove(0);
+    assert_eq!((refusal.capability.as_str(), refusal.outcome), ("mcp", TraceOutcome::Refused));
+    // Finishing one frees its slot; other users have their own.
+    ava.finish_served_call(&first, Ok(&serde_json::json!({"records": 0}))).unwrap();
+    let third = ava.begin_served_call(&mcp, "{}").unwrap();
+    assert!(refused(ava_elsewhere.begin_served_call(&mcp, "{}")).code == Code::RateLimit);
+    let cara = f.ws.session("cara").unwrap();
+    cara.begin_served_call(&cara.capability("mcp").unwrap(), "{}").unwrap();
+    ava_elsewhere.finish_served_call(&second, Err(&Error::new(Code::Cancelled, "cancelled"))).unwrap();
+    ava.finish_served_call(&third, Ok(&serde_json::json!({}))).unwrap();
+}

@@ -217,16 +217,30 @@ impl Session<'_> {
     /// transaction, count the user's running calls of the capability whose claim holds (in any
     /// process), and put a lease on this invocation's row if there is room.
     pub(super) fn claim_slot(&self, inv: &Invocation) -> Result<()> {
-        let cap = &inv.capability;
+        let tx = crate::store::immediate(self.ws.conn())?;
+        self.lease_if_room(&tx, &inv.capability, &inv.actor, &inv.trace_id)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Inside `tx` (IMMEDIATE): count `actor`'s running calls of the capability whose claim
+    /// holds, in any process, and lease the row `trace_id` if there is room. Invocations and
+    /// served calls (the MCP server's tools) take their slots here alike.
+    pub(super) fn lease_if_room(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        cap: &CapabilityBinding,
+        actor: &str,
+        trace_id: &str,
+    ) -> Result<()> {
         let max = cap.settings.rate.concurrency;
         let now = self.ws.clock.now();
-        let tx = crate::store::immediate(self.ws.conn())?;
         let holders: Vec<Option<String>> = tx
             .prepare(
                 "SELECT holder FROM ai_trace WHERE actor = ?1 AND capability = ?2 AND outcome = 'running'
                    AND lease_until > ?3 AND id <> ?4",
             )?
-            .query_map(params![inv.actor, cap.key, timestamp(now), inv.trace_id], |r| r.get(0))?
+            .query_map(params![actor, cap.key, timestamp(now), trace_id], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
         // A claim whose process died holds no slot (its row is closed on the next open).
         let running = holders.iter().filter(|h| !holder_gone(h.as_deref())).count() as u32;
@@ -238,9 +252,8 @@ impl Session<'_> {
         }
         tx.execute(
             "UPDATE ai_trace SET lease_until = ?2 WHERE id = ?1",
-            params![inv.trace_id, timestamp(now + lease_span(&cap.settings))],
+            params![trace_id, timestamp(now + lease_span(&cap.settings))],
         )?;
-        tx.commit()?;
         Ok(())
     }
 

@@ -432,8 +432,9 @@ impl Session<'_> {
     }
 
     /// Begin a call that runs no model — a tool served to another app — as one of
-    /// `capability`'s: its permission and per-minute rate are checked (a refusal is traced as
-    /// such), and its trace row opens, joined to the session's correlation.
+    /// `capability`'s: its permission, per-minute rate and concurrency are checked (a refusal is
+    /// traced as such), and its trace row opens, joined to the session's correlation, holding
+    /// one of the capability's concurrency slots until [`Self::finish_served_call`].
     pub fn begin_served_call(&self, capability: &CapabilityBinding, input: &str) -> Result<ServedCall> {
         let trace_id = self.ws.ids.record_id("trace");
         let checked = self
@@ -468,6 +469,12 @@ impl Session<'_> {
                 holder()
             ],
         )?;
+        // The call's slot of the capability's concurrency, as an invocation takes one; refused,
+        // the row is not written and the refusal is traced.
+        if let Err(e) = self.lease_if_room(&tx, capability, &self.user().key, &call.trace_id) {
+            drop(tx);
+            return Err(self.refuse_before_begin(capability, input, e));
+        }
         tx.commit()?;
         Ok(call)
     }
