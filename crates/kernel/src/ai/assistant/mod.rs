@@ -149,7 +149,7 @@ pub enum StepOutcome {
     /// Ask's answer: a result set, its rows read through the session when shown.
     #[serde(rename_all = "camelCase")]
     Table {
-        set: ResultSet,
+        set: Box<ResultSet>,
         #[serde(default, skip_serializing_if = "Option::is_none", skip_deserializing)]
         #[ts(optional)]
         rows: Option<Box<QueryResult>>,
@@ -291,7 +291,7 @@ struct State {
 impl State {
     fn apply(&mut self, step: &TurnStep) {
         match &step.outcome {
-            StepOutcome::Table { set, .. } => self.sets.push(set.clone()),
+            StepOutcome::Table { set, .. } => self.sets.push(set.as_ref().clone()),
             StepOutcome::Summary { record, .. } | StepOutcome::Record { record, .. } => {
                 self.focus = Some(record.clone())
             }
@@ -1049,7 +1049,7 @@ async fn run_action(
                 trace_id: Some(answer.trace_id),
                 revised: false,
             };
-            StepOutcome::Table { set, rows: Some(Box::new(result)) }
+            StepOutcome::Table { set: Box::new(set), rows: Some(Box::new(result)) }
         }
         Action::Summarize { .. } => {
             let record = target()?;
