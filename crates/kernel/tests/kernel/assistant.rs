@@ -28,6 +28,38 @@ fn turn(s: &Session<'_>, conversation: Option<&str>, text: &str) -> countersign_
     rt().block_on(take_turn(s, request, &Cancel::default(), &mut |_| {})).unwrap()
 }
 
+const OVERDUE_OF_COGSWELL: &str = "Which invoices of Cogswell Systems are overdue?";
+
+/// The model's answers for a first turn that asks `OVERDUE_OF_COGSWELL`: the assistant's ask,
+/// then Ask's plan (its own invocation).
+fn asks_overdue_of_cogswell() -> [Answer; 2] {
+    [
+        action(json!({"action": "ask", "question": OVERDUE_OF_COGSWELL, "then": "done"})),
+        plan(json!({"object": "invoice", "terms": ["overdue_invoice"],
+                    "filters": [{"field": "account", "op": "eq", "value": "Cogswell Systems"}]})),
+    ]
+}
+
+/// "Void the largest one", pointed at (not copied).
+fn voids_the_largest() -> Answer {
+    action(
+        json!({"action": "propose_update", "object": "invoice", "record": {"set": "R1", "pick": "largest", "by": "total"},
+                  "changes": {"status": "void"}}),
+    )
+}
+
+/// Cogswell Systems' overdue invoices in the demo: (total, id), largest first.
+fn overdue_of_cogswell() -> Vec<(f64, String)> {
+    let mut overdue: Vec<(f64, String)> = common::demo_rows("invoice")
+        .into_iter()
+        .filter(|r| r["account"] == "acc_0036" && r["status"] == "overdue")
+        .map(|r| (r["total"].parse().unwrap(), r["id"].clone()))
+        .collect();
+    overdue.sort_by(|a, b| b.0.total_cmp(&a.0));
+    assert!(overdue.len() > 1, "the demo has several to rank");
+    overdue
+}
+
 #[test]
 fn the_action_schema_refuses_an_unknown_action_and_a_hidden_field() {
     let f = common::demo();
@@ -71,38 +103,24 @@ fn a_turn_asks_the_next_points_at_the_largest_and_proposes_without_writing() {
     let f = common::demo();
     let ava = f.ws.session("ava").unwrap();
     let cara = f.ws.session("cara").unwrap();
-    let model = fake(vec![
-        // Turn 1: the assistant asks; Ask plans the query (its own invocation).
-        action(
-            json!({"action": "ask", "question": "Which invoices of Cogswell Systems are overdue?", "then": "done"}),
-        ),
-        plan(json!({"object": "invoice", "terms": ["overdue_invoice"],
-                    "filters": [{"field": "account", "op": "eq", "value": "Cogswell Systems"}]})),
-        // Turn 2: "void the largest one" — pointed at, not copied.
-        action(
-            json!({"action": "propose_update", "object": "invoice", "record": {"set": "R1", "pick": "largest", "by": "total"},
-                      "changes": {"status": "void"}}),
-        ),
-        // Turn 3: a hidden field, twice: refused.
-        action(
-            json!({"action": "propose_update", "object": "invoice", "record": {"focus": true}, "changes": {"secret": 1}}),
-        ),
-    ]);
+    // Turn 1 asks; turn 2 voids the largest; turn 3 names a hidden field, twice: refused.
+    let mut answers = Vec::from(asks_overdue_of_cogswell());
+    answers.push(voids_the_largest());
+    answers.push(action(
+        json!({"action": "propose_update", "object": "invoice", "record": {"focus": true}, "changes": {"secret": 1}}),
+    ));
+    let model = fake(answers);
     // The fake endpoint as the workspace's only pin (every capability uses it).
     provider(&ava, "fake", &model);
     pin(&ava, "fake", "fake");
 
-    let first = turn(&cara, None, "Which invoices of Cogswell Systems are overdue?");
+    let first = turn(&cara, None, OVERDUE_OF_COGSWELL);
     let StepOutcome::Table { set, rows } = &first.steps[0].outcome else { panic!("{:?}", first.steps) };
-    let overdue: Vec<String> = common::demo_rows("invoice")
-        .into_iter()
-        .filter(|r| r["account"] == "acc_0036" && r["status"] == "overdue")
-        .map(|r| r["id"].clone())
-        .collect();
-    assert!(overdue.len() > 1, "the demo has several to rank");
-    let mut got = set.ids.clone();
+    let overdue = overdue_of_cogswell();
+    let (mut got, mut want) = (set.ids.clone(), overdue.iter().map(|(_, id)| id.clone()).collect::<Vec<_>>());
     got.sort();
-    assert_eq!(got, overdue);
+    want.sort();
+    assert_eq!(got, want);
     assert!(rows.is_some() && set.name == "R1");
 
     // A set is ranked by the kind of field a pick means: the largest by an amount, the oldest
@@ -127,14 +145,10 @@ fn a_turn_asks_the_next_points_at_the_largest_and_proposes_without_writing() {
     let StepOutcome::Proposal { proposal, record, changes, .. } = &second.steps[0].outcome else {
         panic!("{:?}", second.steps)
     };
-    let largest = common::demo_rows("invoice")
-        .into_iter()
-        .filter(|r| overdue.contains(&r["id"]))
-        .max_by(|a, b| a["total"].parse::<f64>().unwrap().total_cmp(&b["total"].parse::<f64>().unwrap()))
-        .unwrap();
-    assert_eq!(record.as_ref().unwrap().id, largest["id"]);
+    let largest = &overdue[0].1;
+    assert_eq!(&record.as_ref().unwrap().id, largest);
     assert_eq!(changes[0].after, "void");
-    assert_eq!(cara.get("invoice", &largest["id"]).unwrap().fields["status"], "overdue", "nothing written");
+    assert_eq!(cara.get("invoice", largest).unwrap().fields["status"], "overdue", "nothing written");
     assert_eq!(cara.proposal(proposal).unwrap().capability, "assistant");
 
     let third = turn(&cara, Some(&first.conversation), "Set its secret to 1");
@@ -166,21 +180,13 @@ fn a_revised_result_set_is_what_the_conversation_points_at() {
     let f = common::demo();
     let ava = f.ws.session("ava").unwrap();
     let cara = f.ws.session("cara").unwrap();
-    let model = fake(vec![
-        action(
-            json!({"action": "ask", "question": "Which invoices of Cogswell Systems are overdue?", "then": "done"}),
-        ),
-        plan(json!({"object": "invoice", "terms": ["overdue_invoice"],
-                    "filters": [{"field": "account", "op": "eq", "value": "Cogswell Systems"}]})),
-        action(
-            json!({"action": "propose_update", "object": "invoice", "record": {"set": "R1", "pick": "largest", "by": "total"},
-                      "changes": {"status": "void"}}),
-        ),
-    ]);
+    let mut answers = Vec::from(asks_overdue_of_cogswell());
+    answers.push(voids_the_largest());
+    let model = fake(answers);
     provider(&ava, "fake", &model);
     pin(&ava, "fake", "fake");
 
-    let first = turn(&cara, None, "Which invoices of Cogswell Systems are overdue?");
+    let first = turn(&cara, None, OVERDUE_OF_COGSWELL);
     let StepOutcome::Table { set, .. } = &first.steps[0].outcome else { panic!("{:?}", first.steps) };
     // The set keeps how Ask read the question, so its chips read as Ask's do.
     assert_eq!(set.terms.iter().map(|t| t.key.as_str()).collect::<Vec<_>>(), ["overdue_invoice"]);
@@ -190,13 +196,7 @@ fn a_revised_result_set_is_what_the_conversation_points_at() {
         set.resolutions
     );
     assert!(set.trace_id.is_some() && !set.revised);
-    let mut overdue: Vec<(f64, String)> = common::demo_rows("invoice")
-        .into_iter()
-        .filter(|r| r["account"] == "acc_0036" && r["status"] == "overdue")
-        .map(|r| (r["total"].parse().unwrap(), r["id"].clone()))
-        .collect();
-    overdue.sort_by(|a, b| b.0.total_cmp(&a.0));
-    assert!(overdue.len() > 1, "the demo has several to rank");
+    let overdue = overdue_of_cogswell();
 
     // Cara narrows the table to the invoices under the largest one's total.
     let mut spec = serde_json::to_value(&set.spec).unwrap();
