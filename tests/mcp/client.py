@@ -53,7 +53,14 @@ async def main(cli, workspace, user, summarize):
             is_error, e = await call("query_records", {"object": "opportunity", "fields": ["margin_pct"]})
             assert is_error and e["code"] == "record.invalid_value", e
             if summarize:
-                is_error, summary = await call("summarize_record", {"object": "opportunity", "id": biggest})
+                # The 0.5B model samples: about one summary in thirty is refused by the kernel's
+                # checks even after its repair (a typed `contract` error, what a client gets
+                # then). A second try is taken only after such a refusal; any other error, or a
+                # refusal twice, fails the test.
+                for attempt in (1, 2):
+                    is_error, summary = await call("summarize_record", {"object": "opportunity", "id": biggest})
+                    if not (is_error and summary.get("code") == "contract"):
+                        break
                 assert not is_error and summary["sentences"], summary
             is_error, proposal = await call("propose_update", {"object": "opportunity", "id": biggest,
                                                                "values": {"next_step": "Send the revised terms"},
