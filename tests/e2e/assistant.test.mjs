@@ -50,10 +50,16 @@ test("a conversation: a table, a checked summary of the biggest one, a proposal 
     await el("assistant-input").waitForDisplayed();
 
     await say("Which opportunities are in negotiation?", "assistant-step-table");
-    const table = (part) => browser.execute((p) => [...document.querySelectorAll(`[data-testid="assistant-step-table"] ${p}`)].map((e) => e.textContent.trim()), part);
+    const table = (part) =>
+      browser.execute((p) => [...document.querySelectorAll(`[data-testid="assistant-step-table"] ${p}`)].map((e) => e.textContent.replace(/\s+/g, " ").trim()), part);
     assert.equal((await table('[data-testid="ask-result"] tbody tr')).length, negotiation.length);
-    // As Ask shows an answer: the spec as chips with labels, labelled columns.
-    assert.match((await table('[data-testid="ask-spec"]'))[0], /Stage is Negotiation/);
+    // As Ask shows an answer: the spec as chips with labels ("Stage = Negotiation", not the
+    // keys), labelled columns.
+    // (The object's labels load beside the conversation: waited for.)
+    await browser.waitUntil(async () => /Stage\b.*Negotiation/.test((await table('[data-testid="ask-spec"]'))[0] ?? ""), {
+      timeout: 10000,
+      timeoutMsg: `chips: ${JSON.stringify(await table('[data-testid="ask-spec"]'))}`,
+    });
     const headers = await table('[data-testid="ask-result"] th');
     assert.ok(headers.length > 0 && headers.every((h) => !/_/.test(h)), JSON.stringify(headers));
     // A changed chip runs again and the conversation keeps the new set (a limit above the
@@ -74,7 +80,10 @@ test("a conversation: a table, a checked summary of the biggest one, a proposal 
     screenshot(join(SHOTS, "51-assistant-summary.png"));
 
     await say("Mark it as closed won", "assistant-proposal");
-    assert.match(await el("assistant-proposal").getText(), /Stage: Negotiation → Closed Won/);
+    await browser.waitUntil(async () => /Stage: Negotiation → Closed Won/.test(await el("assistant-proposal").getText()), {
+      timeout: 10000,
+      timeoutMsg: `proposal: ${await el("assistant-proposal").getText()}`,
+    });
     screenshot(join(SHOTS, "52-assistant-proposal.png"));
 
     // Accepted as the reviewer's own save, then undone.
