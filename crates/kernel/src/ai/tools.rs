@@ -113,7 +113,7 @@ fn read_record(s: &Session<'_>, object: &str, id: &str) -> Result<Value, ToolFai
         let mut entry = Map::new();
         entry.insert("field".into(), json!(f.key));
         entry.insert("label".into(), json!(f.label));
-        entry.insert("type".into(), serde_json::to_value(f.field_type).unwrap_or(Value::Null));
+        entry.insert("type".into(), Value::String(f.field_type.key()));
         entry.insert("value".into(), value);
         if let Some(d) = display {
             entry.insert("display".into(), json!(d));

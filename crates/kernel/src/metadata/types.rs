@@ -112,6 +112,11 @@ impl FieldType {
     pub fn is_numeric(self) -> bool {
         matches!(self, FieldType::Number | FieldType::Currency)
     }
+    /// The type as definition files write it (`long_text`), which is also how the kernel
+    /// names it to a model.
+    pub fn key(self) -> String {
+        serde_json::to_value(self).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]

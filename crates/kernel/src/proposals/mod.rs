@@ -1048,10 +1048,6 @@ pub struct MissingField {
     pub can_edit: bool,
 }
 
-fn type_name(t: FieldType) -> String {
-    serde_json::to_value(t).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
-}
-
 impl Session<'_> {
     /// The review of one proposal: fields before → after with diffs, the source document, and
     /// whether the record moved since the basis.
@@ -1086,7 +1082,7 @@ impl Session<'_> {
                     FieldReview {
                         field: f.field.clone(),
                         label: def.label.clone(),
-                        field_type: type_name(def.field_type),
+                        field_type: def.field_type.key(),
                         before: f.before.clone(),
                         value: f.value.clone(),
                         current: current
@@ -1138,7 +1134,7 @@ impl Session<'_> {
                 .map(|(i, f)| MissingField {
                     field: f.key.clone(),
                     label: f.label.clone(),
-                    field_type: type_name(f.field_type),
+                    field_type: f.field_type.key(),
                     can_edit: self.field_level(meta, i) == FieldLevel::Edit,
                 })
                 .collect()

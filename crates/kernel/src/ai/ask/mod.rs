@@ -763,7 +763,7 @@ impl Session<'_> {
                 return Err(Violation::from(format!(
                     "filters[{i}]: op `{}` does not apply to {} field `{}`",
                     f.op,
-                    type_name(field.field_type),
+                    field.field_type.key(),
                     f.field
                 )));
             }
@@ -1074,10 +1074,6 @@ impl From<String> for Violation {
 enum Constrained {
     Plan(Box<Planned>),
     Refusal(String),
-}
-
-fn type_name(t: FieldType) -> String {
-    serde_json::to_value(t).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 
 /// The user message: the schema (a stable prefix per user and generation), the examples

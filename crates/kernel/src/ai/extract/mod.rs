@@ -147,10 +147,7 @@ fn field_list(fields: &[&crate::metadata::definition::FieldDef]) -> String {
                         .join(", ")
                 ),
                 FieldType::Lookup => format!("lookup to {} (its name)", f.target.as_deref().unwrap_or("?")),
-                t => serde_json::to_value(t)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default(),
+                t => t.key(),
             };
             format!("{}: {} \"{}\"", f.key, t, f.label)
         })
