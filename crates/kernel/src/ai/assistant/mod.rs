@@ -32,6 +32,7 @@ use crate::ai::provider::{Cancel, ChatRequest, ChatResponse, Part, Prompt};
 use crate::ai::summarize::Summarize;
 use crate::clock::timestamp;
 use crate::error::{Code, Error, Result};
+use crate::logging::ms_since;
 use crate::metadata::definition::{FieldLevel, FieldType};
 use crate::records::access::Session;
 use crate::records::query::{QueryResult, QuerySpec};
@@ -428,6 +429,13 @@ enum Pick {
     Last,
 }
 
+/// The picks that rank a set by a field, in pairs that rank by one kind of field, with the
+/// names the schema and the model give them.
+const RANKINGS: [[(Pick, &str); 2]; 2] = [
+    [(Pick::Largest, "largest"), (Pick::Smallest, "smallest")],
+    [(Pick::Oldest, "oldest"), (Pick::Newest, "newest")],
+];
+
 impl Pick {
     /// The kinds of field this pick ranks by (none: it takes the set's order).
     fn ranks_by(self) -> &'static [FieldType] {
@@ -467,13 +475,8 @@ impl Scope {
     fn pointable_objects(&self) -> Vec<String> {
         let mut out: Vec<String> = self.state.sets.iter().map(|s| s.object.clone()).collect();
         out.extend(self.known_ids().into_iter().map(|(o, _)| o));
-        let mut seen = vec![];
-        out.retain(|o| {
-            let new = !seen.contains(o) && self.projection.object(o).is_some();
-            seen.push(o.clone());
-            new
-        });
-        out
+        out.retain(|o| self.projection.object(o).is_some());
+        first_of_each(out)
     }
 
     /// Fields of `object` a pick ranks by: amounts and numbers for the largest or smallest,
@@ -494,11 +497,10 @@ impl Scope {
         for set in self.state.sets.iter().filter(|s| object.is_none_or(|o| o == s.object)) {
             branches.push(json!({"type": "object", "properties": {"set": {"const": set.name}, "pick": {"enum": ["first", "last"]}},
                 "required": ["set", "pick"], "additionalProperties": false}));
-            for picks in [["largest", "smallest"], ["oldest", "newest"]] {
-                let pick = if picks[0] == "largest" { Pick::Largest } else { Pick::Oldest };
+            for [(pick, one), (_, other)] in RANKINGS {
                 let by = self.rank_fields(&set.object, pick);
                 if !by.is_empty() {
-                    branches.push(json!({"type": "object", "properties": {"set": {"const": set.name}, "pick": {"enum": picks}, "by": {"enum": by}},
+                    branches.push(json!({"type": "object", "properties": {"set": {"const": set.name}, "pick": {"enum": [one, other]}, "by": {"enum": by}},
                         "required": ["set", "pick", "by"], "additionalProperties": false}));
                 }
             }
@@ -606,24 +608,20 @@ impl Scope {
             lines.extend(steps.iter().map(|s| format!("  → {}", describe(&s.outcome))));
         }
         for set in &self.state.sets {
-            let (amounts, dates) =
-                (self.rank_fields(&set.object, Pick::Largest), self.rank_fields(&set.object, Pick::Oldest));
-            let by = |what: &str, fields: Vec<String>| {
-                if fields.is_empty() {
-                    String::new()
-                } else {
-                    format!("; {what} by: {}", fields.join(", "))
-                }
-            };
-            lines.push(format!(
-                "Result set {}: {} {} record(s) for \"{}\"{}{}",
+            let mut line = format!(
+                "Result set {}: {} {} record(s) for \"{}\"",
                 set.name,
                 set.ids.len(),
                 set.object,
-                set.question,
-                by("largest or smallest", amounts),
-                by("oldest or newest", dates)
-            ));
+                set.question
+            );
+            for [(pick, one), (_, other)] in RANKINGS {
+                let by = self.rank_fields(&set.object, pick);
+                if !by.is_empty() {
+                    line.push_str(&format!("; {one} or {other} by: {}", by.join(", ")));
+                }
+            }
+            lines.push(line);
         }
         if let Some(f) = &self.state.focus {
             lines.push(format!("The conversation is about: {} {} (id {})", f.object, f.name, f.id));
@@ -649,14 +647,7 @@ impl Scope {
                         f.key,
                         f.values.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>().join(", ")
                     ),
-                    t => format!(
-                        "{} ({})",
-                        f.key,
-                        serde_json::to_value(t)
-                            .ok()
-                            .and_then(|v| v.as_str().map(String::from))
-                            .unwrap_or_default()
-                    ),
+                    t => format!("{} ({})", f.key, t.key()),
                 })
                 .collect();
             if !editable.is_empty() {
@@ -868,7 +859,10 @@ pub fn check_action_json(schema: &Value, content: &str) -> std::result::Result<V
             .filter_map(|b| b["properties"]["action"]["const"].as_str())
             .collect::<Vec<_>>();
         if !known.contains(&action) {
-            return Err(format!("there is no action `{action}` here (one of: {})", dedup(known).join(", ")));
+            return Err(format!(
+                "there is no action `{action}` here (one of: {})",
+                first_of_each(known).join(", ")
+            ));
         }
         // The branch of this action (and object) says what is wrong, in its own terms.
         let object = value.get("object").and_then(Value::as_str);
@@ -884,11 +878,12 @@ pub fn check_action_json(schema: &Value, content: &str) -> std::result::Result<V
     Ok(value)
 }
 
-fn dedup(mut v: Vec<&str>) -> Vec<&str> {
+/// `v` with each value once, where it first appears.
+fn first_of_each<T: PartialEq + Clone>(mut v: Vec<T>) -> Vec<T> {
     let mut seen = vec![];
     v.retain(|x| {
         let new = !seen.contains(x);
-        seen.push(*x);
+        seen.push(x.clone());
         new
     });
     v
@@ -962,7 +957,7 @@ pub async fn take_turn(
                 steps.push(TurnStep {
                     action: Value::Null,
                     outcome: StepOutcome::Failed { error },
-                    ms: ms(step_started),
+                    ms: ms_since(step_started),
                     signature: None,
                 });
                 break;
@@ -978,7 +973,8 @@ pub async fn take_turn(
             run_action(&correlated, &scope, &action, target, request.document.as_ref(), cancel, progress)
                 .await
                 .unwrap_or_else(|error| StepOutcome::Failed { error });
-        let step = TurnStep { action: value, outcome, ms: ms(step_started), signature: Some(signature) };
+        let step =
+            TurnStep { action: value, outcome, ms: ms_since(step_started), signature: Some(signature) };
         scope.state.apply(&step);
         let stop = action.then() == Then::Done
             || matches!(step.outcome, StepOutcome::Failed { .. } | StepOutcome::Reply { .. });
@@ -990,8 +986,8 @@ pub async fn take_turn(
     let stored: Vec<TurnStep> = steps.iter().cloned().map(without_rows).collect();
     let reply = steps.iter().map(|s| describe(&s.outcome)).collect::<Vec<_>>().join("; ");
     correlated.with(|s| s.add_message(&conversation, "assistant", &reply, &stored, Some(&correlation)))?;
-    tracing::info!(steps = steps.len(), total_ms = ms(started).round(), "an assistant turn finished");
-    Ok(Turn { conversation, correlation_id: correlation, steps, total_ms: ms(started) })
+    tracing::info!(steps = steps.len(), total_ms = ms_since(started).round(), "an assistant turn finished");
+    Ok(Turn { conversation, correlation_id: correlation, steps, total_ms: ms_since(started) })
 }
 
 /// The question an `ask` writes, up to its question mark (a small model tends to go on:
@@ -1001,10 +997,6 @@ fn question_of(written: &str) -> String {
         Some(end) => written[..=end].trim().to_string(),
         None => written.trim().to_string(),
     }
-}
-
-fn ms(started: Instant) -> f64 {
-    started.elapsed().as_secs_f64() * 1000.0
 }
 
 /// A step as stored: a table's rows are not kept (they are read again when shown).
@@ -1148,8 +1140,8 @@ impl Session<'_> {
         if let Some(c) = &request.context {
             creatable.push(c.object.clone());
         }
-        creatable.dedup();
         creatable.retain(|o| self.readable_object(o).is_ok_and(|(_, a)| a.create));
+        let creatable = first_of_each(creatable);
         Ok(Scope {
             projection,
             state,
