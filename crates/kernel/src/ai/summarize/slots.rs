@@ -5,7 +5,7 @@
 //! The check refuses a literal value outside a slot, a slot naming no fact, and a sentence with
 //! no slot at all; "the facts are not enough" stays an answer.
 
-use super::claims::{claims_in, contains_words, find_words};
+use super::claims::{claims_in, find_words};
 use super::*;
 
 /// A fact's value as a sentence shows it.
@@ -144,19 +144,14 @@ pub(super) fn render(
     // word is the model's to point with a slot.
     let named = |f: &&Fact| names_or_lists(f) && f.display.chars().count() >= 3;
     for f in facts.iter().filter(named) {
-        if !contains_words(&outside, &f.display) {
-            continue;
-        }
+        let Some(end) = find_words(&blanked, &f.display) else { continue };
         let holders =
             facts.iter().filter(named).filter(|g| g.display.to_lowercase() == f.display.to_lowercase());
-        match (holders.count(), find_words(&blanked, &f.display)) {
-            (1, Some(end)) => {
-                let at = text.chars().take(end).map(char::len_utf16).sum::<usize>() as u32;
-                citations.push(Citation { fact: f.clone(), at, by_model: false });
-            }
-            _ => {
-                problems.push(format!("it writes “{}” itself: write {{{}}} instead", f.display, f.reference))
-            }
+        if holders.count() == 1 {
+            let at = text.chars().take(end).map(char::len_utf16).sum::<usize>() as u32;
+            citations.push(Citation { fact: f.clone(), at, by_model: false });
+        } else {
+            problems.push(format!("it writes “{}” itself: write {{{}}} instead", f.display, f.reference));
         }
     }
     citations.sort_by_key(|c| c.at);
