@@ -105,6 +105,13 @@ pub struct ProjectedField {
     /// Lookup target, when the user can read the target object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
+    /// False for a number or currency whose sum over records means nothing (a unit price).
+    #[serde(skip_serializing_if = "is_true")]
+    pub additive: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// A projection ready for a prompt: the value, its rendering and its hash.
@@ -395,6 +402,7 @@ impl Session<'_> {
                         .map(|(c, vs)| (c, vs.iter().map(|v| v.value.clone()).collect()))
                         .collect(),
                     target: f.target.clone().filter(|t| self.readable_object(t).is_ok()),
+                    additive: f.additive,
                 }
             })
             .collect::<Vec<_>>();

@@ -149,6 +149,10 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 fn is_allowed(v: &AiVisibility) -> bool {
     *v == AiVisibility::Allowed
 }
@@ -182,6 +186,10 @@ pub struct FieldDef {
     pub help_text: Option<String>,
     #[serde(default, skip_serializing_if = "is_allowed")]
     pub ai_visibility: AiVisibility,
+    /// Whether a sum over records means something (a number or currency only): false for a unit
+    /// price or a rate, which the kernel never totals.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub additive: bool,
 }
 
 impl FieldDef {

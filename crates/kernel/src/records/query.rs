@@ -197,6 +197,7 @@ fn system_field(key: &str) -> Option<FieldDef> {
         default: None,
         help_text: None,
         ai_visibility: Default::default(),
+        additive: false,
     })
 }
 

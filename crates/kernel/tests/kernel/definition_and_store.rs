@@ -41,10 +41,12 @@ fn shape_errors_name_the_json_path() {
     doc["objects"][0]["fields"][1]["type"] = json!("money");
     doc["objects"][2]["sharing"] = json!("secret");
     doc["users"][0]["extra"] = json!(1);
+    // Only a number or a currency is additive or not.
+    doc["objects"][0]["fields"][0]["additive"] = json!(false);
     let e = WorkspaceDefinition::from_json(&doc).unwrap_err();
     assert_eq!(e.code, Code::InvalidDefinition);
     let p = paths(&e);
-    for expected in ["/objects/0/fields/1/type", "/objects/2/sharing", "/users/0"] {
+    for expected in ["/objects/0/fields/1/type", "/objects/2/sharing", "/users/0", "/objects/0/fields/0"] {
         assert!(p.iter().any(|x| x == expected), "{expected} not in {p:?}");
     }
 }

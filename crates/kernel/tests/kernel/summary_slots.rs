@@ -114,6 +114,30 @@ fn sums_are_per_currency_and_each_opens_its_own_rows() {
 }
 
 #[test]
+fn a_field_the_definition_calls_non_additive_is_never_summed() {
+    let mut f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let summed = |facts: &[Fact], field: &str| {
+        facts.iter().any(|x| {
+            x.set.as_ref().is_some_and(|s| s.operation == "sum" && s.field.as_deref() == Some(field))
+        })
+    };
+    // The demo's invoice lines: amounts add up to something, unit prices (`additive: false`) do not.
+    let invoice = common::demo_rows("invoice_line")[0]["invoice"].clone();
+    let (facts, _) = ava.fact_sheet("invoice", &invoice).unwrap();
+    assert!(summed(&facts, "amount"), "{facts:#?}");
+    assert!(!summed(&facts, "unit_price"), "{facts:#?}");
+    // The same definition with the unit price additive sums it: the metadata decides, nothing else.
+    drop(ava);
+    let mut def = f.ws.catalog().unwrap().definition.clone();
+    let line = def.objects.iter_mut().find(|o| o.key == "invoice_line").unwrap();
+    line.fields.iter_mut().find(|x| x.key == "unit_price").unwrap().additive = true;
+    f.ws.deploy(&def, &countersign_kernel::DeployOptions::by("ava")).unwrap();
+    let ava = f.ws.session("ava").unwrap();
+    assert!(summed(&ava.fact_sheet("invoice", &invoice).unwrap().0, "unit_price"));
+}
+
+#[test]
 fn an_amount_is_written_in_the_currency_its_record_states() {
     let f = common::demo();
     let ava = f.ws.session("ava").unwrap();

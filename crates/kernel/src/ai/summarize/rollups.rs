@@ -91,12 +91,18 @@ impl Session<'_> {
     ) {
         // Only the columns this set's facts need are read: an object with terms is summed by its
         // terms' sets (its whole set is only counted), and the earliest dates are the first
-        // term's set's.
-        let of_type = |t: FieldType| -> Vec<&str> {
-            child.fields.iter().filter(|f| f.field_type == t).map(|f| f.key.as_str()).collect()
+        // term's set's. A field the metadata calls non-additive (a unit price) is never summed.
+        let of_type = |t: FieldType| child.fields.iter().filter(move |f| f.field_type == t);
+        let money: Vec<&str> = if with_terms && position.is_none() {
+            vec![]
+        } else {
+            of_type(FieldType::Currency).filter(|f| f.additive).map(|f| f.key.as_str()).collect()
         };
-        let money = if with_terms && position.is_none() { vec![] } else { of_type(FieldType::Currency) };
-        let dates = if position == Some(0) { of_type(FieldType::Date) } else { vec![] };
+        let dates: Vec<&str> = if position == Some(0) {
+            of_type(FieldType::Date).map(|f| f.key.as_str()).collect()
+        } else {
+            vec![]
+        };
         let code = currency_code(child);
         let mut fields: Vec<String> = money.iter().chain(dates.iter()).map(|s| s.to_string()).collect();
         fields.extend(code.filter(|_| !money.is_empty()).map(String::from));
