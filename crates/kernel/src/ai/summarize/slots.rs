@@ -5,7 +5,7 @@
 //! The check refuses a literal value outside a slot, a slot naming no fact, and a sentence with
 //! no slot at all; "the facts are not enough" stays an answer.
 
-use super::claims::{claims_in, find_words};
+use super::claims::{claims_in, find_words, mask_words};
 use super::*;
 
 /// A fact's value as a sentence shows it.
@@ -139,6 +139,7 @@ pub(super) fn render(
             None => format!("it writes “{written}”, which no fact holds: leave it out"),
         });
     }
+    problems.extend(strays(&outside, facts));
     // A name or listed value written as a word ("an overdue invoice") states the one fact that
     // holds it: the kernel cites that fact where the word ends. Held by several facts, the
     // word is the model's to point with a slot.
@@ -188,6 +189,56 @@ fn restated(rest: &str, f: &Fact, value: &str) -> usize {
         }
     }
     0
+}
+
+/// Brackets that open and close a span of prose, in any script (braces are slots).
+const BRACKETS: [(char, char); 10] = [
+    ('(', ')'),
+    ('[', ']'),
+    ('【', '】'),
+    ('「', '」'),
+    ('『', '』'),
+    ('《', '》'),
+    ('〈', '〉'),
+    ('〔', '〕'),
+    ('（', '）'),
+    ('［', '］'),
+];
+
+/// What the prose outside a sentence's slots must not hold although it is no number: a month's
+/// name (a date is written whole by its slot, so "{close_date} June" adds a date of its own),
+/// and a bracket with no partner ("… 9 June 2025 】"), which is noise, not prose. "May" is
+/// left alone (it is a verb far more often), and so is a month inside a name a fact holds
+/// ("June Media").
+fn strays(outside: &str, facts: &[Fact]) -> Vec<String> {
+    let mut out = vec![];
+    let prose = facts
+        .iter()
+        .filter(|f| names_or_lists(f))
+        .fold(outside.to_string(), |p, f| mask_words(&p, &f.display));
+    for word in prose.split(|c: char| !c.is_alphabetic()) {
+        let lower = word.to_lowercase();
+        let month = lower != "may" && crate::ai::dates::MONTHS.contains(&lower.as_str());
+        if month && word.starts_with(|c: char| c.is_uppercase()) {
+            out.push(format!("it writes “{word}”, a month no slot states: the date's slot writes it"));
+        }
+    }
+    let mut open: Vec<char> = vec![];
+    for c in outside.chars() {
+        if let Some((o, _)) = BRACKETS.iter().find(|(o, _)| *o == c) {
+            open.push(*o);
+        } else if let Some((o, _)) = BRACKETS.iter().find(|(_, close)| *close == c) {
+            if open.pop() != Some(*o) {
+                out.push(format!("it writes “{c}” with no “{o}” before it: leave it out"));
+                open.clear();
+            }
+        }
+    }
+    if let Some(o) = open.first() {
+        out.push(format!("it opens “{o}” and never closes it: leave it out"));
+    }
+    out.dedup();
+    out
 }
 
 /// Facts whose value is a name or a listed value: a record's name, a lookup, a picklist.
@@ -275,6 +326,30 @@ mod tests {
         assert!(e.iter().any(|p| p.contains("write {status} instead")), "{e:?}");
         // A value no fact holds is still refused, and a sentence stating nothing too.
         assert!(render("It is paid.", &facts, "USD").is_err_and(|e| e[0].contains("uses no fact")));
+    }
+
+    #[test]
+    fn a_month_or_a_lone_bracket_outside_the_slots_is_refused() {
+        let facts = [
+            fact("close_date", "date", json!("2025-06-09"), "2025-06-09"),
+            Fact {
+                record_name: "June Media".into(),
+                ..fact("name", "text", json!("June Media"), "June Media")
+            },
+        ];
+        let ok = |t: &str| render(t, &facts, "USD").map(|s| s.text);
+        assert_eq!(
+            ok("It may close on {close_date} (a Monday)."),
+            Ok("It may close on 9 June 2025 (a Monday).".into())
+        );
+        assert!(ok("June Media closes on {close_date}.").is_ok(), "a month inside a name a fact holds");
+        assert!(render("June Media closes in June, on {close_date}.", &facts, "USD").is_err());
+        let refused = |t: &str| render(t, &facts, "USD").unwrap_err().join(" | ");
+        assert!(refused("It closes on {close_date} June.").contains("“June”, a month"));
+        assert!(refused("It closes in June, on {close_date}.").contains("“June”, a month"));
+        assert!(refused("It closes on {close_date} 】.").contains("“】” with no “【”"));
+        assert!(refused("It closes on {close_date} (soon.").contains("never closes"));
+        assert!(refused("It closes) on {close_date}.").contains("“)” with no “(”"));
     }
 
     #[test]
