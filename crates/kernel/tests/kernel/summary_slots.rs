@@ -153,6 +153,18 @@ fn an_amount_is_written_in_the_currency_its_record_states() {
     let written = format!("{},{:03}.00 GBP", amount as u64 / 1000, amount as u64 % 1000);
     assert_eq!(a.sentences[0].text, format!("{} totals {written}.", gbp["number"]));
     assert_eq!(recheck(&ava, &a).unwrap(), 0);
+    // Its lines have no currency of their own: their total is in the invoice's.
+    let lines = common::demo_rows("invoice_line");
+    let foreign = common::demo_rows("invoice")
+        .into_iter()
+        .find(|r| r["currency_code"] != "USD" && lines.iter().any(|l| l["invoice"] == r["id"]))
+        .unwrap();
+    let (facts, _) = ava.fact_sheet("invoice", &foreign["id"]).unwrap();
+    let total = facts
+        .iter()
+        .find(|x| x.set.as_ref().is_some_and(|s| s.operation == "sum" && s.object == "invoice_line"))
+        .unwrap_or_else(|| panic!("{facts:#?}"));
+    assert!(total.display.ends_with(&format!(" {}", foreign["currency_code"])), "{total:#?}");
     // A workspace-currency invoice is written in the workspace's currency.
     let usd = common::demo_rows("invoice").into_iter().find(|r| r["currency_code"] == "USD").unwrap();
     let (facts, _) = ava.fact_sheet("invoice", &usd["id"]).unwrap();

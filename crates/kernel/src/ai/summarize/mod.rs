@@ -231,13 +231,13 @@ pub const MAX_TOOL_CALLS: u32 = 2;
 /// [`SENTENCE_ITEMS`] characters and slots: a server ignores `maxLength` beside a `pattern`, and
 /// a small model inside an unbounded string can write until its output cap (seen: a curly quote
 /// where the closing one belonged, then lines of backticks to the end), losing the whole answer.
+/// Spaces come one at a time: a small model copying a value whose digits are closed to it
+/// otherwise writes a space per digit ("an amount of    USD"); with that closed too, the slot
+/// is what is left to write.
 fn answer_schema(tools: bool, slots: Option<&[String]>, most: usize) -> Value {
     let mut sentence = json!({"type": "string", "minLength": 1, "maxLength": 400});
     if let Some(keys) = slots {
-        sentence["pattern"] = json!(format!(
-            "^([^{{}}0-9\"\\\\\\n\\r\\t`]|\\{{({})\\}}){{1,{SENTENCE_ITEMS}}}$",
-            keys.join("|")
-        ));
+        sentence["pattern"] = json!(sentence_pattern(keys));
     }
     let mut any = vec![
         json!({"type": "object", "properties": {"sentences": {"type": "array", "minItems": 1, "maxItems": most,
@@ -447,6 +447,7 @@ impl Session<'_> {
             .find(|f| Some(f.field.as_str()) == code_field)
             .and_then(|f| f.value.as_str())
             .map(String::from);
+        let record_currency = code.clone().unwrap_or_else(|| self.catalog().definition.currency.clone());
         if let (Some(code), Some(code_field)) = (code, code_field) {
             if own.iter().any(|f| f.field_type == "currency") {
                 own.retain(|f| f.field != code_field);
@@ -471,7 +472,7 @@ impl Session<'_> {
                 rollups::Ranked { fact, rank }
             })
             .collect();
-        ranked.extend(self.rollups(&p.projection, object, id, &name));
+        ranked.extend(self.rollups(&p.projection, object, id, &name, &record_currency));
         ranked.sort_by_key(|r| std::cmp::Reverse(r.rank));
         let currency = self.catalog().definition.currency.clone();
         let mut facts = vec![];
@@ -692,11 +693,39 @@ fn check_slots(
     }
 }
 
+/// A version-3 sentence at decode time: one line of at most [`SENTENCE_ITEMS`] items, one space
+/// between two. An item is a word of at most [`WORD_CHARS`] letters of [`LETTERS`] or a slot
+/// naming a fact (with an `'s`), perhaps after `(`, perhaps followed by up to three of
+/// [`MARKS`]; or one of [`DASHES`] alone. So there is no digit (a number is a slot's), no brace,
+/// quote, backslash, backtick or line break (they end or break the JSON), no currency sign (an
+/// amount is a slot's), no other script (a small model closed out of digits wrote "53" as
+/// "伍三"), no run of spaces (the same model wrote a space per digit it could not write) and no
+/// run of marks (it wrote ", , , …" to its output cap). A server ignores `maxLength` beside a
+/// `pattern`, so the pattern bounds the sentence itself. [`slots::render`] checks the
+/// characters again after the answer.
+fn sentence_pattern(keys: &[String]) -> String {
+    let slot = format!(r"\{{({})\}}(['’]s)?", keys.join("|"));
+    let item = format!(r"\(?([{LETTERS}-]{{1,{WORD_CHARS}}}|{slot})[{MARKS}]{{0,3}}|[{DASHES}]");
+    format!("^({item})( ({item})){{0,{}}}$", SENTENCE_ITEMS - 1)
+}
+
+/// The letters of a version-3 sentence's words (and the hyphen): those of the prompts' language,
+/// English (there are no locale variants yet), the accented Latin ones a word may borrow, and
+/// apostrophes.
+pub(super) const LETTERS: &str = "A-Za-zÀ-ÖØ-öø-ɏ'’";
+/// The marks that may follow a word or a slot.
+pub(super) const MARKS: &str = ",.;:!?)%…";
+/// The marks that stand alone between words.
+pub(super) const DASHES: &str = "–—&/+";
+
 /// The most sentences a version-3 summary shows.
 const MOST_SENTENCES: usize = 4;
 
-/// Characters and slots a sentence may hold at decode time (prompt version 3).
-const SENTENCE_ITEMS: usize = 240;
+/// Words and slots a sentence may hold at decode time (prompt version 3).
+const SENTENCE_ITEMS: usize = 32;
+
+/// Letters a word may hold at decode time (prompt version 3).
+const WORD_CHARS: usize = 30;
 
 /// The token budget of version 3's fact sheet (the ranked facts past it are left out).
 pub const SHEET_TOKENS: u64 = 450;
@@ -836,5 +865,47 @@ fn display(v: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sentence_at_decode_time_is_prose_and_slots_with_single_spaces() {
+        let pattern = regex::Regex::new(&sentence_pattern(&["amount".into(), "close_date".into()])).unwrap();
+        for ok in [
+            "It has {amount} due by {close_date}.",
+            "{amount}",
+            "It is open (since {close_date}).",
+            "Ça va, {amount}! It’s a follow-up – soon…",
+            "{close_date}'s deal is {amount}%).",
+        ] {
+            assert!(pattern.is_match(ok), "{ok}");
+        }
+        for refused in [
+            "It has an amount of    USD.",
+            "It has {amount}  due.",
+            "It closes on 9 June.",
+            "It has {total}.",
+            "It is \"open\" {amount}.",
+            "It has {amount}.\nAnd more.",
+            "It has {amount} ",
+            " It has {amount}.",
+            "It costs $ {amount}.",
+            "Expansion 伍三 is {amount}.",
+            "The close date is September , , , , ,",
+            "It is {amount}USD.",
+            "",
+        ] {
+            assert!(!pattern.is_match(refused), "{refused}");
+        }
+        let word = "a".repeat(WORD_CHARS);
+        assert!(pattern.is_match(&word) && !pattern.is_match(&format!("{word}a")));
+        let words = vec!["word"; SENTENCE_ITEMS];
+        assert!(
+            pattern.is_match(&words.join(" ")) && !pattern.is_match(&format!("{} more", words.join(" ")))
+        );
     }
 }

@@ -49,8 +49,16 @@ pub(super) struct Ranked {
 
 impl Session<'_> {
     /// The rollup facts of a record: per readable child object (one hop), the whole set and
-    /// one set per term of the child the user may see.
-    pub(super) fn rollups(&self, p: &Projection, object: &str, id: &str, name: &str) -> Vec<Ranked> {
+    /// one set per term of the child the user may see. `currency` is the record's: a child
+    /// with no currency of its own (an invoice's lines) is in its parent's.
+    pub(super) fn rollups(
+        &self,
+        p: &Projection,
+        object: &str,
+        id: &str,
+        name: &str,
+        currency: &str,
+    ) -> Vec<Ranked> {
         let Some(subject) = p.object(object) else { return vec![] };
         let mut out = vec![];
         for (child_key, lookup) in &subject.children {
@@ -69,7 +77,7 @@ impl Session<'_> {
             }
             let with_terms = sets.len() > 1;
             for (label, filter, position) in sets {
-                self.set_facts(child, &label, &filter, position, with_terms, name, id, &mut out);
+                self.set_facts(child, &label, &filter, position, with_terms, name, id, currency, &mut out);
             }
             self.newest(child, &base, name, id, &mut out);
         }
@@ -87,6 +95,7 @@ impl Session<'_> {
         with_terms: bool,
         name: &str,
         id: &str,
+        currency: &str,
         out: &mut Vec<Ranked>,
     ) {
         // Only the columns this set's facts need are read: an object with terms is summed by its
@@ -120,7 +129,6 @@ impl Session<'_> {
         if is_term && n == 0 {
             return;
         }
-        let currency = self.catalog().definition.currency.clone();
         let slug = slug(label);
         let set_name = label.to_string();
         let fact = |key: String,
@@ -174,7 +182,7 @@ impl Session<'_> {
         for m in &money {
             let label_of =
                 child.fields.iter().find(|f| f.key == *m).map(|f| f.label.to_lowercase()).unwrap_or_default();
-            // Sums per currency: by the object's currency-code picklist, else the workspace's.
+            // Sums per currency: by the object's currency-code picklist, else the record's.
             let mut groups: Vec<(String, f64)> = vec![];
             for r in &rows.records {
                 let Some(x) = r.get(*m).and_then(number) else { continue };
@@ -182,7 +190,7 @@ impl Session<'_> {
                     .and_then(|c| r.get(c))
                     .and_then(Value::as_str)
                     .map(String::from)
-                    .unwrap_or_else(|| currency.clone());
+                    .unwrap_or_else(|| currency.to_string());
                 match groups.iter_mut().find(|(k, _)| *k == c) {
                     Some((_, s)) => *s += x,
                     None => groups.push((c, x)),

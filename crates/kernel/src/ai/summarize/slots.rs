@@ -171,16 +171,20 @@ pub(super) fn render(
 }
 
 /// How many bytes at the start of `rest` restate the value a slot just rendered: the value
-/// again ("{rating} Cold"), or an amount's currency code (" EUR", " in EUR"). The model
-/// restating what the kernel writes is dropped, not refused: it claims nothing new.
+/// again ("{rating} Cold"), an amount's currency code (" EUR", " in EUR"), or a date's month
+/// or year ("{close_date} June"). The model restating what the kernel writes is dropped, not
+/// refused: it claims nothing new.
 fn restated(rest: &str, f: &Fact, value: &str) -> usize {
-    let code = value
-        .rsplit(' ')
-        .next()
+    let words: Vec<&str> = value.split(' ').collect();
+    let code = words
+        .last()
         .filter(|c| f.field_type == "currency" && c.len() == 3 && c.chars().all(|x| x.is_ascii_uppercase()));
     let mut said = vec![format!(" {value}")];
     if let Some(code) = code {
         said.extend([format!(" {code}"), format!(" in {code}")]);
+    }
+    if let ("date", [_, month, year]) = (f.field_type.as_str(), words.as_slice()) {
+        said.extend([format!(" {month} {year}"), format!(" {month}"), format!(" {year}")]);
     }
     for s in said {
         let head = rest.get(..s.len()).unwrap_or_default();
@@ -191,52 +195,63 @@ fn restated(rest: &str, f: &Fact, value: &str) -> usize {
     0
 }
 
-/// Brackets that open and close a span of prose, in any script (braces are slots).
-const BRACKETS: [(char, char); 10] = [
-    ('(', ')'),
-    ('[', ']'),
-    ('【', '】'),
-    ('「', '」'),
-    ('『', '』'),
-    ('《', '》'),
-    ('〈', '〉'),
-    ('〔', '〕'),
-    ('（', '）'),
-    ('［', '］'),
-];
+/// One character of the prose a sentence may write outside its slots: the characters the
+/// request holds it to at decode time ([`super::LETTERS`], [`super::MARKS`], [`super::DASHES`]).
+static PROSE_CHAR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(&format!("^[{}{}{}(-]$", super::LETTERS, super::MARKS, super::DASHES))
+        .expect("the prose class")
+});
 
-/// What the prose outside a sentence's slots must not hold although it is no number: a month's
-/// name (a date is written whole by its slot, so "{close_date} June" adds a date of its own),
-/// and a bracket with no partner ("… 9 June 2025 】"), which is noise, not prose. "May" is
-/// left alone (it is a verb far more often), and so is a month inside a name a fact holds
-/// ("June Media").
+/// What the prose outside a sentence's slots must not hold although it is no number (a server
+/// that ignores the request's pattern lets all of these through):
+/// - a month's name: a date is written whole by its slot, and "{close_date} July" adds a date
+///   of its own ("May" is left alone, a verb far more often, and so is a month inside a name a
+///   fact holds, "June Media");
+/// - a character the request's pattern does not allow ("】", "伍", "$");
+/// - a parenthesis with no partner;
+/// - a word said three times in a row, which is a small model stuck, not prose.
 fn strays(outside: &str, facts: &[Fact]) -> Vec<String> {
     let mut out = vec![];
     let prose = facts
         .iter()
         .filter(|f| names_or_lists(f))
         .fold(outside.to_string(), |p, f| mask_words(&p, &f.display));
-    for word in prose.split(|c: char| !c.is_alphabetic()) {
+    let words: Vec<&str> = prose.split(|c: char| !c.is_alphabetic()).filter(|w| !w.is_empty()).collect();
+    for word in &words {
         let lower = word.to_lowercase();
         let month = lower != "may" && crate::ai::dates::MONTHS.contains(&lower.as_str());
         if month && word.starts_with(|c: char| c.is_uppercase()) {
             out.push(format!("it writes “{word}”, a month no slot states: the date's slot writes it"));
         }
     }
-    let mut open: Vec<char> = vec![];
-    for c in outside.chars() {
-        if let Some((o, _)) = BRACKETS.iter().find(|(o, _)| *o == c) {
-            open.push(*o);
-        } else if let Some((o, _)) = BRACKETS.iter().find(|(_, close)| *close == c) {
-            if open.pop() != Some(*o) {
-                out.push(format!("it writes “{c}” with no “{o}” before it: leave it out"));
-                open.clear();
-            }
+    for w in words.windows(3) {
+        if w[0].eq_ignore_ascii_case(w[1]) && w[1].eq_ignore_ascii_case(w[2]) {
+            out.push(format!("it repeats “{}”: write each thing once", w[0]));
         }
     }
-    if let Some(o) = open.first() {
-        out.push(format!("it opens “{o}” and never closes it: leave it out"));
+    let mut buf = [0u8; 4];
+    for c in prose.chars() {
+        let fine = c.is_whitespace() || c.is_ascii_digit() || c == '{' || c == '}';
+        if !fine && !PROSE_CHAR.is_match(c.encode_utf8(&mut buf)) {
+            out.push(format!("it writes “{c}”, which is not English prose: leave it out"));
+        }
     }
+    let mut depth = 0i32;
+    for c in prose.chars() {
+        depth += match c {
+            '(' => 1,
+            ')' => -1,
+            _ => 0,
+        };
+        if depth < 0 {
+            out.push("it writes “)” with no “(” before it: leave it out".to_string());
+            depth = 0;
+        }
+    }
+    if depth > 0 {
+        out.push("it opens “(” and never closes it: leave it out".to_string());
+    }
+    out.sort();
     out.dedup();
     out
 }
@@ -329,7 +344,7 @@ mod tests {
     }
 
     #[test]
-    fn a_month_or_a_lone_bracket_outside_the_slots_is_refused() {
+    fn a_month_a_stray_character_or_a_stuck_word_outside_the_slots_is_refused() {
         let facts = [
             fact("close_date", "date", json!("2025-06-09"), "2025-06-09"),
             Fact {
@@ -343,13 +358,20 @@ mod tests {
             Ok("It may close on 9 June 2025 (a Monday).".into())
         );
         assert!(ok("June Media closes on {close_date}.").is_ok(), "a month inside a name a fact holds");
-        assert!(render("June Media closes in June, on {close_date}.", &facts, "USD").is_err());
+        assert!(ok("Ça va: it closes on {close_date} – soon, as planned…").is_ok());
         let refused = |t: &str| render(t, &facts, "USD").unwrap_err().join(" | ");
-        assert!(refused("It closes on {close_date} June.").contains("“June”, a month"));
-        assert!(refused("It closes in June, on {close_date}.").contains("“June”, a month"));
-        assert!(refused("It closes on {close_date} 】.").contains("“】” with no “【”"));
+        assert!(refused("June Media closes in June, on {close_date}.").contains("“June”, a month"));
+        // The slot's own month or year said again is dropped; another month is refused.
+        assert_eq!(ok("It closes on {close_date} June."), Ok("It closes on 9 June 2025.".into()));
+        assert_eq!(ok("It closes on {close_date} June 2025."), Ok("It closes on 9 June 2025.".into()));
+        assert!(refused("It closes on {close_date} July.").contains("“July”, a month"));
+        assert!(refused("It closes on {close_date} June 】.").contains("“】”, which is not English prose"));
+        assert!(refused("{name} is Expansion 伍三.").contains("“伍”, which is not English prose"));
+        assert!(refused("It is worth $ on {close_date}.").contains("“$”"));
         assert!(refused("It closes on {close_date} (soon.").contains("never closes"));
         assert!(refused("It closes) on {close_date}.").contains("“)” with no “(”"));
+        assert!(refused("It closes on {close_date} soon soon soon.").contains("repeats “soon”"));
+        assert!(ok("It closes on {close_date}, soon, soon.").is_ok(), "twice is prose");
     }
 
     #[test]
