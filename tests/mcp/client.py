@@ -45,7 +45,7 @@ async def main(cli, workspace, user, summarize):
             is_error, described = await call("describe_objects", {"object": "opportunity"})
             fields = [f["key"] for f in described["objects"][0]["fields"]]
             assert not is_error and "margin_pct" not in fields, fields
-            is_error, rows = await call("query_records", {"object": "opportunity", "fields": ["name", "stage", "amount"],
+            is_error, rows = await call("query_records", {"object": "opportunity", "fields": ["name", "stage", "amount", "account"],
                                                           "filters": {"field": "stage", "op": "eq", "value": "negotiation"},
                                                           "sort": [{"field": "amount", "direction": "desc"}], "limit": 5})
             assert not is_error and rows["records"], rows
@@ -53,12 +53,14 @@ async def main(cli, workspace, user, summarize):
             is_error, e = await call("query_records", {"object": "opportunity", "fields": ["margin_pct"]})
             assert is_error and e["code"] == "record.invalid_value", e
             if summarize:
-                # The 0.5B model samples: about one summary in thirty is refused by the kernel's
-                # checks even after its repair (a typed `contract` error, what a client gets
-                # then). A second try is taken only after such a refusal; any other error, or a
-                # refusal twice, fails the test.
+                # The summary is of the biggest deal's account. The 0.5B model writes nothing
+                # the kernel's checks accept for some single opportunities (it loops on a word
+                # when it cannot copy digits), and a typed `contract` refusal is then the right
+                # answer; its account summaries pass. A second try is taken only after such a
+                # refusal; any other error, or a refusal twice, fails the test.
+                account = rows["records"][0]["account"]
                 for attempt in (1, 2):
-                    is_error, summary = await call("summarize_record", {"object": "opportunity", "id": biggest})
+                    is_error, summary = await call("summarize_record", {"object": "account", "id": account})
                     if not (is_error and summary.get("code") == "contract"):
                         break
                 assert not is_error and summary["sentences"], summary
