@@ -64,6 +64,16 @@ async def main(cli, workspace, user, summarize):
                     if not (is_error and summary.get("code") == "contract"):
                         break
                 assert not is_error and summary["sentences"], summary
+                # Each citation is a record's field, or a rollup with the set it is computed
+                # over, whose filter lists that set's rows through query_records.
+                cites = [c for s in summary["sentences"] for c in s["cites"]]
+                for c in cites:
+                    assert ("rollup" in c and {"object", "filter", "operation"} <= c["set"].keys()) or (
+                        c["object"] and c["id"] and c["field"]), c
+                sets = [c["set"] for c in cites if "rollup" in c]
+                if sets:
+                    is_error, rows = await call("query_records", {"object": sets[0]["object"], "filters": sets[0]["filter"]})
+                    assert not is_error and rows["records"], rows
             is_error, proposal = await call("propose_update", {"object": "opportunity", "id": biggest,
                                                                "values": {"next_step": "Send the revised terms"},
                                                                "rationale": "asked for in the call"})

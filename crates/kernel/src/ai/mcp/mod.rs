@@ -129,7 +129,7 @@ pub fn tools() -> Vec<ServedTool> {
         tool(
             "summarize_record",
             "Summarize a record",
-            "A summary of one record and its related records written by Countersign's own model, every value in it checked against the record and cited (object, record, field).",
+            "A summary of one record and its related records written by Countersign's own model, every value in it checked and cited: a field of a record (object, id, field), or a rollup computed over related records (its label, and the set: the object, the `filter` query_records runs to list its rows, the field and the operation).",
             json!({"object": object, "id": id}),
             &["object", "id"],
             false,
@@ -369,10 +369,15 @@ async fn run(sessions: &impl Sessions, tool: &str, args: &Value, cancel: &Cancel
             let mut summarize = crate::ai::summarize::Summarize::new(&object, &id);
             let answer = drive(sessions, &mut summarize, None, cancel, &mut |_| {}).await?;
             let traced = json!({"object": object, "id": id, "summaryTrace": answer.figures.trace_id});
+            // A rollup cites the set it is computed over, which the client can list itself with
+            // query_records; any other fact cites its record's field.
             let cited = |s: &crate::ai::summarize::Sentence| {
                 s.citations
                     .iter()
-                    .map(|c| json!({"object": c.fact.object, "id": c.fact.id, "field": c.fact.field}))
+                    .map(|c| match &c.fact.set {
+                        Some(set) => json!({"rollup": c.fact.label, "set": set}),
+                        None => json!({"object": c.fact.object, "id": c.fact.id, "field": c.fact.field}),
+                    })
                     .collect::<Vec<_>>()
             };
             let sentences: Vec<Value> =
