@@ -447,7 +447,8 @@ impl Session<'_> {
             .find(|f| Some(f.field.as_str()) == code_field)
             .and_then(|f| f.value.as_str())
             .map(String::from);
-        let record_currency = code.clone().unwrap_or_else(|| self.catalog().definition.currency.clone());
+        let currency = self.catalog().definition.currency.clone();
+        let record_currency = code.clone().unwrap_or_else(|| currency.clone());
         if let (Some(code), Some(code_field)) = (code, code_field) {
             if own.iter().any(|f| f.field_type == "currency") {
                 own.retain(|f| f.field != code_field);
@@ -474,7 +475,6 @@ impl Session<'_> {
             .collect();
         ranked.extend(self.rollups(&p.projection, object, id, &name, &record_currency));
         ranked.sort_by_key(|r| std::cmp::Reverse(r.rank));
-        let currency = self.catalog().definition.currency.clone();
         let mut facts = vec![];
         let mut tokens = 0;
         for mut r in ranked {
