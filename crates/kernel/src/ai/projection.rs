@@ -106,12 +106,8 @@ pub struct ProjectedField {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// False for a number or currency whose sum over records means nothing (a unit price).
-    #[serde(skip_serializing_if = "is_true")]
+    #[serde(skip_serializing_if = "crate::metadata::types::is_true")]
     pub additive: bool,
-}
-
-fn is_true(b: &bool) -> bool {
-    *b
 }
 
 /// A projection ready for a prompt: the value, its rendering and its hash.

@@ -149,7 +149,8 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
-fn is_true(b: &bool) -> bool {
+/// For `skip_serializing_if` on a flag that defaults to true.
+pub(crate) fn is_true(b: &bool) -> bool {
     *b
 }
 
