@@ -230,14 +230,12 @@ fn strays(outside: &str, facts: &[Fact]) -> Vec<String> {
         }
     }
     let mut buf = [0u8; 4];
+    let mut depth = 0i32;
     for c in prose.chars() {
         let fine = c.is_whitespace() || c.is_ascii_digit() || c == '{' || c == '}';
         if !fine && !PROSE_CHAR.is_match(c.encode_utf8(&mut buf)) {
             out.push(format!("it writes “{c}”, which is not English prose: leave it out"));
         }
-    }
-    let mut depth = 0i32;
-    for c in prose.chars() {
         depth += match c {
             '(' => 1,
             ')' => -1,
