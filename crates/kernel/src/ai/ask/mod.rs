@@ -13,9 +13,11 @@
 //! read (case, punctuation, legal suffixes, abbreviations, partial names); the answer shows what
 //! each value resolved to, and an ambiguous value becomes a choice for the user, never a guess.
 
+mod choice;
 mod data_check;
 mod evidence;
 mod learned;
+pub mod reader;
 mod versions;
 
 use crate::ai::dates::{read_dates, DateRange};
@@ -35,6 +37,7 @@ use crate::records::query::{Direction, QueryResult, QuerySpec, SortKey};
 use data_check::Written;
 pub use evidence::SaidTerm;
 use evidence::{check_evidence, check_unused_values, refusal_contradiction, said_terms};
+pub use choice::ReadCondition;
 pub use learned::{LearnedExample, LearnedUse, MAX_LEARNED};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -56,6 +59,7 @@ pub const SPEC: CapabilitySpec = CapabilitySpec {
             contract: CONTRACT_DATES_READ,
         },
         ShippedVersion { instructions: INSTRUCTIONS_V3, examples: examples_v3, contract: CONTRACT_TERMS },
+        ShippedVersion { instructions: INSTRUCTIONS_V4, examples: examples_v4, contract: CONTRACT_CHOICES },
     ],
     inputs: r#"{"question": "string", "schema": "projection", "today": "date", "dates": "date phrases the kernel read"}"#,
     settings: CapabilitySettings::default,
@@ -156,6 +160,11 @@ pub struct AskAnswer {
     pub terms: Vec<TermChoice>,
     /// Examples learned from this workspace's corrections that the prompt carried.
     pub learned: Vec<LearnedUse>,
+    /// The conditions the kernel read in the question (prompt version 4), chosen or not.
+    pub read: Vec<ReadCondition>,
+    /// The question's words that no chosen condition uses (prompt version 4): the answer says
+    /// what it did not use.
+    pub unused: Vec<String>,
 }
 
 /// A term of the vocabulary that a filter of the answer stands for.
@@ -192,6 +201,9 @@ struct Planned {
     terms: Vec<TermChoice>,
     /// The values the plan wrote for text-like fields and lookups (for the data check).
     written: Vec<Written>,
+    /// The conditions read and the words not used (version 4).
+    read: Vec<ReadCondition>,
+    unused: Vec<String>,
 }
 
 /// Progress of an Ask call, streamed to the UI.
@@ -222,6 +234,8 @@ pub struct AskRun {
     /// Examples learned from corrections that the prompt carries, with their plans (the
     /// repair's prompt carries the same).
     learned: Vec<(LearnedUse, String)>,
+    /// The question as the kernel read it (prompt version 4's contract); `None` before.
+    reading: Option<reader::Reading>,
     /// Filter fields an answer wrote that the question does not ask for: the repair's contract
     /// leaves them out.
     unasked: Vec<String>,
@@ -472,7 +486,17 @@ impl Session<'_> {
         }
         let learned =
             if with_terms { self.learned_for(question, &grounding.projection, &objects) } else { vec![] };
-        let parts = ask_parts(&grounding, &learned, &today, question, dates.as_deref(), terms.as_deref());
+        // From prompt version 4's contract on, the kernel reads the question into candidate
+        // conditions and the model only chooses among them.
+        let reading = if prompt.output_contract == CONTRACT_CHOICES {
+            Some(self.read_question(question, &grounding.projection, &objects)?)
+        } else {
+            None
+        };
+        let parts = match &reading {
+            Some(r) => choice::choice_parts(&grounding.projection, &objects, question, r),
+            None => ask_parts(&grounding, &learned, &today, question, dates.as_deref(), terms.as_deref()),
+        };
         let chat_prompt = Prompt {
             instructions: prompt.instructions.clone(),
             examples: crate::ai::pipeline::example_turns(&prompt.examples),
@@ -509,15 +533,21 @@ impl Session<'_> {
                 ),
             );
         }
-        let schema = output_schema(
-            &grounding.projection,
-            &objects,
-            true,
-            phrases_of(dates.as_deref()).as_deref(),
-            terms.as_deref(),
-            &[],
-            &values_said,
-        );
+        if let Some(why) = reading.as_ref().and_then(|r| choice::unsayable(r, &grounding.projection)) {
+            return fail(&inv, Error::new(Code::GroundingInsufficient, why));
+        }
+        let schema = match &reading {
+            Some(r) => choice::choice_schema(&grounding.projection, &objects, r),
+            None => output_schema(
+                &grounding.projection,
+                &objects,
+                true,
+                phrases_of(dates.as_deref()).as_deref(),
+                terms.as_deref(),
+                &[],
+                &values_said,
+            ),
+        };
         let request = inv.chat_request(chat_prompt, "ask_plan".into(), schema.clone());
         Ok(AskRun {
             invocation: inv,
@@ -527,6 +557,7 @@ impl Session<'_> {
             dates,
             terms,
             learned,
+            reading,
             unasked: vec![],
             values_said,
             schema,
@@ -550,7 +581,7 @@ impl Session<'_> {
                 Err(e)
             }
             Ok(Constrained::Plan(plan)) => {
-                let Planned { spec, resolutions, values, dates, terms, written } = *plan;
+                let Planned { spec, resolutions, values, dates, terms, written, read, unused } = *plan;
                 let ambiguous = resolutions.iter().any(|r| r.status == ResolutionStatus::Ambiguous);
                 let result = if ambiguous {
                     None
@@ -578,6 +609,7 @@ impl Session<'_> {
                 }
                 let inv = &run.invocation;
                 let answer_json = json!({"spec": spec, "resolutions": resolutions, "dates": dates,
+                    "chosen": read.iter().filter(|c| c.chosen).map(|c| &c.id).collect::<Vec<_>>(),
                     "terms": terms.iter().map(|t| &t.key).collect::<Vec<_>>(),
                     "learned": run.learned.iter().map(|(l, _)| &l.id).collect::<Vec<_>>(),
                     "ids": result.as_ref().map(|r| r.records.iter().map(|m| m["id"].clone()).collect::<Vec<_>>())});
@@ -590,6 +622,8 @@ impl Session<'_> {
                     dates,
                     terms,
                     learned: run.learned.iter().map(|(l, _)| l.clone()).collect(),
+                    read,
+                    unused,
                     result,
                     trace_id: inv.trace_id.clone(),
                     correlation_id: inv.correlation_id.clone(),
@@ -632,21 +666,29 @@ impl Session<'_> {
         violation: &str,
         refusal_allowed: bool,
     ) -> Result<AskStep> {
-        let mut parts = ask_parts(
-            &run.grounding,
-            &run.learned,
-            &self.today().to_string(),
-            &run.question,
-            run.dates.as_deref(),
-            run.terms.as_deref(),
-        );
+        let mut parts = match &run.reading {
+            Some(r) => {
+                let objects = self.ask_objects(&run.grounding.projection, &run.invocation.capability.settings);
+                choice::choice_parts(&run.grounding.projection, &objects, &run.question, r)
+            }
+            None => ask_parts(
+                &run.grounding,
+                &run.learned,
+                &self.today().to_string(),
+                &run.question,
+                run.dates.as_deref(),
+                run.terms.as_deref(),
+            ),
+        };
         parts.push(Part::Untrusted { label: "your previous answer".into(), content: answer.to_string() });
-        parts.push(Part::Request(if refusal_allowed {
+        parts.push(Part::Request(if run.reading.is_some() {
+                format!("Your previous answer was rejected: {violation}\nAnswer again with a corrected JSON choice.")
+            } else if refusal_allowed {
                 format!("Your previous answer was rejected: {violation}\nAnswer again with a corrected JSON plan, or with a refusal if the schema cannot answer the question.")
             } else {
                 format!("Your previous answer was rejected: {violation}\nAnswer again with a corrected JSON plan.")
             }));
-        if !refusal_allowed || !run.unasked.is_empty() {
+        if run.reading.is_none() && (!refusal_allowed || !run.unasked.is_empty()) {
             // The question is answerable from the schema (the model's own plan or the
             // schema says so): the repair may not turn into a refusal. A filter the question
             // does not ask for cannot be written again.
@@ -680,6 +722,9 @@ impl Session<'_> {
     /// Parse and check the model's text; problems are returned as the exact message the repair
     /// attempt carries.
     fn constrain(&self, run: &AskRun, content: &str) -> std::result::Result<Constrained, Violation> {
+        if run.reading.is_some() {
+            return self.choose(run, content);
+        }
         let doc: Value = serde_json::from_str(content.trim())
             .map_err(|e| format!("the answer is not valid JSON ({e})"))?;
         if let Some(r) = doc.get("refusal") {
@@ -1046,7 +1091,7 @@ impl Session<'_> {
             limit: Some(plan.limit.unwrap_or(DEFAULT_LIMIT).min(1000)),
             offset: None,
         };
-        Ok(Planned { spec, resolutions, values, dates: chosen, terms, written: vec![] })
+        Ok(Planned { spec, resolutions, values, dates: chosen, terms, written: vec![], read: vec![], unused: vec![] })
     }
 }
 

@@ -1,0 +1,380 @@
+//! Prompt version 4: the model chooses among the conditions the kernel read (`reader`). The
+//! per-request schema offers, per object, the ids of the candidates that apply to it, its
+//! sortable fields (only when the question asks for an order) and the counts of rows the
+//! question says; the kernel composes the spec: OR within one group (values of one field),
+//! AND across groups, each candidate's own condition. Question words no chosen candidate uses
+//! are listed with the answer ("not used: …").
+
+use super::reader::{tokens, Candidate, Kind, Reading, Token, FILLER, ORDER_WORDS};
+use super::*;
+use crate::metadata::condition::AllOf;
+
+/// A condition the kernel read in the question, as the answer shows it: the chosen ones and
+/// the others (a chip offers a swap to another reading of the same words).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadCondition {
+    pub id: String,
+    /// The question's words it comes from.
+    pub words: String,
+    /// What it means, in the workspace's labels.
+    pub meaning: String,
+    pub chosen: bool,
+    /// The condition on the queried object; absent when it does not apply to that object.
+    #[ts(optional)]
+    pub condition: Option<Condition>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChoiceOut {
+    object: String,
+    #[serde(default)]
+    conditions: Vec<String>,
+    #[serde(default)]
+    sort: Vec<SortOut>,
+    #[serde(default)]
+    limit: Option<u32>,
+}
+
+/// The fields a query on `object` may sort by: its own, but lookups and long texts.
+fn sortable(p: &Projection, object: &str) -> Vec<String> {
+    p.object(object)
+        .map(|o| {
+            o.fields
+                .iter()
+                .filter(|f| !matches!(f.field_type, FieldType::Lookup | FieldType::LongText))
+                .map(|f| f.key.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether the question asks for an order ("largest", "newest", "top").
+fn asks_order(t: &[Token]) -> bool {
+    t.iter().any(|w| ORDER_WORDS.contains(&w.lower.as_str()) && w.lower != "by")
+}
+
+/// The output contract of one request under version 4.
+pub(super) fn choice_schema(p: &Projection, objects: &[String], reading: &Reading) -> Value {
+    let order = asks_order(&reading.tokens);
+    let alternatives: Vec<Value> = objects
+        .iter()
+        .map(|key| {
+            let ids: Vec<&str> = reading
+                .candidates
+                .iter()
+                .filter(|c| c.on(p, key).is_some())
+                .map(|c| c.id.as_str())
+                .collect();
+            let conditions = if ids.is_empty() {
+                json!({"const": []})
+            } else {
+                json!({"type": "array", "items": {"enum": ids}, "uniqueItems": true, "maxItems": 8})
+            };
+            let fields = if order { sortable(p, key) } else { vec![] };
+            let sort = if fields.is_empty() {
+                json!({"const": []})
+            } else {
+                json!({"type": "array", "maxItems": 2, "items": {
+                    "type": "object",
+                    "properties": {"field": {"enum": fields}, "direction": {"enum": ["asc", "desc"]}},
+                    "required": ["field", "direction"],
+                    "additionalProperties": false
+                }})
+            };
+            let limit = if reading.counts.is_empty() {
+                json!({"type": "null"})
+            } else {
+                json!({"anyOf": [{"enum": reading.counts}, {"type": "null"}]})
+            };
+            json!({
+                "type": "object",
+                "properties": {"object": {"const": key}, "conditions": conditions, "sort": sort, "limit": limit},
+                "required": ["object", "conditions", "sort", "limit"],
+                "additionalProperties": false
+            })
+        })
+        .collect();
+    json!({"anyOf": alternatives})
+}
+
+/// The user message under version 4: the objects, the question, the conditions read.
+pub(super) fn choice_parts(p: &Projection, objects: &[String], question: &str, reading: &Reading) -> Vec<Part> {
+    let order = asks_order(&reading.tokens);
+    let lines: Vec<String> = objects
+        .iter()
+        .filter_map(|k| p.object(k))
+        .map(|o| {
+            if order {
+                format!("{} ({}): sort by {}", o.key, o.plural_label, sortable(p, &o.key).join(", "))
+            } else {
+                format!("{} ({})", o.key, o.plural_label)
+            }
+        })
+        .collect();
+    let mut parts = vec![
+        Part::Untrusted { label: "objects".into(), content: lines.join("\n") },
+        Part::Untrusted { label: "question".into(), content: question.to_string() },
+    ];
+    let conditions: Vec<String> = reading
+        .candidates
+        .iter()
+        .map(|c| {
+            format!("{} \"{}\" ({}): {}", c.id, c.words, c.object.as_deref().unwrap_or("any"), c.meaning)
+        })
+        .collect();
+    parts.push(Part::Untrusted {
+        label: "conditions".into(),
+        content: if conditions.is_empty() { "none".into() } else { conditions.join("\n") },
+    });
+    parts
+}
+
+/// Why the query language cannot say what the question asks, if it cannot: records by the
+/// related records they lack ("accounts without notes").
+pub(super) fn unsayable(reading: &Reading, p: &Projection) -> Option<String> {
+    let t = &reading.tokens;
+    let object_words: Vec<String> = p
+        .objects
+        .iter()
+        .flat_map(|o| {
+            let mut w = tokens(&o.label);
+            w.extend(tokens(&o.plural_label));
+            w
+        })
+        .map(|w| w.stem)
+        .collect();
+    for (i, w) in t.iter().enumerate() {
+        let lacks = match w.lower.as_str() {
+            "without" | "lacking" => Some(i + 1),
+            "no" | "zero" if i > 0 && matches!(t[i - 1].lower.as_str(), "with" | "have" | "has") => Some(i + 1),
+            _ => None,
+        };
+        let Some(next) = lacks else { continue };
+        let said = t.iter().skip(next).take(3).position(|x| object_words.contains(&x.stem));
+        if let Some(k) = said {
+            let words: Vec<&str> = t[i..=next + k].iter().map(|x| x.text.as_str()).collect();
+            return Some(format!(
+                "Ask cannot yet find records by the related records they lack (“{}”), so this question is not answered rather than answered with other records.",
+                words.join(" ")
+            ));
+        }
+    }
+    None
+}
+
+/// The question's words that no chosen condition, object, order or count uses, as phrases.
+fn unused_words(reading: &Reading, chosen: &[&Candidate], p: &Projection, object: &str, sort: &[SortKey], limit: Option<u32>) -> Vec<String> {
+    let t = &reading.tokens;
+    let mut used = vec![false; t.len()];
+    for c in chosen {
+        for &i in &c.span {
+            used[i] = true;
+        }
+    }
+    let mut known: Vec<String> = vec![];
+    if let Some(o) = p.object(object) {
+        known.extend(tokens(&o.label).into_iter().map(|w| w.stem));
+        known.extend(tokens(&o.plural_label).into_iter().map(|w| w.stem));
+        known.extend(tokens(&o.key.replace('_', " ")).into_iter().map(|w| w.stem));
+        for s in sort {
+            if let Some(f) = o.fields.iter().find(|f| f.key == s.field) {
+                known.extend(tokens(&f.label).into_iter().map(|w| w.stem));
+                known.extend(tokens(&f.key.replace('_', " ")).into_iter().map(|w| w.stem));
+            }
+        }
+    }
+    for (i, w) in t.iter().enumerate() {
+        let count = limit.is_some_and(|n| {
+            w.lower.parse::<u32>().ok() == Some(n) || reader_number_word(&w.lower) == Some(n)
+        });
+        if FILLER.contains(&w.lower.as_str())
+            || ORDER_WORDS.contains(&w.lower.as_str())
+            || known.contains(&w.stem)
+            || count
+            || !w.lower.chars().any(char::is_alphanumeric)
+        {
+            used[i] = true;
+        }
+    }
+    let mut out: Vec<String> = vec![];
+    let mut run: Vec<&str> = vec![];
+    for (i, w) in t.iter().enumerate() {
+        if used[i] {
+            if !run.is_empty() {
+                out.push(run.join(" "));
+                run.clear();
+            }
+        } else {
+            run.push(&w.text);
+        }
+    }
+    if !run.is_empty() {
+        out.push(run.join(" "));
+    }
+    out.dedup();
+    out
+}
+
+fn reader_number_word(w: &str) -> Option<u32> {
+    const WORDS: [&str; 12] =
+        ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+    WORDS.iter().position(|x| *x == w).map(|i| i as u32 + 1)
+}
+
+impl Session<'_> {
+    /// Check the model's choice and compose the spec from the chosen candidates.
+    pub(super) fn choose(&self, run: &AskRun, content: &str) -> std::result::Result<Constrained, Violation> {
+        let reading = run.reading.as_ref().ok_or_else(|| Violation::from("internal: no reading".to_string()))?;
+        let doc: Value = serde_json::from_str(content.trim())
+            .map_err(|e| format!("the answer is not valid JSON ({e})"))?;
+        let validator = jsonschema::validator_for(&run.schema).map_err(|e| format!("internal: {e}"))?;
+        if let Some(e) = validator.iter_errors(&doc).next() {
+            return Err(Violation::from(format!(
+                "at {}: {e}",
+                if e.instance_path().as_str().is_empty() { "/" } else { e.instance_path().as_str() }
+            )));
+        }
+        let out: ChoiceOut = serde_json::from_value(doc)
+            .map_err(|e| format!("the answer does not have the choice's shape ({e})"))?;
+        let p = &run.grounding.projection;
+        let allowed = self.ask_objects(p, &run.invocation.capability.settings);
+        if !allowed.contains(&out.object) {
+            return Err(Violation::from(format!("`{}` is not an object you may query", out.object)));
+        }
+        let object = out.object.clone();
+        let mut chosen: Vec<&Candidate> = vec![];
+        for id in &out.conditions {
+            let c = reading
+                .candidates
+                .iter()
+                .find(|c| &c.id == id)
+                .ok_or_else(|| Violation::from(format!("`{id}` is not a listed condition")))?;
+            if c.on(p, &object).is_none() {
+                return Err(Violation::from(format!("{id} does not apply to {object}")));
+            }
+            if !chosen.iter().any(|x| x.id == c.id) {
+                chosen.push(c);
+            }
+        }
+        let sortable = sortable(p, &object);
+        let sort: Vec<SortKey> = out
+            .sort
+            .into_iter()
+            .filter(|s| sortable.contains(&s.field))
+            .map(|s| SortKey { field: s.field, direction: s.direction.unwrap_or_default() })
+            .collect();
+        let planned = self.compose(p, &object, &chosen, sort, out.limit).map_err(|e| Violation::from(e.message))?;
+        self.explain(&planned.spec).map_err(|e| Violation::from(e.message))?;
+        let ids: Vec<String> = chosen.iter().map(|c| c.id.clone()).collect();
+        let (read, unused) = shown_reading(reading, p, &planned.spec, &ids);
+        Ok(Constrained::Plan(Box::new(Planned { read, unused, ..planned })))
+    }
+
+    fn compose(
+        &self,
+        p: &Projection,
+        object: &str,
+        chosen: &[&Candidate],
+        sort: Vec<SortKey>,
+        limit: Option<u32>,
+    ) -> Result<Planned> {
+        let mut fields = self.describe_object(object)?.list_columns;
+        let mut groups: Vec<(String, Vec<Condition>)> = vec![];
+        let (mut resolutions, mut values, mut dates, mut terms) = (vec![], vec![], vec![], vec![]);
+        let lookup_to = |own: &str| {
+            p.object(object).and_then(|o| {
+                o.fields
+                    .iter()
+                    .find(|f| f.field_type == FieldType::Lookup && f.target.as_deref() == Some(own))
+                    .map(|f| f.key.clone())
+            })
+        };
+        for c in chosen {
+            let condition = c.on(p, object).ok_or_else(|| Error::internal("checked by choose"))?;
+            // The path prefix the condition gained on a child ("account." on an invoice).
+            let via = c.object.as_deref().filter(|own| *own != object).and_then(lookup_to);
+            let path = |field: &str| via.as_ref().map_or(field.to_string(), |l| format!("{l}.{field}"));
+            match c.kind {
+                Kind::Record => {
+                    if let Some(r) = &c.records {
+                        let mut r = r.clone();
+                        r.field = via.clone().unwrap_or_else(|| r.field.clone());
+                        resolutions.push(r);
+                    }
+                }
+                Kind::Date => {
+                    if let Some(d) = &c.date {
+                        dates.push(DateChoice { field: path(&d.field), ..d.clone() });
+                    }
+                }
+                Kind::Term => {
+                    if let Some((key, label)) = &c.term {
+                        terms.push(TermChoice { key: path(key), label: label.clone(), condition: condition.clone() });
+                    }
+                }
+                _ => {}
+            }
+            for f in condition.fields() {
+                let shown = p.field(object, f).is_some_and(|(_, x)| x.field_type != FieldType::Lookup);
+                if shown && !fields.iter().any(|x| x == f) {
+                    fields.push(f.to_string());
+                }
+            }
+            values.push(FieldValue {
+                object: c.object.clone().unwrap_or_else(|| object.to_string()),
+                field: c.group.clone(),
+                value: c.words.clone(),
+            });
+            match groups.iter_mut().find(|(g, _)| *g == c.group) {
+                Some((_, members)) => members.push(condition),
+                None => groups.push((c.group.clone(), vec![condition])),
+            }
+        }
+        for s in &sort {
+            if !fields.contains(&s.field) {
+                fields.push(s.field.clone());
+            }
+        }
+        let mut conditions: Vec<Condition> = groups
+            .into_iter()
+            .map(|(_, mut members)| match members.len() {
+                1 => members.remove(0),
+                _ => Condition::Any(crate::metadata::condition::AnyOf { any: members }),
+            })
+            .collect();
+        let spec = QuerySpec {
+            object: object.to_string(),
+            fields,
+            filters: match conditions.len() {
+                0 => None,
+                1 => conditions.pop(),
+                _ => Some(Condition::All(AllOf { all: conditions })),
+            },
+            sort,
+            limit: Some(limit.unwrap_or(DEFAULT_LIMIT).min(1000)),
+            offset: None,
+        };
+        Ok(Planned { spec, resolutions, values, dates, terms, written: vec![], read: vec![], unused: vec![] })
+    }
+}
+
+/// What the answer shows of the reading: every candidate, chosen or not, on the queried
+/// object; and the question's words no chosen candidate uses.
+fn shown_reading(reading: &Reading, p: &Projection, spec: &QuerySpec, chosen_ids: &[String]) -> (Vec<ReadCondition>, Vec<String>) {
+    let read: Vec<ReadCondition> = reading
+        .candidates
+        .iter()
+        .map(|c| ReadCondition {
+            id: c.id.clone(),
+            words: c.words.clone(),
+            meaning: c.meaning.clone(),
+            chosen: chosen_ids.contains(&c.id),
+            condition: c.on(p, &spec.object),
+        })
+        .collect();
+    let chosen: Vec<&Candidate> = reading.candidates.iter().filter(|c| chosen_ids.contains(&c.id)).collect();
+    let unused = unused_words(reading, &chosen, p, &spec.object, &spec.sort, spec.limit.filter(|l| *l != DEFAULT_LIMIT));
+    (read, unused)
+}
