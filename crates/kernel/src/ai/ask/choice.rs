@@ -55,10 +55,20 @@ fn asks_order(t: &[Token]) -> bool {
     t.iter().any(|w| ORDER_WORDS.contains(&w.lower.as_str()) && w.lower != "by")
 }
 
+/// The objects a choice may list: the reading's, among those the user may ask about.
+fn focus(objects: &[String], reading: &Reading) -> Vec<String> {
+    let mine: Vec<String> = reading.objects.iter().filter(|o| objects.contains(o)).cloned().collect();
+    if mine.is_empty() {
+        objects.to_vec()
+    } else {
+        mine
+    }
+}
+
 /// The output contract of one request under version 4.
 pub(super) fn choice_schema(p: &Projection, objects: &[String], reading: &Reading) -> Value {
     let order = asks_order(&reading.tokens);
-    let alternatives: Vec<Value> = objects
+    let alternatives: Vec<Value> = focus(objects, reading)
         .iter()
         .map(|key| {
             let ids: Vec<&str> = reading
@@ -102,7 +112,7 @@ pub(super) fn choice_schema(p: &Projection, objects: &[String], reading: &Readin
 /// The user message under version 4: the objects, the question, the conditions read.
 pub(super) fn choice_parts(p: &Projection, objects: &[String], question: &str, reading: &Reading) -> Vec<Part> {
     let order = asks_order(&reading.tokens);
-    let lines: Vec<String> = objects
+    let lines: Vec<String> = focus(objects, reading)
         .iter()
         .filter_map(|k| p.object(k))
         .map(|o| {
@@ -227,8 +237,17 @@ impl Session<'_> {
     /// Check the model's choice and compose the spec from the chosen candidates.
     pub(super) fn choose(&self, run: &AskRun, content: &str) -> std::result::Result<Constrained, Violation> {
         let reading = run.reading.as_ref().ok_or_else(|| Violation::from("internal: no reading".to_string()))?;
-        let doc: Value = serde_json::from_str(content.trim())
+        let mut doc: Value = serde_json::from_str(content.trim())
             .map_err(|e| format!("the answer is not valid JSON ({e})"))?;
+        // An id written twice means the same (a grammar may not hold `uniqueItems`).
+        if let Some(ids) = doc.get_mut("conditions").and_then(Value::as_array_mut) {
+            let mut seen: Vec<Value> = vec![];
+            ids.retain(|id| {
+                let first = !seen.contains(id);
+                seen.push(id.clone());
+                first
+            });
+        }
         let validator = jsonschema::validator_for(&run.schema).map_err(|e| format!("internal: {e}"))?;
         if let Some(e) = validator.iter_errors(&doc).next() {
             return Err(Violation::from(format!(
@@ -255,6 +274,26 @@ impl Session<'_> {
                 return Err(Violation::from(format!("{id} does not apply to {object}")));
             }
             if !chosen.iter().any(|x| x.id == c.id) {
+                chosen.push(c);
+            }
+        }
+        // The same words chosen in two readings (a department and an industry both called
+        // "finance"): the reading on the queried object itself wins over a parent's.
+        let overlaps = |a: &Candidate, b: &Candidate| a.span.iter().any(|i| b.span.contains(i));
+        let own = |c: &Candidate| c.object.as_deref().is_none_or(|o| o == object);
+        let doubled: Vec<String> = chosen
+            .iter()
+            .filter(|c| !own(c) && chosen.iter().any(|x| x.group != c.group && own(x) && overlaps(x, c)))
+            .map(|c| c.id.clone())
+            .collect();
+        chosen.retain(|c| !doubled.contains(&c.id));
+        // A reading that is the only one of its words, applies to the queried object and
+        // overlaps nothing chosen is the question's: the kernel never drops it silently.
+        let applicable: Vec<&Candidate> =
+            reading.candidates.iter().filter(|c| c.on(p, &object).is_some()).collect();
+        for c in &applicable {
+            let sole = !applicable.iter().any(|x| x.id != c.id && overlaps(x, c));
+            if sole && !chosen.iter().any(|x| overlaps(x, c)) {
                 chosen.push(c);
             }
         }

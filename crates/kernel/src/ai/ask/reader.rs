@@ -166,6 +166,9 @@ pub struct Reading {
     pub counts: Vec<u32>,
     /// Word indexes inside a date phrase or a quantity (not counts, not unused words).
     pub used_by_readings: Vec<usize>,
+    /// The objects the question may be asking to list: those it names; else those whose own
+    /// candidates cover the most of its words; else every object in scope.
+    pub objects: Vec<String>,
 }
 
 fn compare(field: &str, op: Op, value: Value) -> Condition {
@@ -448,7 +451,9 @@ impl Session<'_> {
             }
         };
         // The objects the question is about: those it names, else those whose terms it says.
-        let mut named = self.objects_named(question);
+        let listed: Vec<String> =
+            self.objects_named(question).into_iter().filter(|o| objects.contains(o)).collect();
+        let mut named = listed.clone();
         if named.is_empty() {
             for o in objects.iter().filter_map(|k| p.object(k)) {
                 let says_term = o.terms.iter().filter(|x| x.key != crate::metadata::definition::MINE).any(|x| {
@@ -783,6 +788,7 @@ impl Session<'_> {
         for (i, c) in found.iter_mut().enumerate() {
             c.id = format!("c{}", i + 1);
         }
+        reading.objects = if listed.is_empty() { most_covered(&found, objects) } else { listed };
         reading.counts.sort_unstable();
         reading.counts.dedup();
         reading.candidates = found;
@@ -986,6 +992,26 @@ impl Session<'_> {
         }
         Ok(out)
     }
+}
+
+/// The objects whose own candidates cover the most words of the question (every object when
+/// no candidate is any object's own).
+fn most_covered(found: &[Candidate], objects: &[String]) -> Vec<String> {
+    let coverage = |o: &String| {
+        let mut words: Vec<usize> = found
+            .iter()
+            .filter(|c| c.object.as_ref() == Some(o))
+            .flat_map(|c| c.span.iter().copied())
+            .collect();
+        words.sort_unstable();
+        words.dedup();
+        words.len()
+    };
+    let best = objects.iter().map(coverage).max().unwrap_or(0);
+    if best == 0 {
+        return objects.to_vec();
+    }
+    objects.iter().filter(|o| coverage(o) == best).cloned().collect()
 }
 
 /// Whether a number fits the field's precision (a percentage field holds no 200,000).
