@@ -388,9 +388,9 @@ fn bench_ask(ws: &Workspace, runs: usize) -> Result<AskBench> {
     admin.bind_capability(&binding)?;
     let session = ws.session("cara")?;
     let question = "Show all paid invoices of Monarch Holdings.";
-    let plan = serde_json::json!({"object": "invoice", "terms": ["paid_invoice"], "filters": [
-        {"field": "account", "op": "eq", "value": "Monarch Holdings"}], "sort": [], "limit": null})
-    .to_string();
+    // The kernel reads "paid invoices" (c1) and "Monarch Holdings" (c2); the model chooses.
+    let plan = serde_json::json!({"object": "invoice", "conditions": ["c1", "c2"], "sort": [], "limit": null})
+        .to_string();
     let model = crate::ai::pipeline::ModelChoice::unstored(
         "http://127.0.0.1:9/v1",
         "fixed-answer",

@@ -4,6 +4,7 @@ import type { DateChoice } from "./DateChoice";
 import type { LearnedUse } from "./LearnedUse";
 import type { QueryResult } from "./QueryResult";
 import type { QuerySpec } from "./QuerySpec";
+import type { ReadCondition } from "./ReadCondition";
 import type { Resolution } from "./Resolution";
 import type { TermChoice } from "./TermChoice";
 
@@ -32,4 +33,13 @@ terms: Array<TermChoice>,
 /**
  * Examples learned from this workspace's corrections that the prompt carried.
  */
-learned: Array<LearnedUse>, };
+learned: Array<LearnedUse>, 
+/**
+ * The conditions the kernel read in the question (prompt version 4), chosen or not.
+ */
+read: Array<ReadCondition>, 
+/**
+ * The question's words that no chosen condition uses (prompt version 4): the answer says
+ * what it did not use.
+ */
+unused: Array<string>, };

@@ -16,7 +16,7 @@ fn totals(rows: &[SpendRow]) -> (u32, u64, f64) {
 
 #[test]
 fn traces_filter_by_capability_user_outcome_and_day_and_expire_into_spend_rollups() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let fk = fake(vec![plan(json!({"object": "account", "filters": []}))]);
     // Three days of Ask: ava twice a day, ben once; dan is refused (no ai.use).
     for _ in 0..3 {
@@ -92,7 +92,7 @@ fn a_month_of_calls_adds_up_day_by_day_in_the_spend() {
     const INVOICE: &str = "INVOICE INV-2026-77002\n\nBill to: Monarch Holdings\n\nInvoice date: 06.10.2026\nPayment due: 05.11.2026\n\nTotal due: 7,900.00 EUR\n";
     const DAYS: i64 = 30;
     const PRICE: f64 = 2.0; // USD per million tokens, in and out: every call costs 1,040 tokens' worth.
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     // A per-user daily budget on Ask, so the chart has a line to be measured against.
     let mut ask = ava.capability("ask").unwrap();

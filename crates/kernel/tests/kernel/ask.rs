@@ -49,7 +49,7 @@ pub(crate) fn ids(a: &ask::AskAnswer) -> Vec<String> {
 
 #[test]
 fn projection_for_ben_leaves_out_hidden_and_never_fields() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ben = f.ws.session("ben").unwrap();
     let g = ben.grounding("anything", 10_000);
     let canon = g.projection.canonical_json();
@@ -90,7 +90,7 @@ fn projection_for_ben_leaves_out_hidden_and_never_fields() {
 
 #[test]
 fn ask_runs_the_spec_itself_and_resolves_partial_names() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let fake = fake(vec![plan(json!({"object": "invoice", "terms": ["paid_invoice"], "filters": [
         {"field": "account", "op": "eq", "value": "monarch"}], "sort": [], "limit": null}))]);
     let cara = f.ws.session("cara").unwrap();
@@ -120,7 +120,7 @@ fn ask_runs_the_spec_itself_and_resolves_partial_names() {
 
 #[test]
 fn an_ambiguous_name_becomes_a_choice_not_a_guess() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let fake = fake(vec![plan(json!({"object": "contact", "filters": [
         {"field": "account", "op": "eq", "value": "Systems"}]}))]);
     let ava = f.ws.session("ava").unwrap();
@@ -132,7 +132,7 @@ fn an_ambiguous_name_becomes_a_choice_not_a_guess() {
 
 #[test]
 fn a_hidden_field_in_the_answer_is_refused_even_if_the_endpoint_returns_it() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let bad =
         plan(json!({"object": "opportunity", "filters": [{"field": "margin_pct", "op": "gt", "value": 40}]}));
     let fake = fake(vec![bad.clone(), bad]);
@@ -152,7 +152,7 @@ fn a_hidden_field_in_the_answer_is_refused_even_if_the_endpoint_returns_it() {
 
 #[test]
 fn a_repair_that_fixes_the_answer_is_accepted() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let fake = fake(vec![
         Answer::Text("{\"object\": \"account\", \"filters\": [".into()),
         plan(
@@ -168,7 +168,7 @@ fn a_repair_that_fixes_the_answer_is_accepted() {
 
 #[test]
 fn a_question_about_a_hidden_field_is_refused_before_any_call() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let fake = fake(vec![plan(
         json!({"object": "opportunity", "filters": [{"field": "probability", "op": "gt", "value": 40}]}),
     )]);
@@ -197,7 +197,7 @@ fn a_question_about_a_hidden_field_is_refused_before_any_call() {
 
 #[test]
 fn the_models_refusal_is_a_typed_grounding_refusal() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let fake = fake(vec![plan(json!({"refusal": {"reason": "no field for weather"}}))]);
     let ava = f.ws.session("ava").unwrap();
     let e = ask_with(&ava, "Which accounts had good weather?", model(&fake.url, 0.0)).unwrap_err();
@@ -206,7 +206,7 @@ fn the_models_refusal_is_a_typed_grounding_refusal() {
 
 #[test]
 fn a_user_without_ai_use_is_refused_and_traced() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let fake = fake(vec![]);
     let dan = f.ws.session("dan").unwrap();
     let e = ask_with(&dan, "Show all accounts.", model(&fake.url, 0.0)).unwrap_err();
@@ -227,7 +227,7 @@ fn set_settings(
 
 #[test]
 fn budgets_stop_a_call_before_any_request_is_sent() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let answer =
         plan(json!({"object": "account", "filters": [{"field": "rating", "op": "eq", "value": "hot"}]}));
     let fake = fake(vec![answer]);
@@ -269,7 +269,7 @@ fn budgets_stop_a_call_before_any_request_is_sent() {
 
 #[test]
 fn rate_and_concurrency_limits_are_per_user_and_capability() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let answer = plan(json!({"object": "account", "filters": []}));
     let fake = fake(vec![answer]);
     let ava = f.ws.session("ava").unwrap();
@@ -294,7 +294,7 @@ fn rate_and_concurrency_limits_are_per_user_and_capability() {
 
 #[test]
 fn endpoint_failures_are_typed_integration_errors() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let fake = fake(vec![Answer::Status(503)]);
     let ava = f.ws.session("ava").unwrap();
     let e = ask_with(&ava, "Show all accounts.", model(&fake.url, 0.0)).unwrap_err();
@@ -308,7 +308,7 @@ fn endpoint_failures_are_typed_integration_errors() {
 
 #[test]
 fn a_capability_scope_refuses_objects_outside_it() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let fake = fake(vec![plan(json!({"object": "invoice", "filters": []}))]);
     let ava = f.ws.session("ava").unwrap();
     set_settings(&ava, |s| s.objects = Some(vec!["invoice".into()]));
@@ -323,7 +323,7 @@ fn a_capability_scope_refuses_objects_outside_it() {
 
 #[test]
 fn trace_rows_are_complete_and_hide_values_the_reader_cannot_read() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let fake = fake(vec![plan(json!({"object": "opportunity", "filters": [
         {"field": "margin_pct", "op": "gt", "value": 41.5}]}))]);
     let ava = f.ws.session("ava").unwrap();
@@ -367,15 +367,16 @@ fn trace_rows_are_complete_and_hide_values_the_reader_cannot_read() {
 
 #[test]
 fn prompt_versions_are_frozen_and_only_the_pointer_changes_behaviour() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let answer = plan(json!({"object": "account", "filters": []}));
     let fake = fake(vec![answer]);
     let ben = f.ws.session("ben").unwrap();
     assert_eq!(ben.publish_prompt("ask", "x", None, "c").unwrap_err().code, Code::Permission);
     let ava = f.ws.session("ava").unwrap();
     let shipped = ava.active_prompt("ask").unwrap();
+    let published = ava.prompt_versions("ask").unwrap().len() as i64;
     let mine = ava.publish_prompt("ask", "MY VERSION instructions", None, &shipped.output_contract).unwrap();
-    assert_eq!(mine, shipped.version + 1);
+    assert_eq!(mine, published + 1, "a published version is appended");
     assert_eq!(ava.active_prompt("ask").unwrap().version, shipped.version, "publishing does not activate");
     let edit =
         f.ws.raw_connection()
@@ -389,7 +390,7 @@ fn prompt_versions_are_frozen_and_only_the_pointer_changes_behaviour() {
 
 #[test]
 fn names_resolve_through_case_punctuation_suffixes_and_partial_words_against_readable_records() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let cara = f.ws.session("cara").unwrap();
     for written in ["Acme Industries", "ACME industries, Inc.", "acme industries", "Acme Ind."] {
         let r = cara.resolve_name("account", "account", written).unwrap();
@@ -441,7 +442,7 @@ fn query_ids(s: &Session<'_>, spec: Value) -> Vec<String> {
 #[test]
 fn a_date_phrase_is_read_by_the_kernel_offered_as_a_choice_and_expanded_to_its_range() {
     // Today is 2026-11-29 (the fixtures' fixed clock).
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     let fake = fake(vec![plan(json!({"object": "invoice", "filters": [
         {"field": "due_date", "op": "during", "value": "March 2026"}]}))]);
@@ -469,7 +470,7 @@ fn a_date_phrase_is_read_by_the_kernel_offered_as_a_choice_and_expanded_to_its_r
 
 #[test]
 fn a_date_time_field_takes_whole_days_and_relative_phrases_are_read_against_today() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     let fake = fake(vec![plan(json!({"object": "note", "filters": [
         {"field": "written_at", "op": "during", "value": "last month"}]}))]);
@@ -487,7 +488,7 @@ fn a_date_time_field_takes_whole_days_and_relative_phrases_are_read_against_toda
 
 #[test]
 fn dates_are_read_against_today_and_days_in_the_workspace_time_zone() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     // 2026-11-29T10:00Z; plus 18 hours is 04:00Z on Nov 30 — still Nov 29 in Los Angeles.
     f.clock.advance(chrono::Duration::hours(18));
     let mut def = f.ws.catalog().unwrap().definition.clone();
@@ -514,7 +515,7 @@ fn dates_are_read_against_today_and_days_in_the_workspace_time_zone() {
 
 #[test]
 fn without_a_date_in_the_question_the_model_cannot_invent_one() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     // A date the question never names (today's), twice: refused, nothing run.
     let invented = plan(json!({"object": "note", "filters": [
@@ -534,7 +535,7 @@ fn without_a_date_in_the_question_the_model_cannot_invent_one() {
 
 #[test]
 fn a_workspace_on_prompt_version_one_keeps_its_contract() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     ava.activate_prompt("ask", 1).unwrap();
     let fake = fake(vec![Answer::Text(
@@ -556,7 +557,7 @@ fn a_workspace_on_prompt_version_one_keeps_its_contract() {
 
 #[test]
 fn an_empty_result_gets_one_repair_with_what_the_data_holds() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     // "Germany" written as the account's name: no account has it, accounts' countries do.
     let endpoint = fake(vec![
@@ -602,6 +603,7 @@ fn a_second_empty_answer_is_shown_as_it_is_and_hidden_fields_are_never_hinted() 
     // cara may not read accounts' billing city; ava may. "Munich" written as an account's name:
     // only the billing city holds it.
     let f = common::demo_with_a_trace_reader_who_cannot_read("account.billing_city");
+    common::ask_on_version(&f.ws, 3);
     let wrong =
         plan(json!({"object": "account", "filters": [{"field": "name", "op": "eq", "value": "Munich"}]}));
     let ava = f.ws.session("ava").unwrap();
@@ -623,7 +625,7 @@ fn a_second_empty_answer_is_shown_as_it_is_and_hidden_fields_are_never_hinted() 
 
 #[test]
 fn records_that_all_bear_the_name_written_are_one_answer_not_a_choice() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     let notes = fake(vec![plan(json!({"object": "note", "filters": [
         {"field": "title", "op": "eq", "value": "Expansion interest"}]}))]);

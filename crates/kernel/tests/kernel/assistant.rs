@@ -62,7 +62,7 @@ fn overdue_of_cogswell() -> Vec<(f64, String)> {
 
 #[test]
 fn the_action_schema_refuses_an_unknown_action_and_a_hidden_field() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ben = f.ws.session("ben").unwrap();
     let mine =
         common::demo_rows("opportunity").into_iter().find(|r| r["owner"] == "ben").unwrap()["id"].clone();
@@ -100,7 +100,7 @@ fn the_action_schema_refuses_an_unknown_action_and_a_hidden_field() {
 
 #[test]
 fn a_turn_asks_the_next_points_at_the_largest_and_proposes_without_writing() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     let cara = f.ws.session("cara").unwrap();
     // Turn 1 asks; turn 2 voids the largest; turn 3 names a hidden field, twice: refused.
@@ -177,7 +177,7 @@ fn a_turn_asks_the_next_points_at_the_largest_and_proposes_without_writing() {
 
 #[test]
 fn a_revised_result_set_is_what_the_conversation_points_at() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     let cara = f.ws.session("cara").unwrap();
     let mut answers = Vec::from(asks_overdue_of_cogswell());

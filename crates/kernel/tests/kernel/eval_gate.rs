@@ -67,7 +67,7 @@ fn broken() -> Answer {
 
 #[test]
 fn a_prompt_version_that_breaks_the_suite_is_refused_and_an_override_is_recorded() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     let answers_well = fake(vec![good()]);
     provider(&ava, "local", &answers_well);
@@ -125,7 +125,7 @@ fn a_prompt_version_that_breaks_the_suite_is_refused_and_an_override_is_recorded
 
 #[test]
 fn a_different_model_is_bound_only_after_a_passing_run_and_a_cancelled_run_never_counts() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     let first = fake(vec![good()]);
     provider(&ava, "one", &first);
@@ -164,7 +164,7 @@ fn a_different_model_is_bound_only_after_a_passing_run_and_a_cancelled_run_never
 
 #[test]
 fn a_suite_is_revised_into_its_next_version_and_a_case_a_run_could_not_read_is_refused() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     publish_suite(&ava);
     let extra = SuiteCase {
@@ -224,7 +224,7 @@ fn a_found_server_is_put_to_use_and_bound_only_where_the_gate_lets_it() {
     let kind = ProviderKind::OpenaiCompatible;
 
     // First run: no provider, no pin.
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     let found = fake(vec![good()]);
     let ben = f.ws.session("ben").unwrap();
@@ -247,7 +247,7 @@ fn a_found_server_is_put_to_use_and_bound_only_where_the_gate_lets_it() {
     // A workspace with a pin already (the demo's suites gate Summarize and Extract; one more
     // gates Ask): the second model is pinned but bound nowhere — no run of it has passed, and no
     // override is written for the person — and each capability says why.
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     let first = fake(vec![good()]);
     provider(&ava, "llama-cpp", &first);

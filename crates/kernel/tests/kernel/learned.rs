@@ -19,7 +19,7 @@ fn with_filters(spec: &QuerySpec, filters: serde_json::Value) -> QuerySpec {
 
 #[test]
 fn a_corrected_answer_is_kept_and_offered_to_a_similar_question() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     let first = fake(vec![plan(json!({"object": "account",
         "filters": [{"field": "industry", "op": "eq", "value": "healthcare"}]}))]);
@@ -67,7 +67,7 @@ fn a_corrected_answer_is_kept_and_offered_to_a_similar_question() {
 
 #[test]
 fn a_learned_example_is_never_offered_to_a_user_who_cannot_read_its_fields() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     let first = fake(vec![plan(json!({"object": "opportunity",
         "filters": [{"field": "amount", "op": "gt", "value": 100000}]}))]);
@@ -98,7 +98,7 @@ fn a_learned_example_is_never_offered_to_a_user_who_cannot_read_its_fields() {
 
 #[test]
 fn a_learned_example_names_records_only_a_user_who_can_read_them_sees() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     // An opportunity ben does not own (opportunities are private to their owner).
     let theirs = ava

@@ -71,10 +71,10 @@ fn no_record_value_and_no_key_reaches_the_log() {
     let report = import_csv(&ava, "account", csv.as_bytes(), &ImportOptions::default()).unwrap();
     assert_eq!(report.imported, 1);
 
-    // Ask: the question names the canary; the model's plan filters on it.
+    // Ask: the question names the canary; the kernel reads it as the account's name and the
+    // model chooses that reading.
     let asked = fake(vec![Answer::Text(
-        json!({"object": "account", "terms": [], "filters": [{"field": "name", "op": "eq", "value": CANARY_VALUE}], "sort": [], "limit": null})
-            .to_string(),
+        json!({"object": "account", "conditions": ["c1"], "sort": [], "limit": null}).to_string(),
     )]);
     let mut ask = Ask { question: format!("Show the account {CANARY_VALUE}.") };
     let answer =

@@ -22,7 +22,7 @@ fn object_mut<'a>(doc: &'a mut Value, key: &str) -> &'a mut Value {
 
 #[test]
 fn a_term_must_name_fields_and_categories_the_object_has() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let mut doc = demo_doc(&f);
     let opp = object_mut(&mut doc, "opportunity");
     opp["terms"].as_array_mut().unwrap().extend([
@@ -50,7 +50,7 @@ fn a_term_must_name_fields_and_categories_the_object_has() {
 
 #[test]
 fn a_category_term_expands_to_every_value_carrying_it_and_is_in_the_projection_and_its_hash() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     let g = ava.grounding("anything", 100_000);
     let terms = g.projection.terms("opportunity");
@@ -107,7 +107,7 @@ fn a_category_term_expands_to_every_value_carrying_it_and_is_in_the_projection_a
 
 #[test]
 fn a_term_on_a_field_the_user_cannot_read_is_absent_like_the_field() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let mut doc = demo_doc(&f);
     object_mut(&mut doc, "opportunity")["terms"].as_array_mut().unwrap().push(json!({
         "key": "rich_margin", "label": "Rich margin", "synonyms": ["juicy deal"],
@@ -137,7 +137,7 @@ fn a_term_on_a_field_the_user_cannot_read_is_absent_like_the_field() {
 
 #[test]
 fn ask_offers_terms_as_closed_choices_and_the_kernel_expands_them() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     let fake = fake(vec![plan(json!({"object": "opportunity", "terms": ["open_opportunity"],
         "filters": [{"field": "account", "op": "eq", "value": "Acme Industries"}]}))]);
@@ -185,7 +185,7 @@ fn ask_offers_terms_as_closed_choices_and_the_kernel_expands_them() {
 
 #[test]
 fn a_picklist_value_is_justified_by_a_term_or_category_the_question_says_and_refused_otherwise() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     // "past due" is a synonym of the term whose filter is status = overdue: the term is the
     // choice, and the status is left to it.
@@ -220,7 +220,7 @@ fn a_picklist_value_is_justified_by_a_term_or_category_the_question_says_and_ref
 
 #[test]
 fn the_words_of_a_name_justify_nothing_else() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     // "Partners" is part of the account's name, not its type.
     let first = fake(vec![
@@ -245,7 +245,7 @@ fn the_words_of_a_name_justify_nothing_else() {
 
 #[test]
 fn a_term_the_question_says_but_the_plan_drops_gets_the_repair() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     let first = fake(vec![
         plan(json!({"object": "opportunity", "filters": []})),
@@ -269,7 +269,7 @@ fn a_term_the_question_says_but_the_plan_drops_gets_the_repair() {
 
 #[test]
 fn an_admin_edits_an_objects_terms_by_a_deploy_and_others_may_not() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let mut ws = f.ws;
     let vocab = ws.session("ava").unwrap().vocabulary().unwrap();
     let opp = vocab.iter().find(|v| v.object == "opportunity").unwrap();
@@ -313,7 +313,7 @@ fn an_admin_edits_an_objects_terms_by_a_deploy_and_others_may_not() {
 fn the_kernel_accepts_every_reference_plan_at_once() {
     let text =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../eval/ask-extra.jsonl")).unwrap();
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let mut refused = vec![];
     for line in text.lines() {
         let case: Value = serde_json::from_str(line).unwrap();
@@ -342,7 +342,7 @@ fn the_kernel_accepts_every_reference_plan_at_once() {
 
 #[test]
 fn the_words_of_a_term_the_plan_uses_justify_no_other_filter() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     // "still in play" is the term; as a next step's text it is not asked for.
     let first = fake(vec![
@@ -374,7 +374,7 @@ fn the_words_of_a_term_the_plan_uses_justify_no_other_filter() {
 
 #[test]
 fn saving_terms_keeps_the_terms_the_editor_cannot_see() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let mut doc = demo_doc(&f);
     object_mut(&mut doc, "opportunity")["terms"].as_array_mut().unwrap().push(json!({
         "key": "rich_margin", "label": "Rich margin", "filter": {"field": "margin_pct", "op": "gte", "value": 40}
@@ -408,7 +408,7 @@ fn saving_terms_keeps_the_terms_the_editor_cannot_see() {
 
 #[test]
 fn a_record_the_question_does_not_name_cannot_be_named_again_in_the_repair() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ben = f.ws.session("ben").unwrap();
     let endpoint = fake(vec![
         plan(json!({"object": "opportunity", "terms": ["open_opportunity"],
@@ -428,7 +428,7 @@ fn a_record_the_question_does_not_name_cannot_be_named_again_in_the_repair() {
 
 #[test]
 fn a_name_written_over_a_term_is_no_name_of_the_question() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ben = f.ws.session("ben").unwrap();
     let endpoint = fake(vec![
         plan(json!({"object": "account", "terms": ["customer"], "filters": [
@@ -448,7 +448,7 @@ fn a_name_written_over_a_term_is_no_name_of_the_question() {
 
 #[test]
 fn values_the_question_lists_beside_a_term_stay_offered() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     // "unpaid" is a term, but the question spells out the statuses: both stay choices.
     let endpoint = fake(vec![plan(json!({"object": "invoice", "filters": [
@@ -465,7 +465,7 @@ fn values_the_question_lists_beside_a_term_stay_offered() {
 
 #[test]
 fn my_records_are_the_readers_own_through_the_term_every_object_has() {
-    let f = common::demo();
+    let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();
     // ava sees every opportunity; "my" is hers only.
     let endpoint = fake(vec![plan(

@@ -349,6 +349,14 @@ fn numbers(t: &[Token], taken: &[usize]) -> Vec<Said> {
 /// A comparison word before a number: its operator and how many words it takes.
 fn comparison_before(t: &[Token], at: usize) -> Option<(Op, usize)> {
     let w = |back: usize| at.checked_sub(back).map(|i| t[i].lower.as_str());
+    // "no more than" / "no less than": three words.
+    if let (Some(a), Some(b), Some("than")) = (w(3), w(2), w(1)) {
+        match (a, b) {
+            ("no" | "not", "more") => return Some((Op::Lte, 3)),
+            ("no" | "not", "less") => return Some((Op::Gte, 3)),
+            _ => {}
+        }
+    }
     let two = (w(2), w(1));
     let op = match two {
         (Some("more" | "greater" | "higher" | "larger" | "bigger"), Some("than")) => Some((Op::Gt, 2)),
@@ -362,14 +370,6 @@ fn comparison_before(t: &[Token], at: usize) -> Option<(Op, usize)> {
     };
     if op.is_some() {
         return op;
-    }
-    // "no more than" / "no less than": three words.
-    if let (Some(a), Some(b), Some("than")) = (w(3), w(2), w(1)) {
-        match (a, b) {
-            ("no" | "not", "more") => return Some((Op::Lte, 3)),
-            ("no" | "not", "less") => return Some((Op::Gte, 3)),
-            _ => {}
-        }
     }
     match w(1)? {
         "above" | "over" | "exceeding" | "exceeds" | "exceed" | ">" => Some((Op::Gt, 1)),

@@ -168,3 +168,16 @@ pub fn projects_definition() -> Value {
         ]
     })
 }
+
+/// The demo workspace with Ask on its prompt version 3 (the model writes filters), for the
+/// tests of that version: a workspace that keeps it answers as it did.
+pub fn demo_ask_v3() -> Fixture {
+    let f = demo();
+    ask_on_version(&f.ws, 3);
+    f
+}
+
+/// Point Ask's prompt at `version` (no model is bound yet, so no eval gate runs).
+pub fn ask_on_version(ws: &Workspace, version: i64) {
+    ws.session("ava").unwrap().activate_prompt_with("ask", version, None).expect("ask's prompt version");
+}
