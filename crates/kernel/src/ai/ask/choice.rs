@@ -110,7 +110,13 @@ pub(super) fn choice_schema(p: &Projection, objects: &[String], reading: &Readin
 }
 
 /// The user message under version 4: the objects, the question, the conditions read.
-pub(super) fn choice_parts(p: &Projection, objects: &[String], question: &str, reading: &Reading) -> Vec<Part> {
+pub(super) fn choice_parts(
+    p: &Projection,
+    objects: &[String],
+    question: &str,
+    reading: &Reading,
+    learned: &[(LearnedUse, String)],
+) -> Vec<Part> {
     let order = asks_order(&reading.tokens);
     let lines: Vec<String> = focus(objects, reading)
         .iter()
@@ -123,10 +129,15 @@ pub(super) fn choice_parts(p: &Projection, objects: &[String], question: &str, r
             }
         })
         .collect();
-    let mut parts = vec![
-        Part::Untrusted { label: "objects".into(), content: lines.join("\n") },
-        Part::Untrusted { label: "question".into(), content: question.to_string() },
-    ];
+    let mut parts = vec![Part::Untrusted { label: "objects".into(), content: lines.join("\n") }];
+    if !learned.is_empty() {
+        let texts: Vec<&str> = learned.iter().map(|(_, t)| t.as_str()).collect();
+        parts.push(Part::Untrusted {
+            label: "questions answered in this workspace before, as corrected by their users".into(),
+            content: texts.join("\n\n"),
+        });
+    }
+    parts.push(Part::Untrusted { label: "question".into(), content: question.to_string() });
     let conditions: Vec<String> = reading
         .candidates
         .iter()
@@ -139,6 +150,58 @@ pub(super) fn choice_parts(p: &Projection, objects: &[String], question: &str, r
         content: if conditions.is_empty() { "none".into() } else { conditions.join("\n") },
     });
     parts
+}
+
+/// An example learned from a correction, as version 4 uses it: which of this question's
+/// readings the corrected spec kept (its choice) and which it left out (declined).
+pub(super) struct LearnedChoice {
+    pub use_: LearnedUse,
+    pub text: String,
+    /// Meanings of readings the correction left out: the kernel does not add them back.
+    pub declined: Vec<String>,
+}
+
+/// The top-level conditions of a spec's filter (an `all`'s members, an `any`'s members).
+fn members(c: &Condition) -> Vec<&Condition> {
+    match c {
+        Condition::All(a) => a.all.iter().flat_map(members).collect(),
+        Condition::Any(a) => a.any.iter().flat_map(members).chain(std::iter::once(c)).collect(),
+        other => vec![other],
+    }
+}
+
+impl Session<'_> {
+    /// The learned examples like `question`, each as the choice its correction makes among
+    /// this question's readings. (A stored question hides the values its user wrote, so the
+    /// readings are this question's, matched against the corrected spec's conditions.)
+    pub(super) fn learned_choices(
+        &self,
+        question: &str,
+        p: &Projection,
+        objects: &[String],
+        reading: &Reading,
+    ) -> Vec<LearnedChoice> {
+        let mut out = vec![];
+        for (use_, spec, _) in self.learned_specs_for(question, objects).into_iter().take(MAX_LEARNED) {
+            let kept: Vec<&Condition> = spec.filters.as_ref().map(members).unwrap_or_default();
+            let (mut chosen, mut declined, mut lines) = (vec![], vec![], vec![]);
+            for c in &reading.candidates {
+                let Some(on) = c.on(p, &spec.object) else { continue };
+                if kept.contains(&&on) {
+                    lines.push(format!("kept {} \"{}\": {}", c.id, c.words, c.meaning));
+                    chosen.push(c.id.clone());
+                } else {
+                    lines.push(format!("left out {} \"{}\": {}", c.id, c.words, c.meaning));
+                    declined.push(c.meaning.clone());
+                }
+            }
+            let limit = spec.limit.filter(|l| *l != DEFAULT_LIMIT);
+            let answer = json!({"object": spec.object, "conditions": chosen, "sort": spec.sort, "limit": limit});
+            let text = format!("question: {}\n{}\nchosen: {answer}", use_.question, lines.join("\n"));
+            out.push(LearnedChoice { use_, text, declined });
+        }
+        out
+    }
 }
 
 /// Why the query language cannot say what the question asks, if it cannot: records by the
@@ -293,7 +356,8 @@ impl Session<'_> {
             reading.candidates.iter().filter(|c| c.on(p, &object).is_some()).collect();
         for c in &applicable {
             let sole = !applicable.iter().any(|x| x.id != c.id && overlaps(x, c));
-            if sole && !chosen.iter().any(|x| overlaps(x, c)) {
+            let declined = run.declined.contains(&c.meaning);
+            if sole && !declined && !chosen.iter().any(|x| overlaps(x, c)) {
                 chosen.push(c);
             }
         }

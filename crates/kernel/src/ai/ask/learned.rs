@@ -172,6 +172,19 @@ impl Session<'_> {
         p: &Projection,
         objects: &[String],
     ) -> Vec<(LearnedUse, String)> {
+        self.learned_specs_for(question, objects)
+            .into_iter()
+            .filter_map(|(use_, spec, created_at)| {
+                let plan = self.example_plan(p, &spec, &use_.question, &created_at, true)?;
+                Some((use_, plan))
+            })
+            .take(MAX_LEARNED)
+            .collect()
+    }
+
+    /// The corrected specs of the examples most like `question`, on objects in `objects`,
+    /// with when each was made (a spec the user can no longer run is left out).
+    pub(super) fn learned_specs_for(&self, question: &str, objects: &[String]) -> Vec<(LearnedUse, QuerySpec, String)> {
         let words: Vec<String> = question
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| w.chars().count() > 2)
@@ -200,13 +213,11 @@ impl Session<'_> {
         rows.into_iter()
             .filter_map(|(id, q, spec, created_at)| {
                 let spec: QuerySpec = serde_json::from_str(&spec).ok()?;
-                if !objects.contains(&spec.object) {
+                if !objects.contains(&spec.object) || self.explain(&spec).is_err() {
                     return None;
                 }
-                let plan = self.example_plan(p, &spec, &q, &created_at, true)?;
-                Some((LearnedUse { id, question: q }, plan))
+                Some((LearnedUse { id, question: q }, spec, created_at))
             })
-            .take(MAX_LEARNED)
             .collect()
     }
 

@@ -236,6 +236,8 @@ pub struct AskRun {
     learned: Vec<(LearnedUse, String)>,
     /// The question as the kernel read it (prompt version 4's contract); `None` before.
     reading: Option<reader::Reading>,
+    /// Meanings of readings that learned corrections left out (version 4).
+    declined: Vec<String>,
     /// Filter fields an answer wrote that the question does not ask for: the repair's contract
     /// leaves them out.
     unasked: Vec<String>,
@@ -493,8 +495,21 @@ impl Session<'_> {
         } else {
             None
         };
+        // Under version 4, learned examples are the choices their corrections make.
+        let mut declined = vec![];
+        let learned = match &reading {
+            Some(r) => self
+                .learned_choices(question, &grounding.projection, &objects, r)
+                .into_iter()
+                .map(|l| {
+                    declined.extend(l.declined);
+                    (l.use_, l.text)
+                })
+                .collect(),
+            None => learned,
+        };
         let parts = match &reading {
-            Some(r) => choice::choice_parts(&grounding.projection, &objects, question, r),
+            Some(r) => choice::choice_parts(&grounding.projection, &objects, question, r, &learned),
             None => ask_parts(&grounding, &learned, &today, question, dates.as_deref(), terms.as_deref()),
         };
         let chat_prompt = Prompt {
@@ -558,6 +573,7 @@ impl Session<'_> {
             terms,
             learned,
             reading,
+            declined,
             unasked: vec![],
             values_said,
             schema,
@@ -669,7 +685,7 @@ impl Session<'_> {
         let mut parts = match &run.reading {
             Some(r) => {
                 let objects = self.ask_objects(&run.grounding.projection, &run.invocation.capability.settings);
-                choice::choice_parts(&run.grounding.projection, &objects, &run.question, r)
+                choice::choice_parts(&run.grounding.projection, &objects, &run.question, r, &run.learned)
             }
             None => ask_parts(
                 &run.grounding,

@@ -290,7 +290,7 @@ fn numbers(t: &[Token], taken: &[usize]) -> Vec<Said> {
             continue;
         }
         let w = t[i].lower.as_str();
-        let (mut value, mut to, mut plain) = (None, i, false);
+        let (mut value, mut to, mut plain, mut start) = (None, i, false, i);
         // "40k", "2.5m", "10bn": digits with the scale stuck on.
         let digits_end = w.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ',')).unwrap_or(w.len());
         if digits_end > 0 && w.as_bytes()[0].is_ascii_digit() {
@@ -317,6 +317,10 @@ fn numbers(t: &[Token], taken: &[usize]) -> Vec<Said> {
             if let Some((_, s)) = t.get(j).and_then(|x| SCALES.iter().find(|(k, _)| *k == x.lower)) {
                 value = Some(share * s);
                 to = j;
+                // "a quarter of a million": the article belongs to the number.
+                if i > 0 && t[i - 1].lower == "a" {
+                    start = i - 1;
+                }
             }
         }
         let Some(mut n) = value else {
@@ -331,14 +335,14 @@ fn numbers(t: &[Token], taken: &[usize]) -> Vec<Said> {
                 plain = false;
             }
         }
-        let before = i.checked_sub(1).map(|b| t[b].lower.as_str());
+        let before = start.checked_sub(1).map(|b| t[b].lower.as_str());
         let after = t.get(to + 1).map(|x| x.lower.as_str());
         let money = before.is_some_and(|b| MONEY_WORDS.contains(&b))
             || after.is_some_and(|a| MONEY_WORDS.contains(&a))
             || to > i
             || !plain && value.is_some() && w.ends_with(|c: char| c.is_alphabetic());
         let percent = after.is_some_and(|a| matches!(a, "%" | "percent" | "pct"));
-        let from = if before.is_some_and(|b| MONEY_WORDS.contains(&b) && b.len() == 1) { i - 1 } else { i };
+        let from = if before.is_some_and(|b| MONEY_WORDS.contains(&b) && b.chars().count() == 1) { start - 1 } else { start };
         let to = if percent || after.is_some_and(|a| MONEY_WORDS.contains(&a)) { to + 1 } else { to };
         out.push(Said { value: n, from, to, money, percent, plain: plain && !percent });
         i = to + 1;
@@ -880,7 +884,13 @@ impl Session<'_> {
         for r in &found.records {
             let Some(v) = r.get(&f.key).and_then(Value::as_str) else { continue };
             let id = r.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
-            let whole = if is_name { tokens(&name_tokens(v).join(" ")) } else { tokens(v) };
+            // A name as written, else its significant words ("Acme" for "Acme Inc").
+            let literal = tokens(v);
+            let whole = if is_name && runs(t, &literal).is_empty() {
+                tokens(&name_tokens(v).join(" "))
+            } else {
+                literal
+            };
             let mut hit: Option<(Vec<usize>, bool)> = runs(t, &whole)
                 .first()
                 .map(|&at| ((at..at + whole.len()).collect(), true))
