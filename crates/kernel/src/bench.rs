@@ -389,8 +389,9 @@ fn bench_ask(ws: &Workspace, runs: usize) -> Result<AskBench> {
     let session = ws.session("cara")?;
     let question = "Show all paid invoices of Monarch Holdings.";
     // The kernel reads "paid invoices" (c1) and "Monarch Holdings" (c2); the model chooses.
-    let plan = serde_json::json!({"object": "invoice", "conditions": ["c1", "c2"], "sort": [], "limit": null})
-        .to_string();
+    let plan =
+        serde_json::json!({"object": "invoice", "conditions": ["c1", "c2"], "sort": [], "limit": null})
+            .to_string();
     let model = crate::ai::pipeline::ModelChoice::unstored(
         "http://127.0.0.1:9/v1",
         "fixed-answer",

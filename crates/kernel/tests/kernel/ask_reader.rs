@@ -47,13 +47,25 @@ fn dump_readings() {
 }
 
 /// The candidate reading these words on this object with this condition, if any.
-fn find<'a>(r: &'a Reading, words: &str, object: Option<&str>, condition: serde_json::Value) -> Option<&'a Candidate> {
+fn find<'a>(
+    r: &'a Reading,
+    words: &str,
+    object: Option<&str>,
+    condition: serde_json::Value,
+) -> Option<&'a Candidate> {
     r.candidates.iter().find(|c| {
-        c.words == words && c.object.as_deref() == object && serde_json::to_value(&c.condition).unwrap() == condition
+        c.words == words
+            && c.object.as_deref() == object
+            && serde_json::to_value(&c.condition).unwrap() == condition
     })
 }
 
-fn must<'a>(r: &'a Reading, words: &str, object: Option<&str>, condition: serde_json::Value) -> &'a Candidate {
+fn must<'a>(
+    r: &'a Reading,
+    words: &str,
+    object: Option<&str>,
+    condition: serde_json::Value,
+) -> &'a Candidate {
     find(r, words, object, condition.clone())
         .unwrap_or_else(|| panic!("no candidate {words:?} {condition}; read: {:#?}", lines(r)))
 }
@@ -75,18 +87,36 @@ fn stored_values_and_record_names_reach_their_field() {
     let f = common::demo();
     let ava = f.ws.session("ava").unwrap();
     let r = read(&ava, "Show accounts billed in Austin");
-    must(&r, "Austin", Some("account"), serde_json::json!({"field": "billing_city", "op": "eq", "value": "Austin"}));
+    must(
+        &r,
+        "Austin",
+        Some("account"),
+        serde_json::json!({"field": "billing_city", "op": "eq", "value": "Austin"}),
+    );
     let r = read(&ava, "List the contacts at Lacuna Group.");
-    let c = must(&r, "Lacuna Group", Some("account"), serde_json::json!({"field": "name", "op": "eq", "value": "Lacuna Group"}));
+    let c = must(
+        &r,
+        "Lacuna Group",
+        Some("account"),
+        serde_json::json!({"field": "name", "op": "eq", "value": "Lacuna Group"}),
+    );
     let records = c.records.as_ref().expect("a name names records");
     assert_eq!(records.matches.len(), 1);
     // On a child, the parent's record is its lookup.
     let p = ava.whole_grounding().projection.clone();
     let on_contact = serde_json::to_value(c.on(&p, "contact").unwrap()).unwrap();
-    assert_eq!(on_contact, serde_json::json!({"field": "account", "op": "in", "value": [records.matches[0].id]}));
+    assert_eq!(
+        on_contact,
+        serde_json::json!({"field": "account", "op": "in", "value": [records.matches[0].id]})
+    );
     // A word only the data knows: a note's title, said in the plural.
     let r = read(&ava, "Notes about payment delays");
-    must(&r, "payment delays", Some("note"), serde_json::json!({"field": "title", "op": "eq", "value": "Payment delay"}));
+    must(
+        &r,
+        "payment delays",
+        Some("note"),
+        serde_json::json!({"field": "title", "op": "eq", "value": "Payment delay"}),
+    );
 }
 
 #[test]
@@ -106,7 +136,12 @@ fn quantities_keep_their_units_and_ranges_are_inclusive() {
     let f = common::demo();
     let ava = f.ws.session("ava").unwrap();
     let amount = |op: &str, v: i64| serde_json::json!({"field": "amount", "op": op, "value": v});
-    must(&read(&ava, "opportunities worth more than 2.5M"), "more than 2.5M", Some("opportunity"), amount("gt", 2_500_000));
+    must(
+        &read(&ava, "opportunities worth more than 2.5M"),
+        "more than 2.5M",
+        Some("opportunity"),
+        amount("gt", 2_500_000),
+    );
     must(&read(&ava, "opportunities above 40k"), "above 40k", Some("opportunity"), amount("gt", 40_000));
     must(
         &read(&ava, "opportunities of at least a quarter of a million"),
@@ -127,7 +162,12 @@ fn quantities_keep_their_units_and_ranges_are_inclusive() {
     // A percentage never reaches a money field, and a number too large for a field is not
     // offered on it.
     let r = read(&ava, "opportunities with a probability above 40 percent");
-    must(&r, "above 40 percent", Some("opportunity"), serde_json::json!({"field": "probability", "op": "gt", "value": 40}));
+    must(
+        &r,
+        "above 40 percent",
+        Some("opportunity"),
+        serde_json::json!({"field": "probability", "op": "gt", "value": 40}),
+    );
     assert!(r.candidates.iter().all(|c| !c.condition.fields().contains(&"amount")), "{:#?}", lines(&r));
     let r = read(&ava, "opportunities over 200000");
     assert!(r.candidates.iter().all(|c| !c.condition.fields().contains(&"probability")), "{:#?}", lines(&r));
@@ -138,7 +178,12 @@ fn currency_words_and_dates_reach_their_fields() {
     let f = common::demo();
     let cara = f.ws.session("cara").unwrap();
     let r = read(&cara, "Unpaid invoices in euros");
-    must(&r, "euros", Some("invoice"), serde_json::json!({"field": "currency_code", "op": "eq", "value": "EUR"}));
+    must(
+        &r,
+        "euros",
+        Some("invoice"),
+        serde_json::json!({"field": "currency_code", "op": "eq", "value": "EUR"}),
+    );
     let r = read(&cara, "Invoices issued in February 2025");
     must(
         &r,
@@ -285,6 +330,10 @@ mod choosing {
         assert_eq!(again.learned.len(), 1);
         let prompt = user_message(&second.chat_requests()[0]);
         assert!(prompt.contains("as corrected by their users") && prompt.contains("chosen:"), "{prompt}");
-        assert!(ids(&again).len() > all, "the reading the correction left out is not added back: {:?} {prompt}", again.spec);
+        assert!(
+            ids(&again).len() > all,
+            "the reading the correction left out is not added back: {:?} {prompt}",
+            again.spec
+        );
     }
 }

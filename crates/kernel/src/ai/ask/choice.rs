@@ -196,7 +196,8 @@ impl Session<'_> {
                 }
             }
             let limit = spec.limit.filter(|l| *l != DEFAULT_LIMIT);
-            let answer = json!({"object": spec.object, "conditions": chosen, "sort": spec.sort, "limit": limit});
+            let answer =
+                json!({"object": spec.object, "conditions": chosen, "sort": spec.sort, "limit": limit});
             let text = format!("question: {}\n{}\nchosen: {answer}", use_.question, lines.join("\n"));
             out.push(LearnedChoice { use_, text, declined });
         }
@@ -221,7 +222,9 @@ pub(super) fn unsayable(reading: &Reading, p: &Projection) -> Option<String> {
     for (i, w) in t.iter().enumerate() {
         let lacks = match w.lower.as_str() {
             "without" | "lacking" => Some(i + 1),
-            "no" | "zero" if i > 0 && matches!(t[i - 1].lower.as_str(), "with" | "have" | "has") => Some(i + 1),
+            "no" | "zero" if i > 0 && matches!(t[i - 1].lower.as_str(), "with" | "have" | "has") => {
+                Some(i + 1)
+            }
             _ => None,
         };
         let Some(next) = lacks else { continue };
@@ -238,7 +241,14 @@ pub(super) fn unsayable(reading: &Reading, p: &Projection) -> Option<String> {
 }
 
 /// The question's words that no chosen condition, object, order or count uses, as phrases.
-fn unused_words(reading: &Reading, chosen: &[&Candidate], p: &Projection, object: &str, sort: &[SortKey], limit: Option<u32>) -> Vec<String> {
+fn unused_words(
+    reading: &Reading,
+    chosen: &[&Candidate],
+    p: &Projection,
+    object: &str,
+    sort: &[SortKey],
+    limit: Option<u32>,
+) -> Vec<String> {
     let t = &reading.tokens;
     let mut used = vec![false; t.len()];
     for c in chosen {
@@ -299,7 +309,8 @@ fn reader_number_word(w: &str) -> Option<u32> {
 impl Session<'_> {
     /// Check the model's choice and compose the spec from the chosen candidates.
     pub(super) fn choose(&self, run: &AskRun, content: &str) -> std::result::Result<Constrained, Violation> {
-        let reading = run.reading.as_ref().ok_or_else(|| Violation::from("internal: no reading".to_string()))?;
+        let reading =
+            run.reading.as_ref().ok_or_else(|| Violation::from("internal: no reading".to_string()))?;
         let mut doc: Value = serde_json::from_str(content.trim())
             .map_err(|e| format!("the answer is not valid JSON ({e})"))?;
         // An id written twice means the same (a grammar may not hold `uniqueItems`).
@@ -368,7 +379,8 @@ impl Session<'_> {
             .filter(|s| sortable.contains(&s.field))
             .map(|s| SortKey { field: s.field, direction: s.direction.unwrap_or_default() })
             .collect();
-        let planned = self.compose(p, &object, &chosen, sort, out.limit).map_err(|e| Violation::from(e.message))?;
+        let planned =
+            self.compose(p, &object, &chosen, sort, out.limit).map_err(|e| Violation::from(e.message))?;
         self.explain(&planned.spec).map_err(|e| Violation::from(e.message))?;
         let ids: Vec<String> = chosen.iter().map(|c| c.id.clone()).collect();
         let (read, unused) = shown_reading(reading, p, &planned.spec, &ids);
@@ -414,7 +426,11 @@ impl Session<'_> {
                 }
                 Kind::Term => {
                     if let Some((key, label)) = &c.term {
-                        terms.push(TermChoice { key: path(key), label: label.clone(), condition: condition.clone() });
+                        terms.push(TermChoice {
+                            key: path(key),
+                            label: label.clone(),
+                            condition: condition.clone(),
+                        });
                     }
                 }
                 _ => {}
@@ -465,7 +481,12 @@ impl Session<'_> {
 
 /// What the answer shows of the reading: every candidate, chosen or not, on the queried
 /// object; and the question's words no chosen candidate uses.
-fn shown_reading(reading: &Reading, p: &Projection, spec: &QuerySpec, chosen_ids: &[String]) -> (Vec<ReadCondition>, Vec<String>) {
+fn shown_reading(
+    reading: &Reading,
+    p: &Projection,
+    spec: &QuerySpec,
+    chosen_ids: &[String],
+) -> (Vec<ReadCondition>, Vec<String>) {
     let read: Vec<ReadCondition> = reading
         .candidates
         .iter()
@@ -478,6 +499,13 @@ fn shown_reading(reading: &Reading, p: &Projection, spec: &QuerySpec, chosen_ids
         })
         .collect();
     let chosen: Vec<&Candidate> = reading.candidates.iter().filter(|c| chosen_ids.contains(&c.id)).collect();
-    let unused = unused_words(reading, &chosen, p, &spec.object, &spec.sort, spec.limit.filter(|l| *l != DEFAULT_LIMIT));
+    let unused = unused_words(
+        reading,
+        &chosen,
+        p,
+        &spec.object,
+        &spec.sort,
+        spec.limit.filter(|l| *l != DEFAULT_LIMIT),
+    );
     (read, unused)
 }

@@ -184,7 +184,11 @@ impl Session<'_> {
 
     /// The corrected specs of the examples most like `question`, on objects in `objects`,
     /// with when each was made (a spec the user can no longer run is left out).
-    pub(super) fn learned_specs_for(&self, question: &str, objects: &[String]) -> Vec<(LearnedUse, QuerySpec, String)> {
+    pub(super) fn learned_specs_for(
+        &self,
+        question: &str,
+        objects: &[String],
+    ) -> Vec<(LearnedUse, QuerySpec, String)> {
         let words: Vec<String> = question
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| w.chars().count() > 2)

@@ -34,10 +34,10 @@ use crate::metadata::definition::FieldType;
 use crate::records::access::Session;
 use crate::records::names::{normal_text, Resolution, ResolutionStatus};
 use crate::records::query::{Direction, QueryResult, QuerySpec, SortKey};
+pub use choice::ReadCondition;
 use data_check::Written;
 pub use evidence::SaidTerm;
 use evidence::{check_evidence, check_unused_values, refusal_contradiction, said_terms};
-pub use choice::ReadCondition;
 pub use learned::{LearnedExample, LearnedUse, MAX_LEARNED};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -684,7 +684,8 @@ impl Session<'_> {
     ) -> Result<AskStep> {
         let mut parts = match &run.reading {
             Some(r) => {
-                let objects = self.ask_objects(&run.grounding.projection, &run.invocation.capability.settings);
+                let objects =
+                    self.ask_objects(&run.grounding.projection, &run.invocation.capability.settings);
                 choice::choice_parts(&run.grounding.projection, &objects, &run.question, r, &run.learned)
             }
             None => ask_parts(
@@ -1107,7 +1108,16 @@ impl Session<'_> {
             limit: Some(plan.limit.unwrap_or(DEFAULT_LIMIT).min(1000)),
             offset: None,
         };
-        Ok(Planned { spec, resolutions, values, dates: chosen, terms, written: vec![], read: vec![], unused: vec![] })
+        Ok(Planned {
+            spec,
+            resolutions,
+            values,
+            dates: chosen,
+            terms,
+            written: vec![],
+            read: vec![],
+            unused: vec![],
+        })
     }
 }
 

@@ -50,13 +50,9 @@ pub fn tokens(text: &str) -> Vec<Token> {
     };
     for (i, &c) in chars.iter().enumerate() {
         let digit_around = |i: usize| {
-            i > 0
-                && chars[i - 1].is_ascii_digit()
-                && chars.get(i + 1).is_some_and(|n| n.is_ascii_digit())
+            i > 0 && chars[i - 1].is_ascii_digit() && chars.get(i + 1).is_some_and(|n| n.is_ascii_digit())
         };
-        if c.is_alphanumeric() {
-            word.push(c);
-        } else if matches!(c, '.' | ',' | '-' | '/') && digit_around(i) {
+        if c.is_alphanumeric() || (matches!(c, '.' | ',' | '-' | '/') && digit_around(i)) {
             word.push(c);
         } else {
             flush(&mut word, &mut out);
@@ -102,20 +98,120 @@ fn runs(question: &[Token], phrase: &[Token]) -> Vec<usize> {
 
 /// Words that carry no condition: a question's framing, articles, prepositions.
 pub const FILLER: &[&str] = &[
-    "a", "about", "accounts", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "by", "can",
-    "could", "did", "do", "does", "each", "every", "find", "for", "from", "get", "give", "had", "has", "have",
-    "how", "i", "in", "is", "it", "its", "let", "list", "many", "me", "much", "need", "of", "on", "or",
-    "our", "please", "record", "records", "s", "see", "show", "some", "still", "tell", "that", "the",
-    "their", "them", "there", "these", "they", "this", "those", "to", "us", "want", "was", "we", "were",
-    "what", "when", "where", "which", "who", "whose", "with", "would", "you", "your", "marked", "based",
-    "located", "currently", "now", "ones", "one", "whole",
+    "a",
+    "about",
+    "accounts",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "each",
+    "every",
+    "find",
+    "for",
+    "from",
+    "get",
+    "give",
+    "had",
+    "has",
+    "have",
+    "how",
+    "i",
+    "in",
+    "is",
+    "it",
+    "its",
+    "let",
+    "list",
+    "many",
+    "me",
+    "much",
+    "need",
+    "of",
+    "on",
+    "or",
+    "our",
+    "please",
+    "record",
+    "records",
+    "s",
+    "see",
+    "show",
+    "some",
+    "still",
+    "tell",
+    "that",
+    "the",
+    "their",
+    "them",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "to",
+    "us",
+    "want",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "who",
+    "whose",
+    "with",
+    "would",
+    "you",
+    "your",
+    "marked",
+    "based",
+    "located",
+    "currently",
+    "now",
+    "ones",
+    "one",
+    "whole",
 ];
 
 /// Words that ask for an order or a count of rows rather than a condition.
 pub const ORDER_WORDS: &[&str] = &[
-    "largest", "biggest", "highest", "top", "most", "greatest", "smallest", "lowest", "least", "newest",
-    "latest", "recent", "oldest", "earliest", "first", "last", "sorted", "sort", "order", "ordered",
-    "ascending", "descending", "by",
+    "largest",
+    "biggest",
+    "highest",
+    "top",
+    "most",
+    "greatest",
+    "smallest",
+    "lowest",
+    "least",
+    "newest",
+    "latest",
+    "recent",
+    "oldest",
+    "earliest",
+    "first",
+    "last",
+    "sorted",
+    "sort",
+    "order",
+    "ordered",
+    "ascending",
+    "descending",
+    "by",
 ];
 
 /// What kind of thing a candidate is (for the prompt's wording and the answer's chips).
@@ -187,9 +283,11 @@ impl Candidate {
         if own == object {
             return Some(self.condition.clone());
         }
-        let lookup = p.object(object)?.fields.iter().find(|f| {
-            f.field_type == FieldType::Lookup && f.target.as_deref() == Some(own.as_str())
-        })?;
+        let lookup = p
+            .object(object)?
+            .fields
+            .iter()
+            .find(|f| f.field_type == FieldType::Lookup && f.target.as_deref() == Some(own.as_str()))?;
         if let Some(r) = &self.records {
             let ids: Vec<Value> = r.matches.iter().map(|c| Value::String(c.id.clone())).collect();
             return Some(compare(&lookup.key, Op::In, Value::Array(ids)));
@@ -247,9 +345,8 @@ const SCALES: &[(&str, f64)] = &[
     ("billion", 1e9),
 ];
 
-const MONEY_WORDS: &[&str] = &[
-    "$", "€", "£", "¥", "usd", "eur", "gbp", "dollar", "dollars", "euro", "euros", "pound", "pounds",
-];
+const MONEY_WORDS: &[&str] =
+    &["$", "€", "£", "¥", "usd", "eur", "gbp", "dollar", "dollars", "euro", "euros", "pound", "pounds"];
 
 /// Currency words and symbols, and the ISO code each stands for.
 const CURRENCY_WORDS: &[(&str, &str)] = &[
@@ -342,7 +439,11 @@ fn numbers(t: &[Token], taken: &[usize]) -> Vec<Said> {
             || to > i
             || !plain && value.is_some() && w.ends_with(|c: char| c.is_alphabetic());
         let percent = after.is_some_and(|a| matches!(a, "%" | "percent" | "pct"));
-        let from = if before.is_some_and(|b| MONEY_WORDS.contains(&b) && b.chars().count() == 1) { start - 1 } else { start };
+        let from = if before.is_some_and(|b| MONEY_WORDS.contains(&b) && b.chars().count() == 1) {
+            start - 1
+        } else {
+            start
+        };
         let to = if percent || after.is_some_and(|a| MONEY_WORDS.contains(&a)) { to + 1 } else { to };
         out.push(Said { value: n, from, to, money, percent, plain: plain && !percent });
         i = to + 1;
@@ -401,7 +502,11 @@ fn shown_number(n: f64) -> String {
         let tail = s.split_off(s.len() - 3);
         grouped = format!(",{tail}{grouped}");
     }
-    let frac = if n.fract() != 0.0 { format!("{}", n.fract()).trim_start_matches('0').to_string() } else { String::new() };
+    let frac = if n.fract() != 0.0 {
+        format!("{}", n.fract()).trim_start_matches('0').to_string()
+    } else {
+        String::new()
+    };
     format!("{}{s}{grouped}{frac}", if n < 0.0 { "-" } else { "" })
 }
 
@@ -446,9 +551,8 @@ impl Session<'_> {
                 c.object = None;
                 c.group = "owner".into();
             }
-            let same = found.iter().any(|x| {
-                x.object == c.object && x.condition == c.condition && x.span == c.span
-            });
+            let same =
+                found.iter().any(|x| x.object == c.object && x.condition == c.condition && x.span == c.span);
             if !same {
                 c.id = String::new();
                 found.push(c);
@@ -460,9 +564,11 @@ impl Session<'_> {
         let mut named = listed.clone();
         if named.is_empty() {
             for o in objects.iter().filter_map(|k| p.object(k)) {
-                let says_term = o.terms.iter().filter(|x| x.key != crate::metadata::definition::MINE).any(|x| {
-                    x.phrases().any(|ph| !runs(&t, &tokens(ph)).is_empty())
-                });
+                let says_term = o
+                    .terms
+                    .iter()
+                    .filter(|x| x.key != crate::metadata::definition::MINE)
+                    .any(|x| x.phrases().any(|ph| !runs(&t, &tokens(ph)).is_empty()));
                 if says_term {
                     named.push(o.key.clone());
                 }
@@ -778,7 +884,13 @@ impl Session<'_> {
         let dates: Vec<(Vec<usize>, Option<String>, String)> = found
             .iter()
             .filter(|c| c.kind == Kind::Date)
-            .map(|c| (c.span.clone(), c.object.clone(), c.date.as_ref().map(|d| d.field.clone()).unwrap_or_default()))
+            .map(|c| {
+                (
+                    c.span.clone(),
+                    c.object.clone(),
+                    c.date.as_ref().map(|d| d.field.clone()).unwrap_or_default(),
+                )
+            })
             .collect();
         found.retain(|c| {
             c.kind != Kind::Date
@@ -927,7 +1039,9 @@ impl Session<'_> {
         }
         // A longer run wins over a shorter one inside it.
         let spans: Vec<Vec<usize>> = said.iter().map(|(_, s, _, _)| s.clone()).collect();
-        said.retain(|(_, s, _, _)| !spans.iter().any(|l| l.len() > s.len() && s.iter().all(|i| l.contains(i))));
+        said.retain(|(_, s, _, _)| {
+            !spans.iter().any(|l| l.len() > s.len() && s.iter().all(|i| l.contains(i)))
+        });
         let mut out = vec![];
         for (values, span, ids, _) in said {
             let values: Vec<String> = values.split(" | ").map(String::from).collect();
@@ -938,7 +1052,11 @@ impl Session<'_> {
                     field: f.key.clone(),
                     object: object.to_string(),
                     written: words_of(t, &span),
-                    status: if ids.len() == 1 { ResolutionStatus::Resolved } else { ResolutionStatus::Ambiguous },
+                    status: if ids.len() == 1 {
+                        ResolutionStatus::Resolved
+                    } else {
+                        ResolutionStatus::Ambiguous
+                    },
                     matches: ids
                         .iter()
                         .map(|id| crate::records::names::Candidate {
@@ -955,7 +1073,8 @@ impl Session<'_> {
                         .take(20)
                         .collect(),
                 };
-                let names: Vec<Value> = resolution.matches.iter().map(|c| Value::String(c.name.clone())).collect();
+                let names: Vec<Value> =
+                    resolution.matches.iter().map(|c| Value::String(c.name.clone())).collect();
                 out.push(Candidate {
                     id: String::new(),
                     kind: Kind::Record,
