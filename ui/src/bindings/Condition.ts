@@ -3,5 +3,6 @@ import type { AllOf } from "./AllOf";
 import type { AnyOf } from "./AnyOf";
 import type { Comparison } from "./Comparison";
 import type { NotOf } from "./NotOf";
+import type { RelatedTo } from "./RelatedTo";
 
-export type Condition = AllOf | AnyOf | NotOf | Comparison;
+export type Condition = AllOf | AnyOf | NotOf | RelatedTo | Comparison;

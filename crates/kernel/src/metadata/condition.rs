@@ -9,7 +9,7 @@
 //! `not eq`, `is_blank`/`is_set` test for blank. `contains` is case-insensitive for ASCII.
 
 use crate::error::{Code, Error, Result};
-use crate::metadata::types::{FieldDef, FieldType};
+use crate::metadata::types::{FieldDef, FieldType, Has, Related};
 use crate::metadata::value::{coerce, Scalar};
 use serde_json::Value;
 use std::cmp::Ordering;
@@ -106,6 +106,9 @@ pub enum Predicate {
     Any(Vec<Predicate>),
     Not(Box<Predicate>),
     Cmp { lhs: Operand, op: Op, rhs: Rhs },
+    /// A condition on related records, compiled by the query to SQL (`EXISTS …`) with its
+    /// parameters. Never in memory: validation rules cannot hold one.
+    Sql { sql: String, params: Vec<Scalar> },
 }
 
 /// Coerce a comparison operand: the field's type, but without the precision, scale and
@@ -137,6 +140,8 @@ impl Condition {
             Condition::All(a) => a.all.iter().flat_map(Condition::fields).collect(),
             Condition::Any(a) => a.any.iter().flat_map(Condition::fields).collect(),
             Condition::Not(n) => n.not.fields(),
+            // Its fields are the related object's, not this one's.
+            Condition::Related(_) => vec![],
             Condition::Compare(c) => {
                 std::iter::once(c.field.as_str()).chain(c.other_field.as_deref()).collect()
             }
@@ -155,6 +160,9 @@ impl Condition {
                 Condition::Any(AnyOf { any: a.any.iter().map(|c| c.through(lookup)).collect() })
             }
             Condition::Not(n) => Condition::Not(NotOf { not: Box::new(n.not.through(lookup)) }),
+            // Related records are one hop down from the record itself; a query names them
+            // only on that record's own object.
+            Condition::Related(r) => Condition::Related(r.clone()),
             Condition::Compare(c) => Condition::Compare(Comparison {
                 field: path(&c.field),
                 op: c.op,
@@ -167,14 +175,35 @@ impl Condition {
     /// Compile against an object. `resolve` maps a field path to its operand, or fails with a
     /// typed error (unknown or unreadable fields are the same error: absent).
     pub fn compile(&self, resolve: &mut dyn FnMut(&str) -> Result<Operand>) -> Result<Predicate> {
+        self.compile_with(resolve, &mut |_| {
+            Err(Error::new(Code::InvalidQuery, "a condition on related records cannot be used here"))
+        })
+    }
+
+    /// [`compile`](Self::compile), with `related` compiling a condition on related records
+    /// (the query does, with the child's row access).
+    pub fn compile_with(
+        &self,
+        resolve: &mut dyn FnMut(&str) -> Result<Operand>,
+        related: &mut dyn FnMut(&Related) -> Result<Predicate>,
+    ) -> Result<Predicate> {
         Ok(match self {
-            Condition::All(a) => {
-                Predicate::All(a.all.iter().map(|c| c.compile(resolve)).collect::<Result<_>>()?)
+            Condition::All(a) => Predicate::All(
+                a.all.iter().map(|c| c.compile_with(resolve, related)).collect::<Result<_>>()?,
+            ),
+            Condition::Any(a) => Predicate::Any(
+                a.any.iter().map(|c| c.compile_with(resolve, related)).collect::<Result<_>>()?,
+            ),
+            Condition::Not(n) => Predicate::Not(Box::new(n.not.compile_with(resolve, related)?)),
+            Condition::Related(r) => {
+                if (r.related.has == Has::AtLeast) != r.related.count.is_some() {
+                    return Err(Error::new(
+                        Code::InvalidQuery,
+                        "`count` goes with `has: at_least`, and only with it",
+                    ));
+                }
+                related(&r.related)?
             }
-            Condition::Any(a) => {
-                Predicate::Any(a.any.iter().map(|c| c.compile(resolve)).collect::<Result<_>>()?)
-            }
-            Condition::Not(n) => Predicate::Not(Box::new(n.not.compile(resolve)?)),
             Condition::Compare(c) => {
                 let lhs = resolve(&c.field)?;
                 let t = lhs.def.field_type;
@@ -257,6 +286,7 @@ impl Predicate {
             Predicate::All(ps) => ps.iter().all(|p| p.eval(record)),
             Predicate::Any(ps) => ps.iter().any(|p| p.eval(record)),
             Predicate::Not(p) => !p.eval(record),
+            Predicate::Sql { .. } => false,
             Predicate::Cmp { lhs, op, rhs } => {
                 let l = &record[lhs.slot];
                 let r = match rhs {
@@ -316,6 +346,10 @@ impl Predicate {
                 sql.push_str("(NOT ");
                 p.to_sql(sql, params);
                 sql.push(')');
+            }
+            Predicate::Sql { sql: s, params: p } => {
+                sql.push_str(s);
+                params.extend(p.iter().cloned());
             }
             Predicate::Cmp { lhs, op, rhs } => {
                 let l = &lhs.expr;

@@ -118,6 +118,10 @@ impl Walk {
             Condition::All(a) => ("all", &a.all),
             Condition::Any(a) => ("any", &a.any),
             Condition::Not(n) => ("not", std::slice::from_ref(n.not.as_ref())),
+            Condition::Related(r) => match &r.related.filter {
+                Some(f) => ("related/filter", std::slice::from_ref(f.as_ref())),
+                None => return,
+            },
             Condition::Compare(cmp) => {
                 match &cmp.value {
                     Some(Value::Array(items)) => {
@@ -146,8 +150,8 @@ impl Walk {
             }
             return;
         }
-        if key == "not" {
-            self.visit(&children[0], &format!("{at}/not"), depth + 1);
+        if key == "not" || key == "related/filter" {
+            self.visit(&children[0], &format!("{at}/{key}"), depth + 1);
             return;
         }
         check_len(

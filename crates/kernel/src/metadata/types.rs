@@ -285,7 +285,43 @@ pub enum Condition {
     All(AllOf),
     Any(AnyOf),
     Not(NotOf),
+    Related(RelatedTo),
     Compare(Comparison),
+}
+
+/// `{"related": {…}}`: the record's related records of one kind (the child records whose
+/// lookup `via` points at it) — some, none, or at least `count` — optionally only those that
+/// meet `filter` (on the child's own fields). Only the child rows the user can read count.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
+#[serde(deny_unknown_fields)]
+pub struct RelatedTo {
+    pub related: Related,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Related {
+    /// The child object.
+    pub object: String,
+    /// The child's lookup to the queried object.
+    pub via: String,
+    pub has: Has,
+    /// With `has: at_least`: how many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub count: Option<u32>,
+    /// Only the children that meet this condition count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub filter: Option<Box<Condition>>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Has {
+    Some,
+    None,
+    AtLeast,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]

@@ -266,6 +266,61 @@ impl Builder<'_, '_> {
     }
 }
 
+/// A condition on related records as SQL: the children of `parent`'s row `t` through the
+/// child's lookup, only the child rows the session may read (its row filter), and only those
+/// meeting the filter on the child's own readable fields.
+fn related_sql(
+    session: &Session<'_>,
+    parent: &ObjectMeta,
+    r: &crate::metadata::types::Related,
+    n: usize,
+) -> Result<crate::metadata::condition::Predicate> {
+    use crate::metadata::types::Has;
+    let (child, _) = session.readable_object(&r.object)?;
+    let (_, via) = session.readable_field(child, &r.via)?;
+    if via.field_type != FieldType::Lookup || via.target.as_deref() != Some(parent.key()) {
+        return Err(Error::on_field(
+            Code::InvalidQuery,
+            r.via.clone(),
+            format!("`{}` of {} is not a lookup to {}", r.via, r.object, parent.key()),
+        ));
+    }
+    let alias = format!("r{n}");
+    let mut params = vec![];
+    let mut wheres = vec![format!("{alias}.{} = t.id", column(&r.via))];
+    if let Some(filter) = session.row_filter(child, &alias, RowAccess::Read, &mut params) {
+        wheres.push(filter);
+    }
+    if let Some(filter) = &r.filter {
+        let b = Builder { session, meta: child, joins: Vec::new(), join_params: Vec::new() };
+        let pred = filter.compile(&mut |p| {
+            if p.contains('.') {
+                return Err(Error::on_field(
+                    Code::InvalidQuery,
+                    p.to_string(),
+                    "a filter on related records uses their own fields",
+                ));
+            }
+            b.own_field(child, &alias, p)
+        })?;
+        let mut s = String::new();
+        pred.to_sql(&mut s, &mut params);
+        wheres.push(s);
+    }
+    let inner = format!("SELECT 1 FROM {} {alias} WHERE {}", child.table, wheres.join(" AND "));
+    let sql = match r.has {
+        Has::Some => format!("(EXISTS ({inner}))"),
+        Has::None => format!("(NOT EXISTS ({inner}))"),
+        Has::AtLeast => {
+            let count = r.count.unwrap_or(1);
+            params.push(Scalar::Num(f64::from(count)));
+            params.push(Scalar::Num(f64::from(count)));
+            format!("((SELECT count(*) FROM ({inner} LIMIT ?)) >= ?)")
+        }
+    };
+    Ok(crate::metadata::condition::Predicate::Sql { sql, params })
+}
+
 impl Session<'_> {
     pub(crate) fn compile_query(&self, spec: &QuerySpec, unlimited: bool) -> Result<CompiledQuery> {
         let problems = spec.limit_problems();
@@ -309,7 +364,12 @@ impl Session<'_> {
             wheres.push(filter);
         }
         if let Some(cond) = &spec.filters {
-            let pred = cond.compile(&mut |p| b.resolve(p))?;
+            let (session, parent) = (b.session, b.meta);
+            let mut subqueries = 0;
+            let pred = cond.compile_with(&mut |p| b.resolve(p), &mut |r| {
+                subqueries += 1;
+                related_sql(session, parent, r, subqueries)
+            })?;
             let mut s = String::new();
             pred.to_sql(&mut s, &mut where_params);
             wheres.push(s);

@@ -347,3 +347,84 @@ fn ops_cover_every_listed_operator() {
         assert_eq!(parsed.as_str(), op);
     }
 }
+
+/// The ids a spec finds, sorted.
+fn found(s: &Session<'_>, spec: Value) -> Vec<String> {
+    let spec = QuerySpec::from_json(&spec).unwrap();
+    let mut ids: Vec<String> =
+        s.query(&spec).unwrap().records.iter().map(|r| r["id"].as_str().unwrap().to_string()).collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn related_records_some_none_and_at_least_count_only_the_children_the_user_can_read() {
+    let f = demo();
+    let accounts = demo_rows("account");
+    let opportunities = demo_rows("opportunity");
+    // What each user may read of the opportunities (private: ben his own, ava all).
+    let expected = |user: &str, wanted: &dyn Fn(usize) -> bool| -> Vec<String> {
+        let mut ids: Vec<String> = accounts
+            .iter()
+            .filter(|a| {
+                let n = opportunities
+                    .iter()
+                    .filter(|o| o["account"] == a["id"] && (user == "ava" || o["owner"] == user))
+                    .count();
+                wanted(n)
+            })
+            .map(|a| a["id"].clone())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let spec = |has: &str, count: Option<u32>| {
+        let mut related = json!({"object": "opportunity", "via": "account", "has": has});
+        if let Some(n) = count {
+            related["count"] = json!(n);
+        }
+        json!({"object": "account", "filters": {"related": related}, "limit": 1000})
+    };
+    for user in ["ava", "ben"] {
+        let s = f.ws.session(user).unwrap();
+        assert_eq!(found(&s, spec("none", None)), expected(user, &|n| n == 0), "{user}: none");
+        assert_eq!(found(&s, spec("some", None)), expected(user, &|n| n > 0), "{user}: some");
+        assert_eq!(found(&s, spec("at_least", Some(3))), expected(user, &|n| n >= 3), "{user}: at least 3");
+    }
+    // ben reads fewer opportunities, so more of his accounts have none.
+    let ben = found(&f.ws.session("ben").unwrap(), spec("none", None));
+    let ava = found(&f.ws.session("ava").unwrap(), spec("none", None));
+    assert!(ben.len() > ava.len());
+}
+
+#[test]
+fn a_related_filter_reads_the_childs_own_readable_fields_only() {
+    let f = demo();
+    let invoices = demo_rows("invoice");
+    let mut expected: Vec<String> = demo_rows("account")
+        .iter()
+        .filter(|a| invoices.iter().any(|i| i["account"] == a["id"] && i["status"] == "overdue"))
+        .map(|a| a["id"].clone())
+        .collect();
+    expected.sort();
+    let cara = f.ws.session("cara").unwrap();
+    let overdue = json!({"object": "account", "limit": 1000, "filters": {"related": {
+        "object": "invoice", "via": "account", "has": "some",
+        "filter": {"field": "status", "op": "eq", "value": "overdue"}}}});
+    assert_eq!(found(&cara, overdue), expected);
+    // A field the user may not read is absent there too; a parent path is not the child's own.
+    let ben = f.ws.session("ben").unwrap();
+    let margin = json!({"object": "account", "filters": {"related": {
+        "object": "opportunity", "via": "account", "has": "some",
+        "filter": {"field": "margin_pct", "op": "gt", "value": 10}}}});
+    assert!(ben.query(&QuerySpec::from_json(&margin).unwrap()).is_err());
+    let parent = json!({"object": "account", "filters": {"related": {
+        "object": "opportunity", "via": "account", "has": "some",
+        "filter": {"field": "account.name", "op": "eq", "value": "x"}}}});
+    assert_eq!(ben.query(&QuerySpec::from_json(&parent).unwrap()).unwrap_err().code, Code::InvalidQuery);
+    // `via` must be the child's lookup to the queried object; `count` goes with at_least only.
+    let wrong = json!({"object": "account", "filters": {"related": {"object": "invoice_line", "via": "invoice", "has": "none"}}});
+    assert_eq!(cara.query(&QuerySpec::from_json(&wrong).unwrap()).unwrap_err().code, Code::InvalidQuery);
+    let counted = json!({"object": "account", "filters": {"related": {"object": "note", "via": "account", "has": "none", "count": 2}}});
+    assert_eq!(cara.query(&QuerySpec::from_json(&counted).unwrap()).unwrap_err().code, Code::InvalidQuery);
+}

@@ -300,7 +300,7 @@ fn admitted(c: &Condition, out: &mut Vec<(String, String)>) {
     match c {
         Condition::All(a) => a.all.iter().for_each(|c| admitted(c, out)),
         Condition::Any(a) => a.any.iter().for_each(|c| admitted(c, out)),
-        Condition::Not(_) => {}
+        Condition::Not(_) | Condition::Related(_) => {}
         Condition::Compare(cmp) if matches!(cmp.op, Op::Eq | Op::In) => {
             let values: Vec<&Value> = match &cmp.value {
                 Some(Value::Array(a)) => a.iter().collect(),

@@ -260,6 +260,7 @@ impl Session<'_> {
                     _ => return None,
                 },
                 Condition::Compare(cmp) => (false, cmp),
+                Condition::Related(_) => return None,
                 Condition::All(all) => {
                     // A date range: both ends on one date field, as a phrase of the question.
                     let field = match all.all.first() {
