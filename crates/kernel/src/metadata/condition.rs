@@ -105,10 +105,17 @@ pub enum Predicate {
     All(Vec<Predicate>),
     Any(Vec<Predicate>),
     Not(Box<Predicate>),
-    Cmp { lhs: Operand, op: Op, rhs: Rhs },
+    Cmp {
+        lhs: Operand,
+        op: Op,
+        rhs: Rhs,
+    },
     /// A condition on related records, compiled by the query to SQL (`EXISTS …`) with its
     /// parameters. Never in memory: validation rules cannot hold one.
-    Sql { sql: String, params: Vec<Scalar> },
+    Sql {
+        sql: String,
+        params: Vec<Scalar>,
+    },
 }
 
 /// Coerce a comparison operand: the field's type, but without the precision, scale and
@@ -188,12 +195,12 @@ impl Condition {
         related: &mut dyn FnMut(&Related) -> Result<Predicate>,
     ) -> Result<Predicate> {
         Ok(match self {
-            Condition::All(a) => Predicate::All(
-                a.all.iter().map(|c| c.compile_with(resolve, related)).collect::<Result<_>>()?,
-            ),
-            Condition::Any(a) => Predicate::Any(
-                a.any.iter().map(|c| c.compile_with(resolve, related)).collect::<Result<_>>()?,
-            ),
+            Condition::All(a) => {
+                Predicate::All(a.all.iter().map(|c| c.compile_with(resolve, related)).collect::<Result<_>>()?)
+            }
+            Condition::Any(a) => {
+                Predicate::Any(a.any.iter().map(|c| c.compile_with(resolve, related)).collect::<Result<_>>()?)
+            }
             Condition::Not(n) => Predicate::Not(Box::new(n.not.compile_with(resolve, related)?)),
             Condition::Related(r) => {
                 if (r.related.has == Has::AtLeast) != r.related.count.is_some() {

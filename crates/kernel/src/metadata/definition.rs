@@ -339,9 +339,10 @@ fn check_condition(obj: &ObjectDef, c: &Condition, at: &str, what: &str, p: &mut
             }
         }
         Condition::Not(not) => check_condition(obj, &not.not, &format!("{at}/not"), what, p),
-        Condition::Related(_) => {
-            p.add(at.to_string(), format!("{what} can only use the fields of `{}`, not related records", obj.key))
-        }
+        Condition::Related(_) => p.add(
+            at.to_string(),
+            format!("{what} can only use the fields of `{}`, not related records", obj.key),
+        ),
         Condition::Compare(cmp) => {
             if let Err(e) = check_own_comparison(obj, cmp, what) {
                 p.add(at.to_string(), e);

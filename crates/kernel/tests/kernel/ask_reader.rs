@@ -306,9 +306,9 @@ mod choosing {
         let f = common::demo();
         let ava = f.ws.session("ava").unwrap();
         let endpoint = fake(vec![choice("account", &[])]);
-        let e = ask_with(&ava, "Which accounts have no notes?", model(&endpoint.url, 0.0)).unwrap_err();
+        let e = ask_with(&ava, "Which invoices have no account?", model(&endpoint.url, 0.0)).unwrap_err();
         assert_eq!(e.code, Code::GroundingInsufficient);
-        assert!(e.message.contains("no notes"), "{}", e.message);
+        assert!(e.message.contains("no account"), "{}", e.message);
         assert!(endpoint.chat_requests().is_empty(), "refused before any model call");
     }
 
@@ -336,4 +336,68 @@ mod choosing {
             again.spec
         );
     }
+}
+
+#[test]
+fn related_records_are_read_as_some_none_and_at_least_with_the_childs_own_words() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let related = |object: &str, has: &str, count: Option<u32>, filter: Option<serde_json::Value>| {
+        let mut r = serde_json::json!({"object": object, "via": "account", "has": has});
+        if let Some(n) = count {
+            r["count"] = serde_json::json!(n);
+        }
+        if let Some(f) = filter {
+            r["filter"] = f;
+        }
+        serde_json::json!({"related": r})
+    };
+    must(
+        &read(&ava, "Which accounts have no notes?"),
+        "have no notes",
+        Some("account"),
+        related("note", "none", None, None),
+    );
+    must(
+        &read(&ava, "Customers without contacts"),
+        "without contacts",
+        Some("account"),
+        related("contact", "none", None, None),
+    );
+    let r = read(&ava, "Accounts with at least 5 contacts");
+    must(&r, "at least 5 contacts", Some("account"), related("contact", "at_least", Some(5), None));
+    assert!(
+        r.candidates.iter().all(|c| c.kind != countersign_kernel::ai::ask::reader::Kind::Quantity),
+        "{:#?}",
+        lines(&r)
+    );
+    must(
+        &read(&ava, "Accounts with more than 2 opportunities"),
+        "more than 2 opportunities",
+        Some("account"),
+        related("opportunity", "at_least", Some(3), None),
+    );
+    let cara = f.ws.session("cara").unwrap();
+    must(
+        &read(&cara, "Accounts that have overdue invoices"),
+        "have overdue invoices",
+        Some("account"),
+        related(
+            "invoice",
+            "some",
+            None,
+            Some(serde_json::json!({"field": "status", "op": "eq", "value": "overdue"})),
+        ),
+    );
+}
+
+#[test]
+fn a_country_said_by_nationality_or_code_reaches_the_stored_country() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let country = |v: &str| serde_json::json!({"field": "billing_country", "op": "eq", "value": v});
+    must(&read(&ava, "German accounts"), "German", Some("account"), country("Germany"));
+    must(&read(&ava, "Which French customers do we have?"), "French", Some("account"), country("France"));
+    must(&read(&ava, "Spanish accounts in retail"), "Spanish", Some("account"), country("Spain"));
+    must(&read(&ava, "Accounts in the US"), "US", Some("account"), country("United States"));
 }

@@ -205,8 +205,9 @@ impl Session<'_> {
     }
 }
 
-/// Why the query language cannot say what the question asks, if it cannot: records by the
-/// related records they lack ("accounts without notes").
+/// Why the query language cannot say what the question asks, if it cannot: records by what
+/// they lack when that is no relation the reader found ("invoices without an account": an
+/// account is an invoice's parent, not its related records).
 pub(super) fn unsayable(reading: &Reading, p: &Projection) -> Option<String> {
     let t = &reading.tokens;
     let object_words: Vec<String> = p
@@ -228,11 +229,16 @@ pub(super) fn unsayable(reading: &Reading, p: &Projection) -> Option<String> {
             _ => None,
         };
         let Some(next) = lacks else { continue };
+        // Read as a condition on related records: the language says it.
+        let read = reading.candidates.iter().any(|c| c.kind == Kind::Related && c.span.contains(&i));
+        if read {
+            continue;
+        }
         let said = t.iter().skip(next).take(3).position(|x| object_words.contains(&x.stem));
         if let Some(k) = said {
             let words: Vec<&str> = t[i..=next + k].iter().map(|x| x.text.as_str()).collect();
             return Some(format!(
-                "Ask cannot yet find records by the related records they lack (“{}”), so this question is not answered rather than answered with other records.",
+                "Ask finds records by the related records that point at them (accounts with no notes); “{}” is not such a relation, so this question is not answered rather than answered with other records.",
                 words.join(" ")
             ));
         }

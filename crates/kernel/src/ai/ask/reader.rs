@@ -79,11 +79,10 @@ fn says(q: &Token, p: &Token) -> bool {
         return true;
     }
     let letters = |t: &Token| t.lower.chars().all(char::is_alphabetic);
-    q.lower.chars().count() >= 5
-        && p.lower.chars().count() >= 5
-        && letters(q)
-        && letters(p)
-        && strsim::damerau_levenshtein(&q.lower, &p.lower) <= 1
+    let near = |a: &str, b: &str| {
+        a.chars().count() >= 5 && b.chars().count() >= 5 && strsim::damerau_levenshtein(a, b) <= 1
+    };
+    letters(q) && letters(p) && (near(&q.lower, &p.lower) || near(&q.stem, &p.stem))
 }
 
 /// Where `phrase` stands in the question as a run of words.
@@ -225,6 +224,7 @@ pub enum Kind {
     Quantity,
     Currency,
     Date,
+    Related,
 }
 
 /// One condition the question's words justify.
@@ -292,7 +292,7 @@ impl Candidate {
             let ids: Vec<Value> = r.matches.iter().map(|c| Value::String(c.id.clone())).collect();
             return Some(compare(&lookup.key, Op::In, Value::Array(ids)));
         }
-        if self.condition.fields().iter().any(|f| f.contains('.')) {
+        if self.kind == Kind::Related || self.condition.fields().iter().any(|f| f.contains('.')) {
             return None;
         }
         Some(self.condition.through(&lookup.key))
@@ -547,7 +547,8 @@ impl Session<'_> {
         let mut found: Vec<Candidate> = vec![];
         let push = |found: &mut Vec<Candidate>, mut c: Candidate| {
             // A condition on the owner alone ("my") reads a field every object has.
-            if c.condition.fields().iter().all(|f| *f == "owner") {
+            let fields = c.condition.fields();
+            if !fields.is_empty() && fields.iter().all(|f| *f == "owner") {
                 c.object = None;
                 c.group = "owner".into();
             }
@@ -806,6 +807,18 @@ impl Session<'_> {
             }
         }
 
+        // Related records: "with no notes", "without contacts", "that have overdue invoices",
+        // "with at least 5 contacts".
+        for o in &in_scope {
+            for (child, via) in &o.children {
+                for c in self.related_said(&t, p, o.key.as_str(), child, via, &found) {
+                    // A number inside it counts records, not an amount.
+                    found.retain(|x| x.kind != Kind::Quantity || !x.span.iter().all(|i| c.span.contains(i)));
+                    push(&mut found, c);
+                }
+            }
+        }
+
         // People: a workspace user named in the question is an owner.
         for u in &self.catalog().definition.users {
             if !u.active || u.key == self.user().key {
@@ -876,7 +889,7 @@ impl Session<'_> {
             .map(|c| c.span.clone())
             .collect();
         found.retain(|c| {
-            matches!(c.kind, Kind::Date | Kind::Quantity)
+            matches!(c.kind, Kind::Date | Kind::Quantity | Kind::Related)
                 || !long.iter().any(|l| l.len() > c.span.len() && c.span.iter().all(|i| l.contains(i)))
         });
         // A date phrase inside a longer one on the same field ("the end of June" in "before
@@ -904,11 +917,141 @@ impl Session<'_> {
         for (i, c) in found.iter_mut().enumerate() {
             c.id = format!("c{}", i + 1);
         }
-        reading.objects = if listed.is_empty() { most_covered(&found, objects) } else { listed };
+        reading.objects = if listed.is_empty() {
+            most_covered(&found, objects)
+        } else {
+            // A child of a named object whose own words the question says ("engineers at
+            // accounts in the UK" lists contacts).
+            let mut with_children = listed.clone();
+            for o in objects.iter().filter_map(|k| p.object(k)) {
+                let child_of_listed = o.fields.iter().any(|f| {
+                    f.field_type == FieldType::Lookup && f.target.as_ref().is_some_and(|x| listed.contains(x))
+                });
+                let says_own = found
+                    .iter()
+                    .any(|c| c.object.as_deref() == Some(o.key.as_str()) && c.kind != Kind::Related);
+                if child_of_listed && says_own && !with_children.contains(&o.key) {
+                    with_children.push(o.key.clone());
+                }
+            }
+            with_children
+        };
         reading.counts.sort_unstable();
         reading.counts.dedup();
         reading.candidates = found;
         Ok(reading)
+    }
+
+    /// Where the question asks for `parent` records by their `child` records: the child's
+    /// label or plural, the child's own readings just before it ("overdue"), and before those
+    /// "no"/"without" (none), "at least N"/"more than N"/"N or more" (at least), or
+    /// "with"/"have"/"having" (some).
+    fn related_said(
+        &self,
+        t: &[Token],
+        p: &Projection,
+        parent: &str,
+        child: &str,
+        via: &str,
+        found: &[Candidate],
+    ) -> Vec<Candidate> {
+        use crate::metadata::types::{Has, Related, RelatedTo};
+        let Some(c) = p.object(child) else { return vec![] };
+        let mut out = vec![];
+        let mut names = vec![tokens(&c.plural_label), tokens(&c.label)];
+        names.retain(|n| !n.is_empty());
+        for name in &names {
+            for at in runs(t, name) {
+                // The child's own readings just before its name ("overdue invoices").
+                let mut start = at;
+                let mut filters: Vec<&Candidate> = vec![];
+                while start > 0 {
+                    let before = found.iter().find(|x| {
+                        x.object.as_deref() == Some(child)
+                            && matches!(x.kind, Kind::Term | Kind::Value | Kind::Flag | Kind::Currency)
+                            && x.span.last() == Some(&(start - 1))
+                    });
+                    match before {
+                        Some(x) => {
+                            start = x.span[0];
+                            filters.push(x);
+                        }
+                        None => break,
+                    }
+                }
+                let w = |i: Option<usize>| i.map(|i| t[i].lower.as_str());
+                let b1 = start.checked_sub(1);
+                let b2 = start.checked_sub(2);
+                let b3 = start.checked_sub(3);
+                let number = |i: Option<usize>| {
+                    i.and_then(|i| {
+                        t[i].lower.parse::<u32>().ok().or_else(|| {
+                            NUMBER_WORDS.iter().find(|(k, _)| *k == t[i].lower).map(|(_, n)| *n as u32)
+                        })
+                    })
+                };
+                let (has, count, from) = match (w(b3), w(b2), w(b1)) {
+                    (_, Some("with" | "have" | "has" | "having"), Some("no" | "zero")) => {
+                        (Has::None, None, b2)
+                    }
+                    (_, _, Some("no" | "without" | "lacking")) => (Has::None, None, b1),
+                    (Some("at"), Some("least"), _) if number(b1).is_some() => (Has::AtLeast, number(b1), b3),
+                    (Some("more" | "over"), Some("than"), _) if number(b1).is_some() => {
+                        (Has::AtLeast, number(b1).map(|n| n + 1), b3)
+                    }
+                    (_, Some("over"), _) if number(b1).is_some() => {
+                        (Has::AtLeast, number(b1).map(|n| n + 1), b2)
+                    }
+                    (_, Some("with" | "have" | "has" | "having"), _) if number(b1).is_some() => {
+                        (Has::AtLeast, number(b1), b2)
+                    }
+                    (_, _, Some("with" | "have" | "has" | "having")) => (Has::Some, None, b1),
+                    _ => continue,
+                };
+                // "N or more contacts" is written before the name too: "with 5 or more".
+                let Some(from) = from else { continue };
+                let span: Vec<usize> = (from..at + name.len()).collect();
+                let parts: Vec<Condition> = filters.iter().rev().map(|x| x.condition.clone()).collect();
+                let filter = match parts.len() {
+                    0 => None,
+                    1 => Some(Box::new(parts.into_iter().next().expect("one"))),
+                    _ => Some(Box::new(Condition::All(AllOf { all: parts }))),
+                };
+                let which = filters.iter().rev().map(|x| x.words.as_str()).collect::<Vec<_>>().join(" ");
+                let what = if which.is_empty() {
+                    c.plural_label.to_lowercase()
+                } else {
+                    format!("{which} {}", c.plural_label.to_lowercase())
+                };
+                let meaning = match (has, count) {
+                    (Has::None, _) => format!("has no {what}"),
+                    (Has::AtLeast, Some(n)) => format!("has at least {n} {what}"),
+                    _ => format!("has {what}"),
+                };
+                out.push(Candidate {
+                    id: String::new(),
+                    kind: Kind::Related,
+                    object: Some(parent.to_string()),
+                    group: format!("{parent}:related:{}", span[0]),
+                    words: words_of(t, &span),
+                    span,
+                    meaning,
+                    condition: Condition::Related(RelatedTo {
+                        related: Related {
+                            object: child.to_string(),
+                            via: via.to_string(),
+                            has,
+                            count,
+                            filter,
+                        },
+                    }),
+                    records: None,
+                    date: None,
+                    term: None,
+                });
+            }
+        }
+        out
     }
 
     fn date_candidate(
@@ -966,11 +1109,23 @@ impl Session<'_> {
         vocabulary: &[String],
     ) -> Result<Vec<Candidate>> {
         // The prefilter: any question word of three letters or more, by its first four.
+        // A word of two letters only when written as a code ("HW-GW", "EU").
         let probes: Vec<String> = t
             .iter()
-            .filter(|w| w.lower.chars().count() >= 3 && !FILLER.contains(&w.lower.as_str()))
+            .filter(|w| {
+                let n = w.lower.chars().count();
+                let code = n == 2 && w.text.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+                (n >= 3 || code) && !FILLER.contains(&w.lower.as_str())
+            })
             .filter(|w| w.lower.chars().any(char::is_alphabetic))
             .map(|w| w.lower.chars().take(4).collect::<String>())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .chain(
+                places_said(t)
+                    .iter()
+                    .flat_map(|(place, _)| place.names.iter().map(|n| n.chars().take(4).collect::<String>())),
+            )
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .take(crate::metadata::limits::MAX_CHILDREN)
@@ -1022,6 +1177,14 @@ impl Session<'_> {
                         hit = Some((vec![at], false));
                     }
                 }
+            }
+            // A country said by nationality or code ("German accounts", "UK").
+            if hit.is_none() && !is_name {
+                let value = v.to_lowercase();
+                hit = places_said(t)
+                    .into_iter()
+                    .find(|(place, _)| place.names.contains(&value))
+                    .map(|(_, span)| (span, true));
             }
             let Some((span, whole_name)) = hit else { continue };
             match said.iter_mut().find(|(_, s, _, _)| *s == span) {
@@ -1181,6 +1344,62 @@ fn currency_said(t: &[Token], code: &str) -> Option<Vec<usize>> {
     t.iter()
         .position(|w| CURRENCY_WORDS.iter().any(|(word, c)| *c == code && w.lower == *word))
         .map(|i| vec![i])
+}
+
+/// A country as the question may say it: its names (ISO short name and the usual others,
+/// lower-cased) and its nationality ("German"); its ISO codes only as written in capitals.
+struct Place {
+    names: Vec<String>,
+    nationality: Option<String>,
+    codes: Vec<String>,
+}
+
+/// Every country of ISO 3166-1, from the `keshvar` data set.
+fn places() -> &'static [Place] {
+    static PLACES: std::sync::OnceLock<Vec<Place>> = std::sync::OnceLock::new();
+    PLACES.get_or_init(|| {
+        keshvar::CountryIterator::new()
+            .map(|c| {
+                let mut names = vec![c.iso_short_name().to_lowercase()];
+                names.extend(c.unofficial_name_list().iter().map(|n| n.to_lowercase()));
+                names.dedup();
+                Place {
+                    names,
+                    nationality: c.maybe_nationality().map(str::to_lowercase),
+                    codes: vec![c.alpha2().to_string(), c.alpha3().to_string()],
+                }
+            })
+            .collect()
+    })
+}
+
+/// The countries the question says by nationality or code, with the words that say each.
+fn places_said(t: &[Token]) -> Vec<(&'static Place, Vec<usize>)> {
+    let mut out = vec![];
+    for place in places() {
+        let mut said = vec![];
+        if let Some(n) = &place.nationality {
+            let w = tokens(n);
+            said.extend(
+                runs(t, &w)
+                    .into_iter()
+                    .filter(|&at| {
+                        // Exactly the word: "French", not a stem of something else.
+                        (0..w.len()).all(|i| t[at + i].lower == w[i].lower)
+                    })
+                    .map(|at| (at..at + w.len()).collect::<Vec<_>>()),
+            );
+        }
+        for (i, q) in t.iter().enumerate() {
+            if place.codes.iter().any(|c| *c == q.text) {
+                said.push(vec![i]);
+            }
+        }
+        for span in said {
+            out.push((place, span));
+        }
+    }
+    out
 }
 
 /// The stems of every word the projection uses for objects, fields, values and terms: a
