@@ -367,6 +367,15 @@ impl Session<'_> {
             .map(|c| c.id.clone())
             .collect();
         chosen.retain(|c| !doubled.contains(&c.id));
+        // Two readings of the same words on fields of their own (a department and a title
+        // "Engineer"): the first the model wrote is the answer's, the other stays a swap.
+        let mut kept: Vec<&Candidate> = vec![];
+        for c in chosen {
+            if !kept.iter().any(|k| k.group != c.group && overlaps(k, c)) {
+                kept.push(c);
+            }
+        }
+        let mut chosen = kept;
         // A reading that is the only one of its words, applies to the queried object and
         // overlaps nothing chosen is the question's: the kernel never drops it silently.
         let applicable: Vec<&Candidate> =

@@ -917,6 +917,21 @@ impl Session<'_> {
         for (i, c) in found.iter_mut().enumerate() {
             c.id = format!("c{}", i + 1);
         }
+        // An object named only inside a related reading ("customers without contacts") is
+        // not the one asked for.
+        let related: Vec<usize> =
+            found.iter().filter(|c| c.kind == Kind::Related).flat_map(|c| c.span.iter().copied()).collect();
+        let listed: Vec<String> = if related.is_empty() {
+            listed
+        } else {
+            let outside: Vec<&str> = t
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !related.contains(i))
+                .map(|(_, w)| w.text.as_str())
+                .collect();
+            self.objects_named(&outside.join(" ")).into_iter().filter(|o| objects.contains(o)).collect()
+        };
         reading.objects = if listed.is_empty() {
             most_covered(&found, objects)
         } else {
