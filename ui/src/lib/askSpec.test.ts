@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chips, choose, conditionText, datePhraseOf, describeChip, parseChipValue, setChipValue, termOf, withChips } from "./askSpec";
+import { chips, choose, conditionText, datePhraseOf, describeChip, parseChipValue, setChipValue, swapsFor, termOf, withChips } from "./askSpec";
 import type { QuerySpec } from "../bindings/QuerySpec";
 import type { Resolution } from "../bindings/Resolution";
 import type { TermChoice } from "../bindings/TermChoice";
@@ -125,5 +125,31 @@ describe("Term chips", () => {
       "Stage is one of Prospecting, Qualification and Amount > 0",
     );
     expect(conditionText({ any: [{ field: "a", op: "is_set" }, { not: { field: "b", op: "eq", value: 1 } }] })).toBe("a is set or b not = 1");
+  });
+});
+
+describe("Readings of the question (Ask version 4)", () => {
+  it("reads a condition on related records as what the records have", () => {
+    expect(conditionText({ related: { object: "note", via: "account", has: "none" } })).toBe("has no note");
+    expect(conditionText({ related: { object: "contact", via: "account", has: "at_least", count: 5 } })).toBe(
+      "has at least 5 contact",
+    );
+    expect(
+      conditionText({
+        related: { object: "invoice", via: "account", has: "some", filter: { field: "status", op: "eq", value: "overdue" } },
+      }),
+    ).toBe("has invoice (status = overdue)");
+  });
+
+  it("offers a chip the other readings of its words as swaps", () => {
+    const department = { field: "department", op: "eq" as const, value: "engineering" };
+    const title = { field: "title", op: "eq" as const, value: "Engineer" };
+    const read = [
+      { id: "c1", words: "Engineers", meaning: "Department is Engineering", chosen: true, condition: department },
+      { id: "c2", words: "Engineers", meaning: "Title is Engineer", chosen: false, condition: title },
+      { id: "c3", words: "UK", meaning: "Country is United Kingdom", chosen: false, condition: undefined },
+    ];
+    expect(swapsFor(department, read).map((r) => r.id)).toEqual(["c2"]);
+    expect(swapsFor(title, read)).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@ import type { JsonValue } from "../bindings/serde_json/JsonValue";
 import type { DateChoice } from "../bindings/DateChoice";
 import type { ObjectView } from "../bindings/ObjectView";
 import type { TermChoice } from "../bindings/TermChoice";
+import type { ReadCondition } from "../bindings/ReadCondition";
 
 /** The conditions shown as chips (an `all` is split; anything else is one chip). */
 export function chips(spec: QuerySpec): Condition[] {
@@ -78,6 +79,8 @@ export function fieldsOf(c: Condition): string[] {
   if ("all" in c) return c.all.flatMap(fieldsOf);
   if ("any" in c) return c.any.flatMap(fieldsOf);
   if ("not" in c) return fieldsOf(c.not);
+  // A related condition's fields are the related object's.
+  if ("related" in c) return [];
   return c.otherField ? [c.field, c.otherField] : [c.field];
 }
 
@@ -126,10 +129,33 @@ export function conditionText(
   };
   if ("all" in c) return c.all.map(inner).join(" and ");
   if ("any" in c) return c.any.map(inner).join(" or ");
+  if ("related" in c) return relatedText(c.related, label, resolutions);
   if ("field" in c && c.otherField) return `${fieldLabel(c.field)} ${OPS[c.op] ?? c.op} ${fieldLabel(c.otherField)}`;
   if ("not" in c && !("field" in c.not)) return `not ${inner(c.not)}`;
   const d = describeChip(c, resolutions, label);
   return d ? `${fieldLabel(d.field)} ${d.op}${d.text ? ` ${d.text}` : ""}` : JSON.stringify(c);
+}
+
+/** A condition on related records as text: "has no note", "has at least 5 contact",
+ * "has invoice (Status = Overdue)". */
+export function relatedText(
+  r: Extract<Condition, { related: unknown }>["related"],
+  label: (field: string, value: string) => string = (_f, v) => v,
+  resolutions: Resolution[] = [],
+): string {
+  const what = r.object.replace(/_/g, " ");
+  const has = r.has === "none" ? "has no" : r.has === "at_least" ? `has at least ${r.count ?? 1}` : "has";
+  // The filter's fields are the related object's: shown by their keys.
+  const where = r.filter ? ` (${conditionText(r.filter, (p) => p.replace(/_/g, " "), label, resolutions)})` : "";
+  return `${has} ${what}${where}`;
+}
+
+/** The other readings of the words a chip's condition was read from (a department or a
+ * title for "engineers"): the swaps the chip offers. */
+export function swapsFor(c: Condition, read: ReadCondition[]): ReadCondition[] {
+  const chosen = read.find((r) => r.chosen && r.condition !== undefined && sameJson(r.condition, c));
+  if (!chosen) return [];
+  return read.filter((r) => !r.chosen && r.words === chosen.words && r.condition !== undefined);
 }
 
 /** A field path's label on this object (a parent's field after its lookup's label). */

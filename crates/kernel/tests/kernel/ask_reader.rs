@@ -260,10 +260,8 @@ mod choosing {
         let answer = ask_with(&ava, q, model(&endpoint.url, 0.0)).unwrap();
         assert_eq!(
             serde_json::to_value(answer.spec.filters.as_ref().unwrap()).unwrap(),
-            json!({"any": [
-                {"field": "stage", "op": "eq", "value": "negotiation"},
-                {"field": "stage", "op": "eq", "value": "proposal"}]}),
-            "values of one field are joined with OR"
+            json!({"field": "stage", "op": "in", "value": ["negotiation", "proposal"]}),
+            "values of one field are joined with OR, as one chip"
         );
         assert_eq!(answer.unused, vec!["Zorblax".to_string()], "the answer says what it did not use");
         assert!(answer.read.iter().filter(|c| c.chosen).count() == 2);

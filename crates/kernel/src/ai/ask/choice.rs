@@ -306,6 +306,47 @@ fn unused_words(
     out
 }
 
+/// The readings of one group joined with OR: values of one field as one `in` (one chip to
+/// edit), anything else as an `any`.
+fn one_of(mut members: Vec<Condition>) -> Condition {
+    if members.len() == 1 {
+        return members.remove(0);
+    }
+    let field = match &members[0] {
+        Condition::Compare(c) => Some(c.field.clone()),
+        _ => None,
+    };
+    let mut values: Vec<Value> = vec![];
+    let same_field = members.iter().all(|m| match m {
+        Condition::Compare(c) if Some(&c.field) == field.as_ref() && c.other_field.is_none() => {
+            match (c.op, &c.value) {
+                (Op::Eq, Some(v)) => {
+                    values.push(v.clone());
+                    true
+                }
+                (Op::In, Some(Value::Array(vs))) => {
+                    values.extend(vs.iter().cloned());
+                    true
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    });
+    match field.filter(|_| same_field) {
+        Some(field) => {
+            let mut seen: Vec<Value> = vec![];
+            values.retain(|v| {
+                let first = !seen.contains(v);
+                seen.push(v.clone());
+                first
+            });
+            Condition::Compare(Comparison { field, op: Op::In, value: Some(Value::Array(values)), other_field: None })
+        }
+        None => Condition::Any(crate::metadata::condition::AnyOf { any: members }),
+    }
+}
+
 fn reader_number_word(w: &str) -> Option<u32> {
     const WORDS: [&str; 12] =
         ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
@@ -471,13 +512,7 @@ impl Session<'_> {
                 fields.push(s.field.clone());
             }
         }
-        let mut conditions: Vec<Condition> = groups
-            .into_iter()
-            .map(|(_, mut members)| match members.len() {
-                1 => members.remove(0),
-                _ => Condition::Any(crate::metadata::condition::AnyOf { any: members }),
-            })
-            .collect();
+        let mut conditions: Vec<Condition> = groups.into_iter().map(|(_, members)| one_of(members)).collect();
         let spec = QuerySpec {
             object: object.to_string(),
             fields,
