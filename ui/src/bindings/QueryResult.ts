@@ -3,9 +3,16 @@ import type { JsonValue } from "./serde_json/JsonValue";
 
 export type QueryResult = { object: string, 
 /**
- * The selected paths, in order; every record has `id` plus these keys.
+ * The selected paths, in order; every record has `id` plus these keys, plus the paths
+ * `currency_of` names.
  */
-fields: Array<string>, records: Array<{ [key in string]?: JsonValue }>, 
+fields: Array<string>, 
+/**
+ * For each selected currency field, the path of its record's currency (the record's own
+ * currency picklist, or its parent's): an amount is shown in the currency its record
+ * states, not the workspace's. A field absent here is in the workspace's currency.
+ */
+currency_of: { [key in string]?: string }, records: Array<{ [key in string]?: JsonValue }>, 
 /**
  * More records match beyond `offset + limit`.
  */

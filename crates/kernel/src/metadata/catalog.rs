@@ -79,7 +79,26 @@ pub fn table(object: &str) -> String {
     format!("\"obj_{object}\"")
 }
 
+/// Whether a picklist value is an ISO 4217-style currency code (`USD`, `EUR`): a picklist of
+/// nothing else says its record's currency.
+pub fn is_currency_code(v: &str) -> bool {
+    v.len() == 3 && v.chars().all(|c| c.is_ascii_uppercase())
+}
+
 impl ObjectMeta {
+    /// The picklist that states the currency of this object's amounts: one whose every value
+    /// is a currency code.
+    pub fn currency_field(&self) -> Option<&str> {
+        self.def
+            .fields
+            .iter()
+            .find(|f| {
+                f.field_type == FieldType::Picklist
+                    && f.values.as_ref().is_some_and(|vs| !vs.is_empty() && vs.iter().all(|v| is_currency_code(&v.value)))
+            })
+            .map(|f| f.key.as_str())
+    }
+
     pub fn key(&self) -> &str {
         &self.def.key
     }

@@ -65,8 +65,13 @@ pub enum Direction {
 #[derive(Debug, Clone, Serialize, PartialEq, TS)]
 pub struct QueryResult {
     pub object: String,
-    /// The selected paths, in order; every record has `id` plus these keys.
+    /// The selected paths, in order; every record has `id` plus these keys, plus the paths
+    /// `currency_of` names.
     pub fields: Vec<String>,
+    /// For each selected currency field, the path of its record's currency (the record's own
+    /// currency picklist, or its parent's): an amount is shown in the currency its record
+    /// states, not the workspace's. A field absent here is in the workspace's currency.
+    pub currency_of: std::collections::BTreeMap<String, String>,
     pub records: Vec<Map<String, Value>>,
     /// More records match beyond `offset + limit`.
     pub has_more: bool,
@@ -151,6 +156,8 @@ pub(crate) struct CompiledQuery {
     pub sql: String,
     pub params: Vec<Scalar>,
     pub columns: Vec<Column>,
+    /// (currency column, the path of its record's currency).
+    pub currency_of: Vec<(String, String)>,
     pub limit: u32,
     pub offset: u32,
 }
@@ -158,6 +165,8 @@ pub(crate) struct CompiledQuery {
 pub(crate) struct Column {
     pub path: String,
     pub def: FieldDef,
+    /// Selected only for `currency_of`, not asked for (not a column of the answer).
+    pub hidden: bool,
 }
 
 struct Join {
@@ -322,6 +331,35 @@ fn related_sql(
 }
 
 impl Session<'_> {
+    /// Where a currency field's record states its currency, as a path from `meta`: the
+    /// record's own currency picklist, else a parent's through its lookup (an invoice line's
+    /// amount is in its invoice's currency). For a parent's field (`account.credit_limit`), that
+    /// parent's. `None`: the workspace's currency (or a path the user may not read).
+    pub fn currency_path(&self, meta: &ObjectMeta, path: &str) -> Option<String> {
+        let readable = |m: &ObjectMeta, key: &str| self.readable_field(m, key).is_ok();
+        let parent = |lookup: &str| -> Option<String> {
+            let (_, f) = self.readable_field(meta, lookup).ok()?;
+            if f.field_type != FieldType::Lookup {
+                return None;
+            }
+            let (target, _) = self.readable_object(f.target.as_deref()?).ok()?;
+            let cf = target.currency_field()?;
+            readable(target, cf).then(|| format!("{lookup}.{cf}"))
+        };
+        match path.split_once('.') {
+            Some((lookup, _)) => parent(lookup),
+            None => match meta.currency_field() {
+                Some(cf) => readable(meta, cf).then(|| cf.to_string()),
+                None => meta
+                    .def
+                    .fields
+                    .iter()
+                    .filter(|f| f.field_type == FieldType::Lookup)
+                    .find_map(|f| parent(&f.key)),
+            },
+        }
+    }
+
     pub(crate) fn compile_query(&self, spec: &QuerySpec, unlimited: bool) -> Result<CompiledQuery> {
         let problems = spec.limit_problems();
         if !problems.is_empty() {
@@ -356,7 +394,21 @@ impl Session<'_> {
             let op = b.resolve(p)?;
             select.push_str(", ");
             select.push_str(&op.expr);
-            columns.push(Column { path: p.clone(), def: *op.def });
+            columns.push(Column { path: p.clone(), def: *op.def, hidden: false });
+        }
+        // The record's currency beside each amount (selected, not shown as a column).
+        let mut currency_of = Vec::new();
+        let amounts: Vec<String> =
+            columns.iter().filter(|c| c.def.field_type == FieldType::Currency).map(|c| c.path.clone()).collect();
+        for amount in amounts {
+            let Some(path) = self.currency_path(meta, &amount) else { continue };
+            if !columns.iter().any(|x| x.path == path) {
+                let Ok(op) = b.resolve(&path) else { continue };
+                select.push_str(", ");
+                select.push_str(&op.expr);
+                columns.push(Column { path: path.clone(), def: *op.def, hidden: true });
+            }
+            currency_of.push((amount, path));
         }
         let mut where_params = Vec::new();
         let mut wheres = Vec::new();
@@ -416,7 +468,7 @@ impl Session<'_> {
             sql.push_str(" LIMIT -1 OFFSET ?");
             params.push(Scalar::Num(offset as f64));
         }
-        Ok(CompiledQuery { sql, params, columns, limit, offset })
+        Ok(CompiledQuery { sql, params, columns, limit, offset, currency_of })
     }
 
     /// Run a query spec as this user.
@@ -439,7 +491,8 @@ impl Session<'_> {
         })?;
         Ok(QueryResult {
             object: spec.object.clone(),
-            fields: q.columns.iter().map(|c| c.path.clone()).collect(),
+            fields: q.columns.iter().filter(|c| !c.hidden).map(|c| c.path.clone()).collect(),
+            currency_of: q.currency_of.iter().cloned().collect(),
             records,
             has_more,
             limit: q.limit,

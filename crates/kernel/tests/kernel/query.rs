@@ -428,3 +428,27 @@ fn a_related_filter_reads_the_childs_own_readable_fields_only() {
     let counted = json!({"object": "account", "filters": {"related": {"object": "note", "via": "account", "has": "none", "count": 2}}});
     assert_eq!(cara.query(&QuerySpec::from_json(&counted).unwrap()).unwrap_err().code, Code::InvalidQuery);
 }
+
+#[test]
+fn an_amount_comes_with_the_path_of_its_records_currency() {
+    let f = demo();
+    let cara = f.ws.session("cara").unwrap();
+    // An invoice's total: its own currency picklist, selected even when not a column.
+    let spec = json!({"object": "invoice", "fields": ["number", "total"], "limit": 5});
+    let r = cara.query(&QuerySpec::from_json(&spec).unwrap()).unwrap();
+    assert_eq!(r.currency_of.get("total").map(String::as_str), Some("currency_code"));
+    assert_eq!(r.fields, vec!["number", "total"], "the currency is no column of the answer");
+    let invoices = demo_rows("invoice");
+    for rec in &r.records {
+        let row = invoices.iter().find(|i| i["id"] == rec["id"]).unwrap();
+        assert_eq!(rec["currency_code"], row["currency_code"]);
+    }
+    // An invoice line's amount: its invoice's.
+    let spec = json!({"object": "invoice_line", "fields": ["description", "amount"], "limit": 3});
+    let r = cara.query(&QuerySpec::from_json(&spec).unwrap()).unwrap();
+    assert_eq!(r.currency_of.get("amount").map(String::as_str), Some("invoice.currency_code"));
+    assert!(r.records.iter().all(|x| x["invoice.currency_code"].is_string()));
+    // An opportunity's amount states none: the workspace's currency.
+    let spec = json!({"object": "opportunity", "fields": ["name", "amount"], "limit": 3});
+    assert!(cara.query(&QuerySpec::from_json(&spec).unwrap()).unwrap().currency_of.is_empty());
+}

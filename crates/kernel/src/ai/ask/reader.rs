@@ -1348,7 +1348,7 @@ fn term_group(c: &Condition) -> String {
 }
 
 fn looks_like_currency_code(v: &str) -> bool {
-    v.len() == 3 && v.chars().all(|c| c.is_ascii_uppercase())
+    crate::metadata::catalog::is_currency_code(v)
 }
 
 /// Where the question says the currency `code` in words ("euros", "pounds").

@@ -321,15 +321,15 @@ impl Session<'_> {
     }
 }
 
-/// The picklist that says an object's rows' currency: one whose every value is a 3-letter
-/// upper-case code (`USD`, `EUR`).
+/// The picklist that says an object's rows' currency, as the projection shows it (the rule of
+/// `ObjectMeta::currency_field`).
 pub(super) fn currency_code(o: &ProjectedObject) -> Option<&str> {
     o.fields
         .iter()
         .find(|f| {
             f.field_type == FieldType::Picklist
                 && !f.values.is_empty()
-                && f.values.iter().all(|(v, _)| v.len() == 3 && v.chars().all(|c| c.is_ascii_uppercase()))
+                && f.values.iter().all(|(v, _)| crate::metadata::catalog::is_currency_code(v))
         })
         .map(|f| f.key.as_str())
 }
