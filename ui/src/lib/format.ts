@@ -45,6 +45,19 @@ export function formatValue(field: Pick<FieldView, "type" | "scale" | "values">,
   }
 }
 
+/** The currency of an amount in a row of a query's answer: its record's (the path the
+ * answer's `currencyOf` names for the column), else the workspace's. */
+export function currencyIn(
+  currencyOf: { [path in string]?: string } | undefined,
+  path: string,
+  row: { [key: string]: unknown },
+  workspace: string,
+): string {
+  const at = currencyOf?.[path];
+  const code = at ? row[at] : undefined;
+  return typeof code === "string" && code !== "" ? code : workspace;
+}
+
 /** The text put in an input for editing a stored value (plain, unformatted). */
 export function editText(field: Pick<FieldView, "type" | "scale">, value: JsonValue | undefined): string {
   if (value === null || value === undefined) return "";
