@@ -355,6 +355,60 @@ test("ask: progress, an editable spec over a real table, save as a list view, re
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
 });
 
+test("ask: a word read two ways is swapped on its chip, words not used are said, amounts in their record's currency", async () => {
+  const answered = async (what) => {
+    await browser.waitUntil(async () => (await el("ask-result").isExisting()) || (await el("ask-refusal").isExisting()), {
+      timeout: 180000,
+      timeoutMsg: `Ask never answered ${what}`,
+    });
+    assert.ok(await el("ask-result").isExisting(), await el("ask-panel").getText());
+  };
+  const rows = () => browser.execute(() => document.querySelectorAll('[data-testid="ask-result"] tbody tr').length);
+  const cells = () =>
+    browser.execute(() => [...document.querySelectorAll('[data-testid="ask-result"] tbody td')].map((td) => td.textContent));
+  await el("user-switcher").selectByAttribute("value", "ava");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+  // "engineers" is a department and a job title: the answer uses one, its chip offers the other.
+  await el("ask-bar").setValue("Contacts who are engineers");
+  await browser.keys("Enter");
+  await answered("the engineers");
+  const before = { rows: await rows(), spec: await el("ask-spec").getText() };
+  await el("ask-chip-swap").waitForDisplayed({ timeout: 10000 });
+  await el("ask-chip-swap").click();
+  await browser.waitUntil(async () => (await el("ask-spec").getText()) !== before.spec && (await rows()) !== before.rows, {
+    timeoutMsg: "the swap did not change the table",
+  });
+  await shot("15c-ask-swap");
+  // A word nothing in the workspace holds is said under the answer, not silently dropped.
+  await el("ask-bar").setValue("Contacts in sales at Zorblaxco");
+  await browser.keys("Enter");
+  await answered("the contacts in sales");
+  await el("ask-unused").waitForDisplayed({ timeout: 10000 });
+  assert.match(await el("ask-unused").getText(), /Zorblaxco/);
+  // Totals in euros are shown in euros: in the Ask table and in the invoice list.
+  await el("user-switcher").selectByAttribute("value", "cara");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
+  await el("ask-bar").setValue("Unpaid invoices in euros");
+  await browser.keys("Enter");
+  await answered("the euro invoices");
+  const shown = await cells();
+  assert.ok(shown.some((t) => t.includes("€")), shown.slice(0, 12).join(" | "));
+  assert.ok(!shown.some((t) => t.includes("$")), "a euro total shown in dollars");
+  await shot("15d-ask-euros");
+  await el("nav-invoice").click();
+  await el("list-search").waitForDisplayed();
+  await el("list-search").clearValue();
+  // The first page holds invoices in several currencies, each total in its own.
+  await browser.waitUntil(
+    async () => {
+      const texts = await rowTexts();
+      return texts.some((t) => t.includes("€")) && texts.some((t) => t.includes("$"));
+    },
+    { timeoutMsg: "the invoice list does not show euro and dollar totals each in its currency" },
+  );
+  await shot("15e-invoices-in-their-currency");
+});
+
 test("vocabulary: the demo's terms are listed, an admin adds one, a sales rep only reads them", async () => {
   await el("user-switcher").selectByAttribute("value", "ava");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");

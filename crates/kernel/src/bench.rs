@@ -36,6 +36,20 @@ pub struct BenchReport {
     pub save: SaveBench,
     pub list: ListBench,
     pub ask: AskBench,
+    /// The question reader alone, on the demo before the rows are generated and after.
+    pub reader_demo: ReaderBench,
+    pub reader: ReaderBench,
+}
+
+/// Ask's question reader (prompt version 4) alone: the candidate conditions of a few
+/// questions, against the hand-written SQL that reads the same stored values (every short
+/// text field's values containing a question word, as the reader's probe asks).
+#[derive(Debug, Serialize)]
+pub struct ReaderBench {
+    pub questions: usize,
+    pub reader_p50_ms: f64,
+    pub raw_p50_ms: f64,
+    pub ratio: f64,
 }
 
 /// Ask without the model: the kernel's part of one Ask call (authorize, budget, grounding,
@@ -121,6 +135,14 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport> {
     let _cleanup = Cleanup(path.clone());
     let (ws, _) = crate::open::create(&path, crate::open::Start::Demo, WorkspaceOptions::default())?;
     let say = |s: String| eprintln!("{s}");
+    let reader_line = |what: &str, r: &ReaderBench| {
+        format!(
+            "reader  {what}: p50 {:.2} ms   raw SQL reading the same values {:.2} ms   ratio {:.2}x   ({} questions)",
+            r.reader_p50_ms, r.raw_p50_ms, r.ratio, r.questions
+        )
+    };
+    let reader_demo = bench_reader(&ws, queries)?;
+    say(reader_line("demo", &reader_demo));
     say(format!("bench: generating {ACCOUNTS} accounts and {rows} invoices in {}", path.display()));
     let t = Instant::now();
     generate(&ws, rows)?;
@@ -150,7 +172,59 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport> {
         "ask     kernel part {:.2} ms   same spec as a query {:.2} ms   overhead {:.2} ms per call ({:.2}x)",
         ask.ask_kernel_median_ms, ask.query_median_ms, ask.overhead_ms, ask.ratio
     ));
-    Ok(BenchReport { invoices: rows, accounts: ACCOUNTS, query, save, list, ask })
+    let reader = bench_reader(&ws, queries)?;
+    say(reader_line(&format!("{rows} invoices"), &reader));
+    Ok(BenchReport { invoices: rows, accounts: ACCOUNTS, query, save, list, ask, reader_demo, reader })
+}
+
+/// Questions of the kinds the reader reads (names, values, terms, quantities, dates, related).
+const READER_QUESTIONS: &[(&str, &str)] = &[
+    ("cara", "Show all paid invoices of Monarch Holdings."),
+    ("ava", "German customers with revenue over 20 million"),
+    ("cara", "Unpaid invoices in euros issued in 2025"),
+    ("ava", "Accounts that have overdue invoices"),
+    ("ava", "Contacts who are engineers at accounts in Toronto"),
+];
+
+fn bench_reader(ws: &Workspace, runs: usize) -> Result<ReaderBench> {
+    let mut reader_times = vec![];
+    let mut raw_times = vec![];
+    let conn = ws.raw_connection();
+    for (user, question) in READER_QUESTIONS {
+        let session = ws.session(user)?;
+        let p = session.whole_grounding().projection.clone();
+        let objects: Vec<String> = p.objects.iter().map(|o| o.key.clone()).collect();
+        // The raw baseline: the same probes over the same short text columns, by hand.
+        let probes: Vec<String> = crate::ai::ask::reader::tokens(question)
+            .into_iter()
+            .filter(|w| w.lower.chars().count() >= 3)
+            .map(|w| w.lower.chars().take(4).collect())
+            .collect();
+        let mut raw_sql = vec![];
+        let catalog = ws.catalog()?.clone();
+        for meta in catalog.objects() {
+            for f in meta.fields().iter().filter(|f| f.field_type == crate::metadata::definition::FieldType::Text) {
+                let col = crate::metadata::catalog::column(&f.key);
+                let any: Vec<String> =
+                    probes.iter().map(|_| format!("instr(lower({col}), lower(?)) > 0")).collect();
+                raw_sql.push(format!("SELECT id, {col} FROM {} WHERE {} LIMIT 5000", meta.table, any.join(" OR ")));
+            }
+        }
+        for _ in 0..runs.max(1) {
+            let t = Instant::now();
+            std::hint::black_box(session.read_question(question, &p, &objects)?);
+            reader_times.push(t.elapsed());
+            let t = Instant::now();
+            for sql in &raw_sql {
+                let mut stmt = conn.prepare_cached(sql)?;
+                let n = stmt.query_map(rusqlite::params_from_iter(probes.iter()), |_| Ok(()))?.count();
+                std::hint::black_box(n);
+            }
+            raw_times.push(t.elapsed());
+        }
+    }
+    let (r, q) = (median(reader_times), median(raw_times));
+    Ok(ReaderBench { questions: READER_QUESTIONS.len(), reader_p50_ms: r, raw_p50_ms: q, ratio: r / q })
 }
 
 struct Cleanup(PathBuf);

@@ -66,9 +66,9 @@ fn focus(objects: &[String], reading: &Reading) -> Vec<String> {
 }
 
 /// The output contract of one request under version 4.
-pub(super) fn choice_schema(p: &Projection, objects: &[String], reading: &Reading) -> Value {
+pub(super) fn choice_schema(p: &Projection, objects: &[String], reading: &Reading, refusal: bool) -> Value {
     let order = asks_order(&reading.tokens);
-    let alternatives: Vec<Value> = focus(objects, reading)
+    let mut alternatives: Vec<Value> = focus(objects, reading)
         .iter()
         .map(|key| {
             let ids: Vec<&str> = reading
@@ -106,6 +106,19 @@ pub(super) fn choice_schema(p: &Projection, objects: &[String], reading: &Readin
             })
         })
         .collect();
+    if refusal {
+        alternatives.push(json!({
+            "type": "object",
+            "properties": {"refusal": {
+                "type": "object",
+                "properties": {"reason": {"type": "string", "minLength": 1, "maxLength": 200}},
+                "required": ["reason"],
+                "additionalProperties": false
+            }},
+            "required": ["refusal"],
+            "additionalProperties": false
+        }));
+    }
     json!({"anyOf": alternatives})
 }
 
@@ -375,6 +388,19 @@ impl Session<'_> {
                 "at {}: {e}",
                 if e.instance_path().as_str().is_empty() { "/" } else { e.instance_path().as_str() }
             )));
+        }
+        // A refusal must name something the workspace lacks; one the schema contradicts (it
+        // names a field, object, value or term the user can read) gets the repair, which may
+        // not refuse.
+        if let Some(reason) = doc.get("refusal").and_then(|r| r.get("reason")).and_then(Value::as_str) {
+            if !run.repaired {
+                if let Some(found) = super::evidence::refusal_contradiction(&run.grounding.projection, reason) {
+                    return Err(Violation::answerable(format!(
+                        "the refusal \"{reason}\" is contradicted: {found}. Choose the object and the conditions."
+                    )));
+                }
+            }
+            return Ok(Constrained::Refusal(reason.chars().take(200).collect()));
         }
         let out: ChoiceOut = serde_json::from_value(doc)
             .map_err(|e| format!("the answer does not have the choice's shape ({e})"))?;

@@ -552,7 +552,7 @@ impl Session<'_> {
             return fail(&inv, Error::new(Code::GroundingInsufficient, why));
         }
         let schema = match &reading {
-            Some(r) => choice::choice_schema(&grounding.projection, &objects, r),
+            Some(r) => choice::choice_schema(&grounding.projection, &objects, r, true),
             None => output_schema(
                 &grounding.projection,
                 &objects,
@@ -705,6 +705,13 @@ impl Session<'_> {
             } else {
                 format!("Your previous answer was rejected: {violation}\nAnswer again with a corrected JSON plan.")
             }));
+        if let (Some(r), false) = (&run.reading, refusal_allowed) {
+            // The repair of a contradicted refusal may not refuse again.
+            let objects = self.ask_objects(&run.grounding.projection, &run.invocation.capability.settings);
+            let schema = choice::choice_schema(&run.grounding.projection, &objects, r, false);
+            run.request.schema = Some(("ask_plan".into(), schema.clone()));
+            run.schema = schema;
+        }
         if run.reading.is_none() && (!refusal_allowed || !run.unasked.is_empty()) {
             // The question is answerable from the schema (the model's own plan or the
             // schema says so): the repair may not turn into a refusal. A filter the question

@@ -256,6 +256,7 @@ Answer with one JSON object:
 - conditions: each listed condition the question asks for. Where several conditions come from the same words, choose the one that fits the question. A condition on a parent (an account) also applies to its children (the account's invoices).
 - Choose no condition the question does not ask for.
 - "largest", "top", "highest", "newest", "the three …" and the like: sort on that field and set limit to the number asked for. Otherwise sort is [] and limit is null.
+- Only when the question asks about something that no listed object or condition can say, answer {"refusal": {"reason": "<what is missing>"}}.
 "#;
 
 /// Version 4's worked examples: a made-up workspace's objects and conditions, as the kernel
