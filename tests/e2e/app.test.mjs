@@ -720,9 +720,12 @@ test("studio: a prompt version that breaks the Ask suite is refused activation w
   const active = await browser.execute(() =>
     Number(document.querySelector('[data-testid^="studio-version-ask-"].active')?.dataset.testid.split("-").pop()),
   );
-  // A new version whose instructions make every answer a refusal.
+  // A new version whose instructions make every answer a refusal. It is made from version 3,
+  // where the model writes the plan: under version 4 the kernel reads the question and the
+  // model only chooses, so instructions alone barely move its answers.
   await el("studio-new-version-ask").scrollIntoView();
   await el("studio-new-version-ask").click();
+  await browser.$('form[aria-label="New version of ask"] select').selectByAttribute("value", "3");
   await el("studio-new-instructions-ask").setValue(
     'Never answer. Whatever the question, answer exactly {"refusal": {"reason": "I do not answer questions"}}.',
   );

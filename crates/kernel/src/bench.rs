@@ -203,11 +203,17 @@ fn bench_reader(ws: &Workspace, runs: usize) -> Result<ReaderBench> {
         let mut raw_sql = vec![];
         let catalog = ws.catalog()?.clone();
         for meta in catalog.objects() {
-            for f in meta.fields().iter().filter(|f| f.field_type == crate::metadata::definition::FieldType::Text) {
+            for f in
+                meta.fields().iter().filter(|f| f.field_type == crate::metadata::definition::FieldType::Text)
+            {
                 let col = crate::metadata::catalog::column(&f.key);
                 let any: Vec<String> =
                     probes.iter().map(|_| format!("instr(lower({col}), lower(?)) > 0")).collect();
-                raw_sql.push(format!("SELECT id, {col} FROM {} WHERE {} LIMIT 5000", meta.table, any.join(" OR ")));
+                raw_sql.push(format!(
+                    "SELECT id, {col} FROM {} WHERE {} LIMIT 5000",
+                    meta.table,
+                    any.join(" OR ")
+                ));
             }
         }
         for _ in 0..runs.max(1) {

@@ -94,7 +94,9 @@ impl ObjectMeta {
             .iter()
             .find(|f| {
                 f.field_type == FieldType::Picklist
-                    && f.values.as_ref().is_some_and(|vs| !vs.is_empty() && vs.iter().all(|v| is_currency_code(&v.value)))
+                    && f.values
+                        .as_ref()
+                        .is_some_and(|vs| !vs.is_empty() && vs.iter().all(|v| is_currency_code(&v.value)))
             })
             .map(|f| f.key.as_str())
     }

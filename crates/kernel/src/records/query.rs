@@ -398,8 +398,11 @@ impl Session<'_> {
         }
         // The record's currency beside each amount (selected, not shown as a column).
         let mut currency_of = Vec::new();
-        let amounts: Vec<String> =
-            columns.iter().filter(|c| c.def.field_type == FieldType::Currency).map(|c| c.path.clone()).collect();
+        let amounts: Vec<String> = columns
+            .iter()
+            .filter(|c| c.def.field_type == FieldType::Currency)
+            .map(|c| c.path.clone())
+            .collect();
         for amount in amounts {
             let Some(path) = self.currency_path(meta, &amount) else { continue };
             if !columns.iter().any(|x| x.path == path) {

@@ -326,6 +326,10 @@ mod choosing {
         let second = fake(vec![choice("account", &[])]);
         let again = ask_with(&ava, q, model(&second.url, 0.0)).unwrap();
         assert_eq!(again.learned.len(), 1);
+        assert_eq!(
+            again.learned[0].question, q,
+            "the question the user wrote, not hidden from its own author"
+        );
         let prompt = user_message(&second.chat_requests()[0]);
         assert!(prompt.contains("as corrected by their users") && prompt.contains("chosen:"), "{prompt}");
         assert!(

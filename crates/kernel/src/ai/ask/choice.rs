@@ -354,7 +354,12 @@ fn one_of(mut members: Vec<Condition>) -> Condition {
                 seen.push(v.clone());
                 first
             });
-            Condition::Compare(Comparison { field, op: Op::In, value: Some(Value::Array(values)), other_field: None })
+            Condition::Compare(Comparison {
+                field,
+                op: Op::In,
+                value: Some(Value::Array(values)),
+                other_field: None,
+            })
         }
         None => Condition::Any(crate::metadata::condition::AnyOf { any: members }),
     }
@@ -394,7 +399,8 @@ impl Session<'_> {
         // not refuse.
         if let Some(reason) = doc.get("refusal").and_then(|r| r.get("reason")).and_then(Value::as_str) {
             if !run.repaired {
-                if let Some(found) = super::evidence::refusal_contradiction(&run.grounding.projection, reason) {
+                if let Some(found) = super::evidence::refusal_contradiction(&run.grounding.projection, reason)
+                {
                     return Err(Violation::answerable(format!(
                         "the refusal \"{reason}\" is contradicted: {found}. Choose the object and the conditions."
                     )));
@@ -523,11 +529,16 @@ impl Session<'_> {
                     fields.push(f.to_string());
                 }
             }
-            values.push(FieldValue {
-                object: c.object.clone().unwrap_or_else(|| object.to_string()),
-                field: c.group.clone(),
-                value: c.words.clone(),
-            });
+            // The words the user wrote, under each field the reading compares (the trace hides
+            // them from a reader who may not read that field).
+            let own = c.object.clone().unwrap_or_else(|| object.to_string());
+            let compared: Vec<(String, String)> = match &c.condition {
+                Condition::Related(r) => vec![(r.related.object.clone(), r.related.via.clone())],
+                other => other.fields().into_iter().map(|f| (own.clone(), f.to_string())).collect(),
+            };
+            for (o, field) in compared {
+                values.push(FieldValue { object: o, field, value: c.words.clone() });
+            }
             match groups.iter_mut().find(|(g, _)| *g == c.group) {
                 Some((_, members)) => members.push(condition),
                 None => groups.push((c.group.clone(), vec![condition])),

@@ -1177,9 +1177,12 @@ impl Session<'_> {
                 .first()
                 .map(|&at| ((at..at + whole.len()).collect(), true))
                 .filter(|(span, _): &(Vec<usize>, bool)| {
-                    // A one-word value must be a word the workspace does not use for anything
-                    // else, or be written as a name (capitalised).
-                    span.len() > 1
+                    // A one-word name must be a word the workspace does not use for anything
+                    // else, or be written as a name (capitalised). A one-word stored value is
+                    // offered beside the other readings of its word (a job title "Engineer"
+                    // beside the department for "engineers"): the model chooses, the chip swaps.
+                    !is_name
+                        || span.len() > 1
                         || !vocabulary.contains(&t[span[0]].stem)
                         || t[span[0]].text.starts_with(char::is_uppercase)
                 });
