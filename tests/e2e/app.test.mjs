@@ -388,7 +388,7 @@ test("ask: a word read two ways is swapped on its chip, words not used are said,
   // Totals in euros are shown in euros: in the Ask table and in the invoice list.
   await el("user-switcher").selectByAttribute("value", "cara");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
-  await el("ask-bar").setValue("Unpaid invoices in euros");
+  await el("ask-bar").setValue("Unpaid invoices in euros with a total over 10k");
   await browser.keys("Enter");
   await answered("the euro invoices");
   const shown = await cells();
