@@ -395,18 +395,16 @@ test("ask: a word read two ways is swapped on its chip, words not used are said,
   assert.ok(shown.some((t) => t.includes("€")), shown.slice(0, 12).join(" | "));
   assert.ok(!shown.some((t) => t.includes("$")), "a euro total shown in dollars");
   await shot("15d-ask-euros");
-  await el("nav-invoice").click();
-  await el("list-search").waitForDisplayed();
-  await el("list-search").clearValue();
-  // The first page holds invoices in several currencies, each total in its own.
+  // The invoice lines list: each amount in its invoice's currency (a line states none itself).
+  await el("nav-invoice_line").click();
   await browser.waitUntil(
     async () => {
       const texts = await rowTexts();
       return texts.some((t) => t.includes("€")) && texts.some((t) => t.includes("$"));
     },
-    { timeoutMsg: "the invoice list does not show euro and dollar totals each in its currency" },
+    { timeoutMsg: "the invoice lines do not show euro and dollar amounts each in its invoice's currency" },
   );
-  await shot("15e-invoices-in-their-currency");
+  await shot("15e-lines-in-their-invoices-currency");
 });
 
 test("vocabulary: the demo's terms are listed, an admin adds one, a sales rep only reads them", async () => {

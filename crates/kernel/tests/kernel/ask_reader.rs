@@ -274,13 +274,14 @@ mod choosing {
     fn a_reading_the_model_drops_is_kept_when_it_is_the_only_one_of_its_words() {
         let f = common::demo();
         let cara = f.ws.session("cara").unwrap();
-        let q = "Unpaid invoices in euros";
+        let q = "Unpaid invoices in euros with a total over 10k";
         let endpoint = fake(vec![choice("invoice", &[])]);
         let answer = ask_with(&cara, q, model(&endpoint.url, 0.0)).unwrap();
         let rows = &answer.result.as_ref().unwrap().records;
         assert!(!rows.is_empty());
         assert!(rows.iter().all(|r| r["currency_code"] == "EUR"), "the currency said in words is used");
-        assert!(answer.unused.is_empty(), "{:?}", answer.unused);
+        assert!(rows.iter().all(|r| r["total"].as_f64().unwrap() > 10_000.0));
+        assert!(answer.unused.is_empty(), "the field a quantity names is used too: {:?}", answer.unused);
     }
 
     #[test]

@@ -276,6 +276,16 @@ fn unused_words(
         }
     }
     let mut known: Vec<String> = vec![];
+    // The words naming a field a chosen reading compares ("a total over 10k" says "total").
+    for c in chosen {
+        let own = c.object.as_deref().unwrap_or(object);
+        for f in c.condition.fields() {
+            if let Some((_, field)) = p.field(own, f) {
+                known.extend(tokens(&field.label).into_iter().map(|w| w.stem));
+                known.extend(tokens(&field.key.replace('_', " ")).into_iter().map(|w| w.stem));
+            }
+        }
+    }
     if let Some(o) = p.object(object) {
         known.extend(tokens(&o.label).into_iter().map(|w| w.stem));
         known.extend(tokens(&o.plural_label).into_iter().map(|w| w.stem));
