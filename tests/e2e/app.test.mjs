@@ -404,6 +404,9 @@ test("ask: a word read two ways is swapped on its chip, words not used are said,
     },
     { timeoutMsg: "the invoice lines do not show euro and dollar amounts each in its invoice's currency" },
   );
+  // A line's unit price and amount are in the same currency, its invoice's.
+  const mixed = (await rowTexts()).filter((t) => t.includes("€") && t.includes("$"));
+  assert.deepEqual(mixed, [], "a line shows two currencies");
   await shot("15e-lines-in-their-invoices-currency");
 });
 

@@ -58,6 +58,30 @@ export function currencyIn(
   return typeof code === "string" && code !== "" ? code : workspace;
 }
 
+/** Where a page's rows keep each amount column's currency (no field path has a `#`). */
+export const ROW_CURRENCIES = "#currencies";
+
+/** The rows of a query's answer, each with the currency of each of its amount columns
+ * (`ROW_CURRENCIES`), read once when the page arrives. */
+export function withRowCurrencies<R extends { [key: string]: unknown }>(
+  records: R[],
+  currencyOf: { [path in string]?: string },
+  workspace: string,
+): R[] {
+  const amounts = Object.keys(currencyOf);
+  if (amounts.length === 0) return records;
+  return records.map((r) => ({
+    ...r,
+    [ROW_CURRENCIES]: Object.fromEntries(amounts.map((a) => [a, currencyIn(currencyOf, a, r, workspace)])),
+  }));
+}
+
+/** The currency of amount column `path` in a row from `withRowCurrencies`. */
+export function rowCurrency(row: { [key: string]: unknown }, path: string, workspace: string): string {
+  const codes = row[ROW_CURRENCIES] as { [path: string]: string } | undefined;
+  return codes?.[path] ?? workspace;
+}
+
 /** The text put in an input for editing a stored value (plain, unformatted). */
 export function editText(field: Pick<FieldView, "type" | "scale">, value: JsonValue | undefined): string {
   if (value === null || value === undefined) return "";
