@@ -107,17 +107,7 @@ pub(super) fn choice_schema(p: &Projection, objects: &[String], reading: &Readin
         })
         .collect();
     if refusal {
-        alternatives.push(json!({
-            "type": "object",
-            "properties": {"refusal": {
-                "type": "object",
-                "properties": {"reason": {"type": "string", "minLength": 1, "maxLength": 200}},
-                "required": ["reason"],
-                "additionalProperties": false
-            }},
-            "required": ["refusal"],
-            "additionalProperties": false
-        }));
+        alternatives.push(refusal_alternative());
     }
     json!({"anyOf": alternatives})
 }

@@ -425,7 +425,14 @@ pub fn output_schema(
         }));
     }
     if refusal {
-        alternatives.push(json!({
+        alternatives.push(refusal_alternative());
+    }
+    json!({"anyOf": alternatives})
+}
+
+/// The refusal a contract offers beside its answers: `{"refusal": {"reason": …}}`.
+fn refusal_alternative() -> Value {
+    json!({
         "type": "object",
         "properties": {"refusal": {
             "type": "object",
@@ -435,9 +442,7 @@ pub fn output_schema(
         }},
         "required": ["refusal"],
         "additionalProperties": false
-        }));
-    }
-    json!({"anyOf": alternatives})
+    })
 }
 
 impl Session<'_> {

@@ -1409,7 +1409,7 @@ fn places_said(t: &[Token]) -> Vec<(&'static Place, Vec<usize>)> {
             );
         }
         for (i, q) in t.iter().enumerate() {
-            if place.codes.iter().any(|c| *c == q.text) {
+            if place.codes.contains(&q.text) {
                 said.push(vec![i]);
             }
         }
