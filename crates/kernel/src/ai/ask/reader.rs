@@ -797,9 +797,12 @@ impl Session<'_> {
 
         // Records by name, and stored values of short text fields.
         let vocabulary = vocabulary_words(p);
+        let places = places_said(&t);
         for o in &in_scope {
             for f in o.fields.iter().filter(|f| f.field_type == FieldType::Text) {
-                for c in self.stored_values_said(o.key.as_str(), f, &o.name_field, &t, &vocabulary)? {
+                for c in
+                    self.stored_values_said(o.key.as_str(), f, &o.name_field, &t, &vocabulary, &places)?
+                {
                     if free(&c.span) {
                         push(&mut found, c);
                     }
@@ -1122,6 +1125,7 @@ impl Session<'_> {
         name_field: &str,
         t: &[Token],
         vocabulary: &[String],
+        places: &[(&'static Place, Vec<usize>)],
     ) -> Result<Vec<Candidate>> {
         // The prefilter: any question word of three letters or more, by its first four.
         // A word of two letters only when written as a code ("HW-GW", "EU").
@@ -1137,7 +1141,7 @@ impl Session<'_> {
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .chain(
-                places_said(t)
+                places
                     .iter()
                     .flat_map(|(place, _)| place.names.iter().map(|n| n.chars().take(4).collect::<String>())),
             )
@@ -1199,10 +1203,10 @@ impl Session<'_> {
             // A country said by nationality or code ("German accounts", "UK").
             if hit.is_none() && !is_name {
                 let value = v.to_lowercase();
-                hit = places_said(t)
-                    .into_iter()
+                hit = places
+                    .iter()
                     .find(|(place, _)| place.names.contains(&value))
-                    .map(|(_, span)| (span, true));
+                    .map(|(_, span)| (span.clone(), true));
             }
             let Some((span, whole_name)) = hit else { continue };
             match said.iter_mut().find(|(_, s, _, _)| *s == span) {
