@@ -8,7 +8,7 @@
 
 use crate::backup;
 use crate::error::{Code, Error, Result};
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 use std::path::Path;
 use std::time::Duration;
 
@@ -383,6 +383,23 @@ pub const MIGRATIONS: &[&str] = &[
         created_at      TEXT NOT NULL,
         PRIMARY KEY (conversation_id, seq)
     );",
+    // 13: the value index of short text fields (records/value_index.rs): each distinct value
+    // with how many records hold it, and the probes (word prefixes) it is found by.
+    "CREATE TABLE value_index (
+        object TEXT NOT NULL,
+        field  TEXT NOT NULL,
+        value  TEXT NOT NULL,
+        uses   INTEGER NOT NULL,
+        PRIMARY KEY (object, field, value)
+    ) WITHOUT ROWID;
+    CREATE TABLE value_probe (
+        probe  TEXT NOT NULL,
+        object TEXT NOT NULL,
+        field  TEXT NOT NULL,
+        value  TEXT NOT NULL,
+        PRIMARY KEY (probe, object, field, value)
+    ) WITHOUT ROWID;
+    CREATE INDEX value_probe_by_value ON value_probe (object, field, value);",
 ];
 
 pub fn schema_version() -> i64 {
@@ -506,9 +523,11 @@ fn migrate(conn: &Connection, path: &Path, now: chrono::DateTime<chrono::Utc>) -
         })?;
     }
     if version == 0 {
-        // A new file has no records: its corpus index is complete from the start (the save
-        // path keeps it), so opening it never rebuilds the index.
-        tx.execute("INSERT INTO kernel_state (key, value) VALUES ('corpus_built', '1')", [])?;
+        // A new file has no records: its corpus and value index are complete from the start
+        // (the save path keeps them), so opening it never rebuilds them.
+        tx.execute_batch(
+            "INSERT INTO kernel_state (key, value) VALUES ('corpus_built', '1'), ('value_index_built', '1');",
+        )?;
     }
     tx.execute_batch(&format!(
         "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {};",
@@ -528,6 +547,35 @@ fn migrate(conn: &Connection, path: &Path, now: chrono::DateTime<chrono::Utc>) -
 /// half-way on a lock upgrade). Dropped without `commit`, it rolls back.
 pub fn immediate(conn: &Connection) -> Result<Transaction<'_>> {
     Ok(Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?)
+}
+
+/// Build something derived from the record tables (an index) once per file: `build` runs in
+/// one transaction and `key` is set in `kernel_state` with it. When another process holds the
+/// file, nothing is built now (it may be building right now; a later open builds it).
+pub(crate) fn once(
+    conn: &Connection,
+    key: &str,
+    build: impl FnOnce(&Transaction<'_>) -> Result<()>,
+) -> Result<()> {
+    let done = |c: &Connection| -> Result<bool> {
+        Ok(c.query_row("SELECT 1 FROM kernel_state WHERE key = ?1", [key], |_| Ok(())).optional()?.is_some())
+    };
+    if done(conn)? {
+        return Ok(());
+    }
+    let tx = match immediate(conn) {
+        Ok(tx) => tx,
+        Err(e) if e.retriable => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    // Checked again under the write lock: another opener may have built it meanwhile.
+    if done(&tx)? {
+        return Ok(());
+    }
+    build(&tx)?;
+    tx.execute("INSERT INTO kernel_state (key, value) VALUES (?1, '1')", [key])?;
+    tx.commit()?;
+    Ok(())
 }
 
 /// Run `f` inside a savepoint: on error everything `f` wrote is undone and the outer

@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::metadata::catalog::Catalog;
 use crate::metadata::definition::{AiVisibility, FieldType};
 use crate::records::access::Session;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -32,43 +32,22 @@ pub(crate) fn index_field(
 /// Fill the index from the record tables when it has not been built yet (a workspace from
 /// before the index, or a new one). One transaction.
 pub(crate) fn build_if_new(conn: &Connection, catalog: &Catalog) -> Result<()> {
-    let built: Option<String> = conn
-        .query_row("SELECT value FROM kernel_state WHERE key = 'corpus_built'", [], |r| r.get(0))
-        .optional()?;
-    if built.is_some() {
-        return Ok(());
-    }
-    let tx = match crate::store::immediate(conn) {
-        Ok(tx) => tx,
-        // Another process holds the file: it may be building the index right now. Searches
-        // miss older texts until a later open builds it.
-        Err(e) if e.retriable => return Ok(()),
-        Err(e) => return Err(e),
-    };
-    // Checked again under the write lock: another opener may have built it meanwhile.
-    if tx
-        .query_row("SELECT 1 FROM kernel_state WHERE key = 'corpus_built'", [], |_| Ok(()))
-        .optional()?
-        .is_some()
-    {
-        return Ok(());
-    }
-    tx.execute("DELETE FROM corpus", [])?;
-    for meta in catalog.objects() {
-        for f in meta.fields().iter().filter(|f| f.field_type == FieldType::LongText) {
-            tx.execute(
-                &format!(
-                    "INSERT INTO corpus (object, record_id, field, body) SELECT ?1, id, ?2, {col} FROM {table} WHERE {col} IS NOT NULL AND {col} <> ''",
-                    col = crate::metadata::catalog::column(&f.key),
-                    table = meta.table
-                ),
-                params![meta.key(), f.key],
-            )?;
+    crate::store::once(conn, "corpus_built", |tx| {
+        tx.execute("DELETE FROM corpus", [])?;
+        for meta in catalog.objects() {
+            for f in meta.fields().iter().filter(|f| f.field_type == FieldType::LongText) {
+                tx.execute(
+                    &format!(
+                        "INSERT INTO corpus (object, record_id, field, body) SELECT ?1, id, ?2, {col} FROM {table} WHERE {col} IS NOT NULL AND {col} <> ''",
+                        col = crate::metadata::catalog::column(&f.key),
+                        table = meta.table
+                    ),
+                    params![meta.key(), f.key],
+                )?;
+            }
         }
-    }
-    tx.execute("INSERT INTO kernel_state (key, value) VALUES ('corpus_built', '1')", [])?;
-    tx.commit()?;
-    Ok(())
+        Ok(())
+    })
 }
 
 /// One passage found in the corpus that the user may read.

@@ -109,6 +109,7 @@ pub(crate) fn apply(
         )
         .with_details(plan.lost));
     }
+    crate::records::value_index::follow_deploy(&tx, old, &catalog)?;
     let definition = serde_json::to_string(new).map_err(|e| Error::internal(e.to_string()))?;
     tx.execute(
         "INSERT INTO metadata_generation (generation, definition, deployed_at, deployed_by, forced, summary)

@@ -783,12 +783,21 @@ impl Session<'_> {
                 w.at,
                 version
             ])?;
-        if def.is_some_and(|f| f.field_type == crate::metadata::definition::FieldType::LongText) {
-            let text = match new {
-                Scalar::Text(t) if op != "delete" => Some(t.as_str()),
+        fn text(s: &Scalar) -> Option<&str> {
+            match s {
+                Scalar::Text(t) => Some(t.as_str()),
                 _ => None,
-            };
-            crate::records::corpus::index_field(w.conn, meta.key(), id, field, text)?;
+            }
+        }
+        let new_text = if op == "delete" { None } else { text(new) };
+        match def.map(|f| f.field_type) {
+            Some(crate::metadata::definition::FieldType::LongText) => {
+                crate::records::corpus::index_field(w.conn, meta.key(), id, field, new_text)?;
+            }
+            Some(crate::metadata::definition::FieldType::Text) => {
+                crate::records::value_index::put(w.conn, meta.key(), field, text(old), new_text)?;
+            }
+            _ => {}
         }
         Ok(())
     }

@@ -66,6 +66,7 @@ impl Workspace {
         let catalog = deploy::load_latest(&conn)?.map(Arc::new);
         if let Some(c) = &catalog {
             crate::records::corpus::build_if_new(&conn, c)?;
+            crate::records::value_index::build_if_new(&conn, c)?;
         }
         Ok(Workspace {
             conn,

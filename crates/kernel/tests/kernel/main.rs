@@ -33,4 +33,5 @@ mod real_model;
 mod save_path;
 mod summarize;
 mod summary_slots;
+mod value_index;
 mod vocabulary;

@@ -21,11 +21,11 @@ use super::DateChoice;
 use crate::ai::dates::{read_dates, DateRange};
 use crate::ai::projection::{ProjectedField, Projection};
 use crate::error::Result;
-use crate::metadata::condition::{AllOf, AnyOf, Comparison, Condition, Op};
+use crate::metadata::condition::{AllOf, Comparison, Condition, Op};
 use crate::metadata::definition::FieldType;
 use crate::records::access::Session;
 use crate::records::names::{name_tokens, Resolution, ResolutionStatus};
-use crate::records::query::QuerySpec;
+use crate::records::value_index::probe;
 use serde_json::Value;
 
 /// One word of the question: as written, lower-cased, and stemmed.
@@ -36,33 +36,9 @@ pub struct Token {
     pub stem: String,
 }
 
-/// The question's words. A `.` or `,` between digits stays in the number ("50,000", "2.5"), a
-/// `-` or `/` between digits in the date; currency signs and `%` are words of their own.
+/// The question's words, split as the value index splits stored values.
 pub fn tokens(text: &str) -> Vec<Token> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = vec![];
-    let mut word = String::new();
-    let flush = |word: &mut String, out: &mut Vec<Token>| {
-        if !word.is_empty() {
-            out.push(token(word));
-            word.clear();
-        }
-    };
-    for (i, &c) in chars.iter().enumerate() {
-        let digit_around = |i: usize| {
-            i > 0 && chars[i - 1].is_ascii_digit() && chars.get(i + 1).is_some_and(|n| n.is_ascii_digit())
-        };
-        if c.is_alphanumeric() || (matches!(c, '.' | ',' | '-' | '/') && digit_around(i)) {
-            word.push(c);
-        } else {
-            flush(&mut word, &mut out);
-            if matches!(c, '$' | '€' | '£' | '¥' | '%') {
-                out.push(token(&c.to_string()));
-            }
-        }
-    }
-    flush(&mut word, &mut out);
-    out
+    crate::records::value_index::words(text).iter().map(|w| token(w)).collect()
 }
 
 fn token(text: &str) -> Token {
@@ -1127,49 +1103,25 @@ impl Session<'_> {
         vocabulary: &[String],
         places: &[(&'static Place, Vec<usize>)],
     ) -> Result<Vec<Candidate>> {
-        // The prefilter: any question word of three letters or more, by its first four.
-        // A word of two letters only when written as a code ("HW-GW", "EU").
-        let probes: Vec<String> = t
+        // The probes: any question word of three letters or more (by its first four, or whole
+        // with a digit); a word of two letters only when written as a code ("HW-GW", "EU").
+        let probes: std::collections::BTreeSet<String> = t
             .iter()
             .filter(|w| {
                 let n = w.lower.chars().count();
                 let code = n == 2 && w.text.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
                 (n >= 3 || code) && !FILLER.contains(&w.lower.as_str())
             })
-            .filter(|w| w.lower.chars().any(char::is_alphabetic))
-            .map(|w| w.lower.chars().take(4).collect::<String>())
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .chain(
-                places
-                    .iter()
-                    .flat_map(|(place, _)| place.names.iter().map(|n| n.chars().take(4).collect::<String>())),
-            )
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .take(crate::metadata::limits::MAX_CHILDREN)
+            .filter_map(|w| probe(&w.lower))
+            .chain(places.iter().flat_map(|(place, _)| place.names.iter().filter_map(|n| probe(n))))
             .collect();
         if probes.is_empty() {
             return Ok(vec![]);
         }
-        let any = probes
-            .iter()
-            .map(|p| compare(&f.key, Op::Contains, Value::String(p.clone())))
-            .collect::<Vec<_>>();
-        let found = self.query(&QuerySpec {
-            object: object.to_string(),
-            fields: vec![f.key.clone()],
-            filters: Some(Condition::Any(AnyOf { any })),
-            sort: vec![],
-            limit: Some(5_000),
-            offset: None,
-        })?;
         let is_name = f.key == name_field;
-        // value → (span, ids)
-        let mut said: Vec<(String, Vec<usize>, Vec<String>, bool)> = vec![];
-        for r in &found.records {
-            let Some(v) = r.get(&f.key).and_then(Value::as_str) else { continue };
-            let id = r.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+        // Where each stored value the question says stands in it, and whether it is said whole.
+        let mut hits: std::collections::HashMap<String, (Vec<usize>, bool)> = Default::default();
+        let mut said_at = |v: &str| {
             // A name as written, else its significant words ("Acme" for "Acme Inc").
             let literal = tokens(v);
             let whole = if is_name && runs(t, &literal).is_empty() {
@@ -1208,18 +1160,35 @@ impl Session<'_> {
                     .find(|(place, _)| place.names.contains(&value))
                     .map(|(_, span)| (span.clone(), true));
             }
-            let Some((span, whole_name)) = hit else { continue };
+            match hit {
+                Some(h) => {
+                    hits.insert(v.to_string(), h);
+                    true
+                }
+                None => false,
+            }
+        };
+        // Names need their records' ids (one record is resolved, several are a choice).
+        let held =
+            self.values_by_probe(object, &f.key, &probes, &mut said_at, if is_name { 21 } else { 1 })?;
+        // value → (span, ids)
+        let mut said: Vec<(String, Vec<usize>, Vec<String>, bool)> = vec![];
+        for h in &held {
+            let Some((span, whole_name)) = hits.get(&h.value).cloned() else { continue };
+            let v = h.value.as_str();
             match said.iter_mut().find(|(_, s, _, _)| *s == span) {
                 Some(entry) => {
-                    if !entry.2.contains(&id) {
-                        entry.2.push(id);
+                    for id in &h.ids {
+                        if !entry.2.contains(id) {
+                            entry.2.push(id.clone());
+                        }
                     }
                     if !entry.0.split(" | ").any(|x| x == v) {
                         entry.0.push_str(" | ");
                         entry.0.push_str(v);
                     }
                 }
-                None => said.push((v.to_string(), span, vec![id], whole_name)),
+                None => said.push((v.to_string(), span, h.ids.clone(), whole_name)),
             }
         }
         // A longer run wins over a shorter one inside it.
@@ -1246,14 +1215,11 @@ impl Session<'_> {
                         .iter()
                         .map(|id| crate::records::names::Candidate {
                             id: id.clone(),
-                            name: found
-                                .records
+                            name: held
                                 .iter()
-                                .find(|r| r.get("id").and_then(Value::as_str) == Some(id))
-                                .and_then(|r| r.get(&f.key))
-                                .and_then(Value::as_str)
-                                .unwrap_or_default()
-                                .to_string(),
+                                .find(|h| h.ids.contains(id))
+                                .map(|h| h.value.clone())
+                                .unwrap_or_default(),
                         })
                         .take(20)
                         .collect(),
