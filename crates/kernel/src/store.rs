@@ -384,7 +384,8 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (conversation_id, seq)
     );",
     // 13: the value index of short text fields (records/value_index.rs): each distinct value
-    // with how many records hold it, and the probes (word prefixes) it is found by.
+    // with how many records hold it, and the probes (word prefixes) it is found by. The corpus
+    // is made again with the Porter stemmer ("delays" finds "delay"), rebuilt on open.
     "CREATE TABLE value_index (
         object TEXT NOT NULL,
         field  TEXT NOT NULL,
@@ -399,7 +400,10 @@ pub const MIGRATIONS: &[&str] = &[
         value  TEXT NOT NULL,
         PRIMARY KEY (probe, object, field, value)
     ) WITHOUT ROWID;
-    CREATE INDEX value_probe_by_value ON value_probe (object, field, value);",
+    CREATE INDEX value_probe_by_value ON value_probe (object, field, value);
+    DROP TABLE corpus;
+    CREATE VIRTUAL TABLE corpus USING fts5(object UNINDEXED, record_id UNINDEXED, field UNINDEXED, body, tokenize = 'porter unicode61 remove_diacritics 2');
+    DELETE FROM kernel_state WHERE key = 'corpus_built';",
 ];
 
 pub fn schema_version() -> i64 {

@@ -25,7 +25,7 @@ export function withChips(spec: QuerySpec, list: Condition[]): QuerySpec {
 }
 
 const OPS: { [op: string]: string } = {
-  eq: "=", ne: "≠", lt: "<", lte: "≤", gt: ">", gte: "≥", in: "is one of", contains: "contains",
+  eq: "=", ne: "≠", lt: "<", lte: "≤", gt: ">", gte: "≥", in: "is one of", contains: "contains", matches: "mentions",
   is_set: "is set", is_blank: "is blank",
 };
 

@@ -144,7 +144,7 @@ impl Catalog {
                             format!("rule `{}` names unknown field `{path}`", r.key),
                         )
                     })?;
-                    Ok(Operand { expr: column(path), slot, def: Box::new(o.fields[slot].clone()) })
+                    Ok(Operand { expr: column(path), slot, def: Box::new(o.fields[slot].clone()), row: None })
                 };
                 let predicate = r.assert.compile(&mut resolve).map_err(|e| {
                     Error::new(

@@ -43,6 +43,7 @@ pub fn check_op(t: FieldType, op: Op) -> Result<()> {
         Op::In => t != T::Boolean,
         Op::Lt | Op::Lte | Op::Gt | Op::Gte => !matches!(t, T::Boolean | T::Picklist | T::Lookup),
         Op::Contains => t.is_textual(),
+        Op::Matches => t == T::LongText,
     };
     if ok {
         Ok(())
@@ -90,6 +91,10 @@ pub struct Operand {
     pub expr: String,
     pub slot: usize,
     pub def: Box<FieldDef>,
+    /// In a query: the object and table alias of the row the field is read from (a full-text
+    /// `matches` finds that row's id in the corpus). `None` where a condition is evaluated on
+    /// one record in memory (validation rules).
+    pub row: Option<(String, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -251,6 +256,23 @@ impl Condition {
                             format!("`{}` takes one value, not a list", c.op.as_str()),
                         ))
                     }
+                    (Op::Matches, Some(v), None) => {
+                        if lhs.row.is_none() {
+                            return Err(Error::on_field(
+                                Code::InvalidQuery,
+                                c.field.clone(),
+                                "`matches` (full-text) is for queries, not for rules",
+                            ));
+                        }
+                        let words = v.as_str().and_then(full_text_query).ok_or_else(|| {
+                            Error::on_field(
+                                Code::InvalidQuery,
+                                c.field.clone(),
+                                "`matches` needs a text value with at least one word",
+                            )
+                        })?;
+                        Rhs::Value(Scalar::Text(words))
+                    }
                     (_, Some(v), None) => {
                         Rhs::Value(coerce_operand(&lhs.def, v).map_err(|e| e.with_field(c.field.clone()))?)
                     }
@@ -271,6 +293,18 @@ impl Condition {
             }
         })
     }
+}
+
+/// The words of a full-text value as an FTS5 query: each word quoted (so nothing in it is
+/// query syntax), all of them required, at most 16. `None` when it has no word.
+pub fn full_text_query(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(16)
+        .map(|w| format!("\"{w}\""))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
 }
 
 fn equal(a: &Scalar, b: &Scalar) -> bool {
@@ -310,6 +344,8 @@ impl Predicate {
                         Rhs::Values(vs) => vs.iter().any(|v| equal(l, v)),
                         _ => false,
                     },
+                    // Refused when compiled for a record in memory.
+                    Op::Matches => false,
                     Op::Contains => match (l, r) {
                         (Scalar::Text(h), Scalar::Text(n)) => {
                             h.to_ascii_lowercase().contains(&n.to_ascii_lowercase())
@@ -369,6 +405,19 @@ impl Predicate {
                 match op {
                     Op::IsSet => return sql.push_str(&format!("({l} IS NOT NULL)")),
                     Op::IsBlank => return sql.push_str(&format!("({l} IS NULL)")),
+                    Op::Matches => {
+                        // The corpus (records/corpus.rs) holds every long text, stemmed.
+                        let (Some((object, alias)), Rhs::Value(words)) = (&lhs.row, rhs) else {
+                            return sql.push_str("(0)");
+                        };
+                        sql.push_str(&format!(
+                            "({alias}.id IN (SELECT record_id FROM corpus WHERE corpus MATCH ? AND object = ? AND field = ?))"
+                        ));
+                        params.push(words.clone());
+                        params.push(Scalar::Text(object.clone()));
+                        params.push(Scalar::Text(lhs.def.key.clone()));
+                        return;
+                    }
                     _ => {}
                 }
                 let r = match rhs {
@@ -396,7 +445,7 @@ impl Predicate {
                     Op::Gte => format!("{l} >= {r}"),
                     Op::In => format!("{l} IN {r}"),
                     Op::Contains => format!("instr(lower({l}), lower({r})) > 0"),
-                    Op::Ne | Op::IsSet | Op::IsBlank => unreachable!("handled above"),
+                    Op::Ne | Op::IsSet | Op::IsBlank | Op::Matches => unreachable!("handled above"),
                 };
                 sql.push_str(&cmp);
                 sql.push(')');

@@ -366,6 +366,9 @@ pub enum Op {
     Gte,
     In,
     Contains,
+    /// Full text, on a long text field in a query: every word of the value, stemmed
+    /// ("delays" finds "delay"), anywhere in the text.
+    Matches,
     IsSet,
     IsBlank,
 }
@@ -381,6 +384,7 @@ impl Op {
             Op::Gte => "gte",
             Op::In => "in",
             Op::Contains => "contains",
+            Op::Matches => "matches",
             Op::IsSet => "is_set",
             Op::IsBlank => "is_blank",
         }

@@ -268,10 +268,15 @@ impl Builder<'_, '_> {
 
     fn own_field(&self, meta: &ObjectMeta, alias: &str, key: &str) -> Result<Operand> {
         if let Some(def) = system_field(key) {
-            return Ok(Operand { expr: format!("{alias}.{key}"), slot: 0, def: Box::new(def) });
+            return Ok(Operand { expr: format!("{alias}.{key}"), slot: 0, def: Box::new(def), row: None });
         }
         let (_, f) = self.session.readable_field(meta, key)?;
-        Ok(Operand { expr: format!("{alias}.{}", column(key)), slot: 0, def: Box::new(f.clone()) })
+        Ok(Operand {
+            expr: format!("{alias}.{}", column(key)),
+            slot: 0,
+            def: Box::new(f.clone()),
+            row: Some((meta.key().to_string(), alias.to_string())),
+        })
     }
 }
 

@@ -227,6 +227,36 @@ fn a_value_only_another_user_can_see_is_never_a_candidate() {
     assert!(as_ben.candidates.iter().all(|c| !c.condition.fields().contains(&"credit_limit")));
 }
 
+#[test]
+fn words_to_find_in_text_are_a_full_text_reading_never_a_literal_phrase() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let text = |q: &str| -> Vec<(String, serde_json::Value)> {
+        read(&ava, q)
+            .candidates
+            .iter()
+            .filter(|c| c.kind == countersign_kernel::ai::ask::reader::Kind::Text)
+            .map(|c| (c.object.clone().unwrap_or_default(), serde_json::to_value(&c.condition).unwrap()))
+            .collect()
+    };
+    let matches =
+        |field: &str, value: &str| serde_json::json!({"field": field, "op": "matches", "value": value});
+    assert_eq!(
+        text("Notes that mention budget freezes"),
+        vec![("note".to_string(), matches("body", "budget freezes"))]
+    );
+    // Quoted, before a date phrase the date reading claims.
+    assert_eq!(
+        text("notes with “two outages” written last month"),
+        vec![("note".to_string(), matches("body", "two outages"))]
+    );
+    // The phrase stops at a word another reading claims (an account's name).
+    let found = text("notes about procurement for Lacuna Industries");
+    assert_eq!(found, vec![("note".to_string(), matches("body", "procurement"))], "{found:?}");
+    // "about" before a number is an approximation, not text.
+    assert!(text("opportunities worth about 50k").is_empty());
+}
+
 mod choosing {
     //! Version 4 end to end against a fake endpoint: the model's output is ids; the kernel
     //! composes, refuses what it cannot say, and lists the words it did not use.
@@ -282,6 +312,34 @@ mod choosing {
         assert!(rows.iter().all(|r| r["currency_code"] == "EUR"), "the currency said in words is used");
         assert!(rows.iter().all(|r| r["total"].as_f64().unwrap() > 10_000.0));
         assert!(answer.unused.is_empty(), "the field a quantity names is used too: {:?}", answer.unused);
+    }
+
+    #[test]
+    fn a_chosen_text_reading_finds_the_records_whose_text_says_it() {
+        let f = common::demo();
+        let ava = f.ws.session("ava").unwrap();
+        let q = "Notes that mention announcing a budget freeze";
+        let r = read(&ava, q);
+        let endpoint =
+            fake(vec![choice("note", &[&id_of(&r, "mention announcing a budget freeze", "mentions")])]);
+        let answer = ask_with(&ava, q, model(&endpoint.url, 0.0)).unwrap();
+        let mut got: Vec<String> = answer
+            .result
+            .as_ref()
+            .unwrap()
+            .records
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect();
+        got.sort();
+        let mut expected: Vec<String> = common::demo_rows("note")
+            .iter()
+            .filter(|n| n["body"].contains("Budget freeze announced"))
+            .map(|n| n["id"].clone())
+            .collect();
+        expected.sort();
+        assert_eq!(got, expected);
+        assert!(answer.unused.is_empty(), "{:?}", answer.unused);
     }
 
     #[test]

@@ -256,7 +256,12 @@ fn check_agreement(object: &str, fields: &[(&str, &[&str])], seed: u64) {
         let pred = cond
             .compile(&mut |p: &str| {
                 let slot = meta.field_index(p).unwrap();
-                Ok(Operand { expr: String::new(), slot, def: Box::new(meta.fields()[slot].clone()) })
+                Ok(Operand {
+                    expr: String::new(),
+                    slot,
+                    def: Box::new(meta.fields()[slot].clone()),
+                    row: None,
+                })
             })
             .unwrap();
         let mut expected: Vec<String> = all
@@ -340,8 +345,9 @@ fn blank_semantics_match_rules() {
 
 #[test]
 fn ops_cover_every_listed_operator() {
-    // Guard: the generator above and the schema list the same ten operators.
-    let ops = ["eq", "ne", "lt", "lte", "gt", "gte", "in", "contains", "is_set", "is_blank"];
+    // Guard: the generator above and the schema list the same ten operators (and `matches`,
+    // full text, which rules cannot use: see the test below).
+    let ops = ["eq", "ne", "lt", "lte", "gt", "gte", "in", "contains", "matches", "is_set", "is_blank"];
     for op in ops {
         let parsed: Op = serde_json::from_value(json!(op)).unwrap();
         assert_eq!(parsed.as_str(), op);
@@ -451,4 +457,60 @@ fn an_amount_comes_with_the_path_of_its_records_currency() {
     // An opportunity's amount states none: the workspace's currency.
     let spec = json!({"object": "opportunity", "fields": ["name", "amount"], "limit": 3});
     assert!(cara.query(&QuerySpec::from_json(&spec).unwrap()).unwrap().currency_of.is_empty());
+}
+
+#[test]
+fn matches_finds_long_texts_by_their_stemmed_words_in_readable_rows_only() {
+    let mut f = demo();
+    let notes = demo_rows("note");
+    let expected = |user: &str, says: &str| -> Vec<String> {
+        let mut ids: Vec<String> = notes
+            .iter()
+            .filter(|n| n["body"].contains(says) && (user == "ava" || n["owner"] == user))
+            .map(|n| n["id"].clone())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let spec = |op: &str, value: &str| json!({"object": "note", "filters": {"field": "body", "op": op, "value": value}, "limit": 1000});
+    let ava = f.ws.session("ava").unwrap();
+    // Every word, in any form and order: "announcing budget freezes" finds "Budget freeze
+    // announced", which the literal phrase does not.
+    let budget = expected("ava", "Budget freeze announced");
+    assert!(budget.len() > 5, "{budget:?}");
+    assert_eq!(found(&ava, spec("matches", "announcing budget freezes")), budget);
+    assert!(found(&ava, spec("contains", "announcing budget freezes")).is_empty());
+    assert!(found(&ava, spec("matches", "budget outages")).is_empty(), "all words are required");
+    // Query syntax in the value is words.
+    assert!(found(&ava, spec("matches", "\"NEAR(* OR budget")).is_empty());
+    // A value without a word, a short text field, a rule: refused.
+    for bad in [
+        spec("matches", " - "),
+        json!({"object": "note", "filters": {"field": "title", "op": "matches", "value": "risk"}}),
+    ] {
+        assert_eq!(ava.query(&QuerySpec::from_json(&bad).unwrap()).unwrap_err().code, Code::InvalidQuery);
+    }
+    let rule: Condition =
+        serde_json::from_value(json!({"field": "body", "op": "matches", "value": "credit"})).unwrap();
+    let catalog = f.ws.catalog().unwrap().clone();
+    let meta = catalog.object_meta("note").unwrap();
+    let in_memory = rule.compile(&mut |p: &str| {
+        let slot = meta.field_index(p).unwrap();
+        Ok(Operand { expr: String::new(), slot, def: Box::new(meta.fields()[slot].clone()), row: None })
+    });
+    assert!(in_memory.is_err(), "a rule is evaluated on one record, not the corpus");
+    drop(ava);
+    // Notes made private: ben finds only his own.
+    let mut def: Value = serde_json::from_str(countersign_kernel::records::demo::DEMO_DEFINITION).unwrap();
+    for o in def["objects"].as_array_mut().unwrap() {
+        if o["key"] == "note" {
+            o["sharing"] = json!("private");
+        }
+    }
+    let def = countersign_kernel::WorkspaceDefinition::from_json(&def).unwrap();
+    f.ws.deploy(&def, &countersign_kernel::DeployOptions::by("ava")).unwrap();
+    let ben = f.ws.session("ben").unwrap();
+    let outages = expected("ben", "Two outages");
+    assert!(!outages.is_empty() && outages.len() < expected("ava", "Two outages").len());
+    assert_eq!(found(&ben, spec("matches", "outage credit")), outages);
 }

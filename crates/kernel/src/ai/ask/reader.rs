@@ -201,6 +201,7 @@ pub enum Kind {
     Currency,
     Date,
     Related,
+    Text,
 }
 
 /// One condition the question's words justify.
@@ -839,6 +840,44 @@ impl Session<'_> {
             }
         }
 
+        // Text: the words after "says", "mentions", "about" (or in quotes), as a full-text
+        // condition on each long text field; never a literal `contains` of the phrase.
+        // A phrase stops at a name, a person, a date or an amount; a word that is also a value
+        // or a term stays in it (both readings are offered: the model chooses, the chip swaps).
+        let claimed: Vec<usize> = found
+            .iter()
+            .filter(|c| !matches!(c.kind, Kind::Value | Kind::Term | Kind::Flag))
+            .flat_map(|c| c.span.iter().copied())
+            .chain(reading.used_by_readings.iter().copied())
+            .collect();
+        for (span, said) in text_said(question, &t, &claimed) {
+            for o in &in_scope {
+                let long: Vec<&ProjectedField> =
+                    o.fields.iter().filter(|f| f.field_type == FieldType::LongText).collect();
+                if !said_or_named(&named, &o.key, !long.is_empty()) {
+                    continue;
+                }
+                for f in long {
+                    push(
+                        &mut found,
+                        Candidate {
+                            id: String::new(),
+                            kind: Kind::Text,
+                            object: Some(o.key.clone()),
+                            group: format!("{}:{}", o.key, f.key),
+                            words: words_of(&t, &span),
+                            span: span.clone(),
+                            meaning: format!("{} mentions “{said}”", f.label),
+                            condition: compare(&f.key, Op::Matches, Value::String(said.clone())),
+                            records: None,
+                            date: None,
+                            term: None,
+                        },
+                    );
+                }
+            }
+        }
+
         // A value whose words a term also says, on a field the term reads, is that term.
         let terms: Vec<(Vec<usize>, String, Vec<String>)> = found
             .iter()
@@ -1307,6 +1346,91 @@ fn fits(f: &ProjectedField, v: f64) -> bool {
 
 /// A field's candidates are offered on an object the question names, or on every object
 /// when it names none.
+/// Words that say the rest of the question is text to find: "notes that say", "mentioning",
+/// "about", "containing the word".
+const TEXT_CUES: &[&str] = &[
+    "say",
+    "says",
+    "saying",
+    "said",
+    "mention",
+    "mentions",
+    "mentioning",
+    "mentioned",
+    "contain",
+    "contains",
+    "containing",
+    "about",
+    "regarding",
+    "discuss",
+    "discusses",
+    "discussing",
+    "discussed",
+];
+
+/// The phrases a question asks to find in text, each as (its words' span with the cue, the
+/// words to find): a quoted phrase, or the words after a cue up to a word another reading
+/// claims, "and"/"or", or the end. Filler words are not searched for.
+fn text_said(question: &str, t: &[Token], claimed: &[usize]) -> Vec<(Vec<usize>, String)> {
+    let searched = |span: &[usize]| -> String {
+        span.iter()
+            .map(|&i| &t[i])
+            .filter(|w| !FILLER.contains(&w.lower.as_str()) && !TEXT_CUES.contains(&w.lower.as_str()))
+            .map(|w| w.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut out: Vec<(Vec<usize>, String)> = vec![];
+    // Quoted: "…", “…”, ‘…’, or '…' around words.
+    let chars: Vec<char> = question.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let close = match chars[i] {
+            '"' => Some('"'),
+            '“' => Some('”'),
+            '‘' => Some('’'),
+            '\'' if i == 0 || !chars[i - 1].is_alphanumeric() => Some('\''),
+            _ => None,
+        };
+        let end = close.and_then(|c| (i + 1..chars.len()).find(|&j| chars[j] == c));
+        if let Some(end) = end {
+            let inner: String = chars[i + 1..end].iter().collect();
+            let phrase = tokens(&inner);
+            if let Some(&at) = runs(t, &phrase).first() {
+                let span: Vec<usize> = (at..at + phrase.len()).collect();
+                let said = searched(&span);
+                if !said.is_empty() {
+                    out.push((span, said));
+                }
+            }
+            i = end + 1;
+        } else {
+            i += 1;
+        }
+    }
+    for (at, w) in t.iter().enumerate() {
+        if !TEXT_CUES.contains(&w.lower.as_str()) || out.iter().any(|(s, _)| s.contains(&at)) {
+            continue;
+        }
+        let mut span = vec![at];
+        for (j, next) in t.iter().enumerate().skip(at + 1) {
+            if claimed.contains(&j) || matches!(next.lower.as_str(), "and" | "or") {
+                break;
+            }
+            span.push(j);
+        }
+        // Filler at the end ("… for" before a name another reading claims) is not the phrase's.
+        while span.len() > 1 && FILLER.contains(&t[*span.last().expect("not empty")].lower.as_str()) {
+            span.pop();
+        }
+        let said = searched(&span);
+        if !said.is_empty() {
+            out.push((span, said));
+        }
+    }
+    out
+}
+
 fn said_or_named(named: &[String], object: &str, has_fields: bool) -> bool {
     has_fields && (named.is_empty() || named.iter().any(|n| n == object))
 }
