@@ -28,4 +28,11 @@ undoBlocked?: string,
  * Required fields a new record needs that the proposal leaves out (no default): the
  * reviewer fills them in when accepting.
  */
-missingRequired: Array<MissingField>, };
+missingRequired: Array<MissingField>, 
+/**
+ * The currency the record's amounts are in before and after the proposal (its own
+ * currency field, or its parent's through the lookup, as the patch leaves them); the
+ * proposed child rows' amounts are in `currency_after` when they take the record's.
+ * `None`: the workspace's currency.
+ */
+currencyBefore?: string, currencyAfter?: string, };

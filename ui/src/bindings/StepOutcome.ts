@@ -13,4 +13,8 @@ export type StepOutcome = { "kind": "table", set: ResultSet, rows?: QueryResult,
 /**
  * Summarize's sentences, each with its citations.
  */
-sentences: JsonValue, insufficient?: string, } | { "kind": "record", record: RecordRef, fields: JsonValue, } | { "kind": "notes", hits: JsonValue, } | { "kind": "proposal", proposal: string, object: string, record?: RecordRef, changes: Array<Change>, } | { "kind": "reply", text: string, } | { "kind": "failed", error: Error, };
+sentences: JsonValue, insufficient?: string, } | { "kind": "record", record: RecordRef, fields: JsonValue, } | { "kind": "notes", hits: JsonValue, } | { "kind": "proposal", proposal: string, object: string, record?: RecordRef, changes: Array<Change>, 
+/**
+ * The currency of the record's amounts before and after (`None`: the workspace's).
+ */
+currencyBefore?: string, currencyAfter?: string, } | { "kind": "reply", text: string, } | { "kind": "failed", error: Error, };

@@ -11,8 +11,10 @@
 
 use crate::clock::timestamp;
 use crate::error::{Code, Detail, Error, Result};
+use crate::metadata::catalog::ObjectMeta;
 use crate::metadata::definition::{FieldLevel, FieldType};
 use crate::records::access::Session;
+use crate::records::save::Record;
 use crate::records::save::{SaveContext, SaveOutcome, SaveRequest};
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, OptionalExtension};
@@ -1037,6 +1039,14 @@ pub struct ProposalReview {
     /// Required fields a new record needs that the proposal leaves out (no default): the
     /// reviewer fills them in when accepting.
     pub missing_required: Vec<MissingField>,
+    /// The currency the record's amounts are in before and after the proposal (its own
+    /// currency field, or its parent's through the lookup, as the patch leaves them); the
+    /// proposed child rows' amounts are in `currency_after` when they take the record's.
+    /// `None`: the workspace's currency.
+    #[ts(optional)]
+    pub currency_before: Option<String>,
+    #[ts(optional)]
+    pub currency_after: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
@@ -1049,6 +1059,50 @@ pub struct MissingField {
 }
 
 impl Session<'_> {
+    /// The currency of the proposal's record's amounts before and after it: the record's own
+    /// currency field, or its parent's (read through this session), as the patch leaves them.
+    fn review_currencies(
+        &self,
+        meta: &ObjectMeta,
+        p: &Proposal,
+        current: Option<&Record>,
+    ) -> (Option<String>, Option<String>) {
+        let Some(amount) = meta.fields().iter().find(|f| f.field_type == FieldType::Currency) else {
+            return (None, None);
+        };
+        let Some(path) = self.currency_path(meta, &amount.key) else { return (None, None) };
+        let (field, parent) = match path.split_once('.') {
+            Some((lookup, cf)) => (lookup, Some(cf)),
+            None => (path.as_str(), None),
+        };
+        let now = current.and_then(|c| c.fields.get(field)).cloned().unwrap_or(Value::Null);
+        let patched = p.fields.iter().find(|f| f.field == field);
+        let before =
+            patched
+                .map_or(now.clone(), |f| if p.record_id.is_some() { f.before.clone() } else { Value::Null });
+        let after = patched.map_or(now, |f| f.value.clone());
+        let code = |v: &Value| -> Option<String> {
+            let v = v.as_str()?;
+            match (parent, meta.def.fields.iter().find(|f| f.key == field).and_then(|f| f.target.as_deref()))
+            {
+                (None, _) => Some(v.to_string()),
+                (Some(cf), Some(target)) => {
+                    self.get(target, v).ok()?.fields.get(cf).and_then(Value::as_str).map(String::from)
+                }
+                (Some(_), None) => None,
+            }
+        };
+        (code(&before), code(&after))
+    }
+
+    /// The currency of a proposal's amounts before and after it (see
+    /// [`ProposalReview::currency_before`]).
+    pub fn proposal_currencies(&self, p: &Proposal) -> Result<(Option<String>, Option<String>)> {
+        let (meta, _) = self.readable_object(&p.object)?;
+        let current = p.record_id.as_deref().and_then(|r| self.get(&p.object, r).ok());
+        Ok(self.review_currencies(meta, p, current.as_ref()))
+    }
+
     /// The review of one proposal: fields before → after with diffs, the source document, and
     /// whether the record moved since the basis.
     pub fn review_proposal(&self, id: &str) -> Result<ProposalReview> {
@@ -1124,6 +1178,7 @@ impl Session<'_> {
                 }
             })
             .flatten();
+        let (currency_before, currency_after) = self.review_currencies(meta, &p, current.as_ref());
         let missing_required = if p.operation == ProposalOperation::Create && p.state == ProposalState::Open {
             meta.fields()
                 .iter()
@@ -1143,6 +1198,8 @@ impl Session<'_> {
         };
         Ok(ProposalReview {
             missing_required,
+            currency_before,
+            currency_after,
             current_version: current.as_ref().map(|c| c.version),
             proposal: p,
             fields: fields.into_iter().map(|(_, f)| f).collect(),

@@ -605,3 +605,23 @@ fn opening_a_workspace_runs_retention_for_every_caller() {
         .unwrap();
     assert_eq!(stored, "expired");
 }
+
+#[test]
+fn the_review_shows_amounts_in_the_records_currency_before_and_after() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    // inv_0001 is in EUR: an amount change stays in EUR; a currency change moves "after" only.
+    let total = ava.propose(draft(Some("inv_0001"), vec![field("total", json!(17000))])).unwrap();
+    let r = ava.review_proposal(&total.id).unwrap();
+    assert_eq!((r.currency_before.as_deref(), r.currency_after.as_deref()), (Some("EUR"), Some("EUR")));
+    let mut moved = field("currency_code", json!("GBP"));
+    moved.before = json!("EUR");
+    let both = ava.propose(draft(Some("inv_0001"), vec![field("total", json!(15000)), moved])).unwrap();
+    let r = ava.review_proposal(&both.id).unwrap();
+    assert_eq!((r.currency_before.as_deref(), r.currency_after.as_deref()), (Some("EUR"), Some("GBP")));
+    // A new invoice line: its amounts are in the currency of the invoice it names.
+    let mut line = draft(None, vec![field("invoice", json!("inv_0001")), field("amount", json!(10))]);
+    line.object = "invoice_line".into();
+    let r = ava.review_proposal(&ava.propose(line).unwrap().id).unwrap();
+    assert_eq!((r.currency_before, r.currency_after.as_deref()), (None, Some("EUR")));
+}

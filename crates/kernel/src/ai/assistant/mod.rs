@@ -176,6 +176,13 @@ pub enum StepOutcome {
         #[ts(optional)]
         record: Option<RecordRef>,
         changes: Vec<Change>,
+        /// The currency of the record's amounts before and after (`None`: the workspace's).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        currency_before: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        currency_after: Option<String>,
     },
     /// The model's own words (it cannot help, or asks what is meant).
     Reply { text: String },
@@ -1083,18 +1090,19 @@ async fn run_action(
         Action::ProposeUpdate { object, changes, .. } => {
             let record = target()?;
             let proposal = sessions.with(|s| propose(s, object, Some(record.id.clone()), changes))?;
-            proposal_outcome(proposal, Some(record))
+            proposal_outcome(sessions.with(|s| s.proposal_currencies(&proposal))?, proposal, Some(record))
         }
         Action::ProposeCreate { object, values, .. } => {
             let proposal = sessions.with(|s| propose(s, object, None, values))?;
-            proposal_outcome(proposal, None)
+            proposal_outcome(sessions.with(|s| s.proposal_currencies(&proposal))?, proposal, None)
         }
         Action::Extract { object, .. } => {
             let document =
                 document.ok_or_else(|| Error::new(Code::InvalidValue, "no document is attached"))?;
             let mut extract = Extract { document: document.clone(), object: object.clone(), record: None };
             let answer = drive(sessions, &mut extract, None, cancel, &mut |_| {}).await?;
-            proposal_outcome(answer.proposal, None)
+            let currencies = sessions.with(|s| s.proposal_currencies(&answer.proposal))?;
+            proposal_outcome(currencies, answer.proposal, None)
         }
         Action::Reply { text } => {
             StepOutcome::Reply { text: crate::metadata::value::strip_unsafe_chars(text).into_owned() }
@@ -1117,13 +1125,24 @@ fn propose(
     crate::ai::tools::propose_values(s, &by, object, id, values)
 }
 
-fn proposal_outcome(p: crate::proposals::Proposal, record: Option<RecordRef>) -> StepOutcome {
+fn proposal_outcome(
+    (currency_before, currency_after): (Option<String>, Option<String>),
+    p: crate::proposals::Proposal,
+    record: Option<RecordRef>,
+) -> StepOutcome {
     let changes = p
         .fields
         .iter()
         .map(|f| Change { field: f.field.clone(), before: f.before.clone(), after: f.value.clone() })
         .collect();
-    StepOutcome::Proposal { proposal: p.id, object: p.object, record, changes }
+    StepOutcome::Proposal {
+        proposal: p.id,
+        object: p.object,
+        record,
+        changes,
+        currency_before,
+        currency_after,
+    }
 }
 
 impl Session<'_> {
