@@ -10,6 +10,8 @@ wording the question reader (Ask's prompt version 4) must connect to the data:
   "at least", "under $1,000", percentages);
 - currencies said in words ("in pounds", "in euros");
 - related records ("with no notes", "that have overdue invoices", "with at least 5 contacts");
+- text to find in notes ("that mention outages", "about a budget freeze", a quoted phrase): the
+  expected notes are those whose body holds every given word stem, in any form;
 - combinations of the above.
 
 Expected ids are computed here from the demo fixture (fixtures/demo/data/*.csv) by the rule
@@ -43,6 +45,11 @@ CLOSED = {"closed_won", "closed_lost"}
 
 def num(v):
     return float(v or 0)
+
+
+def says(text, *stems):
+    words = [w.strip(".,;()").lower() for w in text.split()]
+    return all(any(w.startswith(s) for w in words) for s in stems)
 
 
 def opps(user):
@@ -129,6 +136,14 @@ cases = [
      [a for a in account if len(contacts_of.get(a["id"], [])) >= 5]),
     ("ava", "Customers without contacts.", "account",
      [a for a in account if a["type"] == "customer" and a["id"] not in contacts_of]),
+    # Text to find: the notes whose body holds every stem listed.
+    ("ava", "Notes that mention outages.", "note", [n for n in note if says(n["body"], "outage")]),
+    ("ava", "Which notes talk about a budget freeze?", "note", [n for n in note if says(n["body"], "budget", "freez")]),
+    ("cara", "Notes saying invoices are paid in batches.", "note",
+     [n for n in note if says(n["body"], "invoice", "paid", "batch")]),
+    ("ava", "Which notes mention a champion?", "note", [n for n in note if says(n["body"], "champion")]),
+    ("ben", "Notes about more seats.", "note", [n for n in note if says(n["body"], "more", "seat")]),
+    ("ava", "Notes with “want a credit”.", "note", [n for n in note if says(n["body"], "want", "credit")]),
     # Combinations.
     ("ava", "Hot prospects in Germany.", "account",
      [a for a in account if a["rating"] == "hot" and a["type"] == "prospect" and a["billing_country"] == "Germany"]),
