@@ -258,7 +258,7 @@ fn words_to_find_in_text_are_a_full_text_reading_never_a_literal_phrase() {
 }
 
 mod choosing {
-    //! Version 4 end to end against a fake endpoint: the model's output is ids; the kernel
+    //! Versions 4 and 5 end to end against a fake endpoint: the model's output is ids; the kernel
     //! composes, refuses what it cannot say, and lists the words it did not use.
     use super::*;
     use crate::ask::{ask_with, ids, user_message};
@@ -340,6 +340,60 @@ mod choosing {
         expected.sort();
         assert_eq!(got, expected);
         assert!(answer.unused.is_empty(), "{:?}", answer.unused);
+    }
+
+    /// Each request's schema narrows `schemas/ask-choice.schema.json`; version 5 leaves out the
+    /// keys whose only value is fixed, version 4 writes them, and both take the same choice.
+    #[test]
+    fn each_versions_choice_schema_narrows_the_general_contract() {
+        let general: serde_json::Value =
+            serde_json::from_str(include_str!("../../../../schemas/ask-choice.schema.json")).unwrap();
+        let general = jsonschema::validator_for(&general).unwrap();
+        let f = common::demo();
+        let ava = f.ws.session("ava").unwrap();
+        let plain = "Which accounts are in the healthcare industry?";
+        let ordered = "The three invoices with the highest totals";
+        let keys = |q: &str, answer: serde_json::Value| {
+            let endpoint = fake(vec![Answer::Text(answer.to_string())]);
+            ask_with(&ava, q, model(&endpoint.url, 0.0)).unwrap();
+            assert!(general.is_valid(&answer), "{answer}");
+            let schema = endpoint.chat_requests()[0]["response_format"]["json_schema"]["schema"].clone();
+            let narrowed = jsonschema::validator_for(&schema).unwrap();
+            assert!(narrowed.is_valid(&answer), "{answer} against {schema}");
+            let object = schema["anyOf"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["properties"]["object"]["const"] == answer["object"])
+                .unwrap()
+                .clone();
+            let mut keys: Vec<String> = object["required"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|k| k.as_str().unwrap().to_string())
+                .collect();
+            keys.sort();
+            keys
+        };
+        let r = read(&ava, plain);
+        let healthcare = id_of(&r, "healthcare", "Industry");
+        let sort = json!([{"field": "total", "direction": "desc"}]);
+        // Version 5, a new workspace's: only what the question asks for is written.
+        assert_eq!(
+            keys(plain, json!({"object": "account", "conditions": [healthcare]})),
+            ["conditions", "object"]
+        );
+        assert_eq!(
+            keys(ordered, json!({"object": "invoice", "conditions": [], "sort": sort, "limit": 3})),
+            ["conditions", "limit", "object", "sort"]
+        );
+        // Version 4 writes `sort` and `limit` always.
+        common::ask_on_version(&f.ws, 4);
+        assert_eq!(
+            keys(plain, json!({"object": "account", "conditions": [healthcare], "sort": [], "limit": null})),
+            ["conditions", "limit", "object", "sort"]
+        );
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Prompt version 4: the model chooses among the conditions the kernel read (`reader`). The
+//! Prompt versions 4 and 5: the model chooses among the conditions the kernel read (`reader`). The
 //! per-request schema offers, per object, the ids of the candidates that apply to it, its
 //! sortable fields (only when the question asks for an order) and the counts of rows the
 //! question says; the kernel composes the spec: OR within one group (values of one field),
@@ -66,17 +66,19 @@ fn focus(objects: &[String], reading: &Reading) -> Vec<String> {
 }
 
 /// The output contract of one request under version 4.
-pub(super) fn choice_schema(p: &Projection, objects: &[String], reading: &Reading, refusal: bool) -> Value {
+pub(super) fn choice_schema(
+    p: &Projection,
+    objects: &[String],
+    reading: &Reading,
+    keys: ChoiceKeys,
+    refusal: bool,
+) -> Value {
     let order = asks_order(&reading.tokens);
     let mut alternatives: Vec<Value> = focus(objects, reading)
         .iter()
         .map(|key| {
-            let ids: Vec<&str> = reading
-                .candidates
-                .iter()
-                .filter(|c| c.on(p, key).is_some())
-                .map(|c| c.id.as_str())
-                .collect();
+            let ids: Vec<&str> =
+                reading.candidates.iter().filter(|c| c.on(p, key).is_some()).map(|c| c.id.as_str()).collect();
             let conditions = if ids.is_empty() {
                 json!({"const": []})
             } else {
@@ -98,10 +100,21 @@ pub(super) fn choice_schema(p: &Projection, objects: &[String], reading: &Readin
             } else {
                 json!({"anyOf": [{"enum": reading.counts}, {"type": "null"}]})
             };
+            let mut properties = Map::new();
+            properties.insert("object".into(), json!({"const": key}));
+            properties.insert("conditions".into(), conditions);
+            // Under `WhenAsked`, a key whose only allowed value is fixed is not written.
+            if keys == ChoiceKeys::Always || !fields.is_empty() {
+                properties.insert("sort".into(), sort);
+            }
+            if keys == ChoiceKeys::Always || !reading.counts.is_empty() {
+                properties.insert("limit".into(), limit);
+            }
+            let required: Vec<&String> = properties.keys().collect();
             json!({
                 "type": "object",
-                "properties": {"object": {"const": key}, "conditions": conditions, "sort": sort, "limit": limit},
-                "required": ["object", "conditions", "sort", "limit"],
+                "properties": properties,
+                "required": required,
                 "additionalProperties": false
             })
         })
@@ -155,7 +168,7 @@ pub(super) fn choice_parts(
     parts
 }
 
-/// An example learned from a correction, as version 4 uses it: which of this question's
+/// An example learned from a correction, as versions 4 and 5 use it: which of this question's
 /// readings the corrected spec kept (its choice) and which it left out (declined).
 pub(super) struct LearnedChoice {
     pub use_: LearnedUse,
@@ -183,6 +196,7 @@ impl Session<'_> {
         p: &Projection,
         objects: &[String],
         reading: &Reading,
+        keys: ChoiceKeys,
     ) -> Vec<LearnedChoice> {
         let mut out = vec![];
         for (use_, spec, _) in self.learned_specs_for(question, objects).into_iter().take(MAX_LEARNED) {
@@ -199,8 +213,9 @@ impl Session<'_> {
                 }
             }
             let limit = spec.limit.filter(|l| *l != DEFAULT_LIMIT);
-            let answer =
-                json!({"object": spec.object, "conditions": chosen, "sort": spec.sort, "limit": limit});
+            let answer = keys.written(
+                json!({"object": spec.object, "conditions": chosen, "sort": spec.sort, "limit": limit}),
+            );
             let text = format!("question: {}\n{}\nchosen: {answer}", use_.question, lines.join("\n"));
             out.push(LearnedChoice { use_, text, declined });
         }
@@ -387,6 +402,8 @@ impl Session<'_> {
                 first
             });
         }
+        // An empty `sort` or a `null` limit written where they may be left out means the same.
+        doc = run.keys.written(doc);
         let validator = jsonschema::validator_for(&run.schema).map_err(|e| format!("internal: {e}"))?;
         if let Some(e) = validator.iter_errors(&doc).next() {
             return Err(Violation::from(format!(

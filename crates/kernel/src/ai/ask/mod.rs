@@ -60,6 +60,11 @@ pub const SPEC: CapabilitySpec = CapabilitySpec {
         },
         ShippedVersion { instructions: INSTRUCTIONS_V3, examples: examples_v3, contract: CONTRACT_TERMS },
         ShippedVersion { instructions: INSTRUCTIONS_V4, examples: examples_v4, contract: CONTRACT_CHOICES },
+        ShippedVersion {
+            instructions: INSTRUCTIONS_V5,
+            examples: examples_v5,
+            contract: CONTRACT_CHOICES_WHEN_ASKED,
+        },
     ],
     inputs: r#"{"question": "string", "schema": "projection", "today": "date", "dates": "date phrases the kernel read"}"#,
     settings: CapabilitySettings::default,
@@ -236,6 +241,8 @@ pub struct AskRun {
     learned: Vec<(LearnedUse, String)>,
     /// The question as the kernel read it (prompt version 4's contract); `None` before.
     reading: Option<reader::Reading>,
+    /// The keys a choice writes (with `reading`).
+    keys: ChoiceKeys,
     /// Meanings of readings that learned corrections left out (version 4).
     declined: Vec<String>,
     /// Filter fields an answer wrote that the question does not ask for: the repair's contract
@@ -495,16 +502,17 @@ impl Session<'_> {
             if with_terms { self.learned_for(question, &grounding.projection, &objects) } else { vec![] };
         // From prompt version 4's contract on, the kernel reads the question into candidate
         // conditions and the model only chooses among them.
-        let reading = if prompt.output_contract == CONTRACT_CHOICES {
-            Some(self.read_question(question, &grounding.projection, &objects)?)
-        } else {
-            None
+        let keys = ChoiceKeys::of(&prompt.output_contract);
+        let reading = match keys {
+            Some(_) => Some(self.read_question(question, &grounding.projection, &objects)?),
+            None => None,
         };
+        let keys = keys.unwrap_or(ChoiceKeys::Always);
         // Under version 4, learned examples are the choices their corrections make.
         let mut declined = vec![];
         let learned = match &reading {
             Some(r) => self
-                .learned_choices(question, &grounding.projection, &objects, r)
+                .learned_choices(question, &grounding.projection, &objects, r, keys)
                 .into_iter()
                 .map(|l| {
                     declined.extend(l.declined);
@@ -557,7 +565,7 @@ impl Session<'_> {
             return fail(&inv, Error::new(Code::GroundingInsufficient, why));
         }
         let schema = match &reading {
-            Some(r) => choice::choice_schema(&grounding.projection, &objects, r, true),
+            Some(r) => choice::choice_schema(&grounding.projection, &objects, r, keys, true),
             None => output_schema(
                 &grounding.projection,
                 &objects,
@@ -578,6 +586,7 @@ impl Session<'_> {
             terms,
             learned,
             reading,
+            keys,
             declined,
             unasked: vec![],
             values_said,
@@ -713,7 +722,7 @@ impl Session<'_> {
         if let (Some(r), false) = (&run.reading, refusal_allowed) {
             // The repair of a contradicted refusal may not refuse again.
             let objects = self.ask_objects(&run.grounding.projection, &run.invocation.capability.settings);
-            let schema = choice::choice_schema(&run.grounding.projection, &objects, r, false);
+            let schema = choice::choice_schema(&run.grounding.projection, &objects, r, run.keys, false);
             run.request.schema = Some(("ask_plan".into(), schema.clone()));
             run.schema = schema;
         }
