@@ -300,17 +300,12 @@ fn type_text(f: &ProjectedField) -> String {
 
 /// The term every object has: the user's own records ("my opportunities"), `owner` = the user.
 fn mine(user: &str) -> ProjectedTerm {
-    use crate::metadata::types::{Comparison, Condition, Op};
+    use crate::metadata::types::{Condition, Op};
     ProjectedTerm {
         key: crate::metadata::definition::MINE.into(),
         label: "Mine".into(),
         synonyms: vec!["my".into(), "I own".into(), "owned by me".into()],
-        condition: Condition::Compare(Comparison {
-            field: "owner".into(),
-            op: Op::Eq,
-            value: Some(serde_json::Value::String(user.to_string())),
-            other_field: None,
-        }),
+        condition: Condition::compare("owner", Op::Eq, serde_json::Value::String(user.to_string())),
     }
 }
 

@@ -153,13 +153,10 @@ fn list_related(s: &Session<'_>, object: &str, id: &str, limit: usize) -> Result
         let spec = QuerySpec {
             object: reference.object.clone(),
             fields: vec![],
-            filters: Some(crate::metadata::condition::Condition::Compare(
-                crate::metadata::condition::Comparison {
-                    field: reference.field.clone(),
-                    op: crate::metadata::condition::Op::Eq,
-                    value: Some(json!(id)),
-                    other_field: None,
-                },
+            filters: Some(crate::metadata::condition::Condition::compare(
+                reference.field.clone(),
+                crate::metadata::condition::Op::Eq,
+                json!(id),
             )),
             sort: vec![],
             limit: Some(limit as u32),

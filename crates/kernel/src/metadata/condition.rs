@@ -146,6 +146,11 @@ fn coerce_operand(def: &FieldDef, v: &Value) -> Result<Scalar> {
 }
 
 impl Condition {
+    /// `field op value`: a comparison with a value (not another field).
+    pub fn compare(field: impl Into<String>, op: Op, value: Value) -> Condition {
+        Condition::Compare(Comparison { field: field.into(), op, value: Some(value), other_field: None })
+    }
+
     /// Every field path the condition reads (`field` and `otherField`).
     pub fn fields(&self) -> Vec<&str> {
         match self {

@@ -426,12 +426,7 @@ impl ObjectDef {
             .filter(|v| v.category.as_deref() == Some(c.is.as_str()))
             .map(|v| Value::String(v.value.clone()))
             .collect();
-        Condition::Compare(Comparison {
-            field: c.field.clone(),
-            op: crate::metadata::types::Op::In,
-            value: Some(Value::Array(values)),
-            other_field: None,
-        })
+        Condition::compare(c.field.clone(), crate::metadata::types::Op::In, Value::Array(values))
     }
 }
 

@@ -4,7 +4,7 @@
 //! lookups — and always through the user's session, so a record they cannot read never matches.
 
 use crate::error::Result;
-use crate::metadata::condition::{Comparison, Condition, Op};
+use crate::metadata::condition::{Condition, Op};
 use crate::records::access::Session;
 use crate::records::query::QuerySpec;
 use serde::{Deserialize, Serialize};
@@ -65,12 +65,11 @@ impl Session<'_> {
             .iter()
             .take(crate::metadata::limits::MAX_CHILDREN)
             .map(|t| {
-                Condition::Compare(Comparison {
-                    field: name_field.clone(),
-                    op: Op::Contains,
-                    value: Some(Value::String(t.chars().take(4).collect())),
-                    other_field: None,
-                })
+                Condition::compare(
+                    name_field.clone(),
+                    Op::Contains,
+                    Value::String(t.chars().take(4).collect()),
+                )
             })
             .collect();
         let found = self.query(&QuerySpec {
@@ -122,12 +121,11 @@ impl Session<'_> {
         let found = self.query(&QuerySpec {
             object: object.to_string(),
             fields: vec![path.to_string()],
-            filters: Some(Condition::Compare(Comparison {
-                field: path.to_string(),
-                op: Op::Contains,
-                value: Some(Value::String(written.trim().to_string())),
-                other_field: None,
-            })),
+            filters: Some(Condition::compare(
+                path.to_string(),
+                Op::Contains,
+                Value::String(written.trim().to_string()),
+            )),
             sort: vec![],
             limit: Some(5_000),
             offset: None,

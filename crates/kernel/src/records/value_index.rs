@@ -13,7 +13,7 @@
 
 use crate::error::Result;
 use crate::metadata::catalog::{column, Catalog};
-use crate::metadata::condition::{Comparison, Condition, Op};
+use crate::metadata::condition::{Condition, Op};
 use crate::metadata::definition::FieldType;
 use crate::records::access::Session;
 use crate::records::query::QuerySpec;
@@ -246,12 +246,7 @@ impl Session<'_> {
             let held = self.query(&QuerySpec {
                 object: object.to_string(),
                 fields: vec![field.to_string()],
-                filters: Some(Condition::Compare(Comparison {
-                    field: field.to_string(),
-                    op: Op::Eq,
-                    value: Some(Value::String(value.clone())),
-                    other_field: None,
-                })),
+                filters: Some(Condition::compare(field.to_string(), Op::Eq, Value::String(value.clone()))),
                 sort: vec![],
                 limit: Some(ids_per_value.max(1) as u32),
                 offset: None,

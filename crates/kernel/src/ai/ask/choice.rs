@@ -369,12 +369,7 @@ fn one_of(mut members: Vec<Condition>) -> Condition {
                 seen.push(v.clone());
                 first
             });
-            Condition::Compare(Comparison {
-                field,
-                op: Op::In,
-                value: Some(Value::Array(values)),
-                other_field: None,
-            })
+            Condition::compare(field, Op::In, Value::Array(values))
         }
         None => Condition::Any(crate::metadata::condition::AnyOf { any: members }),
     }

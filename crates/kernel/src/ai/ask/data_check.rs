@@ -110,12 +110,7 @@ impl Session<'_> {
         let spec = QuerySpec {
             object: object.to_string(),
             fields,
-            filters: Some(Condition::Compare(Comparison {
-                field: path.to_string(),
-                op,
-                value: Some(Value::String(value.to_string())),
-                other_field: None,
-            })),
+            filters: Some(Condition::compare(path, op, Value::String(value.to_string()))),
             sort: vec![],
             limit: Some(1_000),
             offset: None,

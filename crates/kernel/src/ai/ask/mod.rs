@@ -88,14 +88,7 @@ fn date_conditions(
     tz: Option<&str>,
 ) -> Vec<Condition> {
     let start_of = |day: chrono::NaiveDate| crate::clock::timestamp(crate::clock::day_start(day, tz));
-    let compare = |op: Op, value: String| {
-        Condition::Compare(Comparison {
-            field: field.to_string(),
-            op,
-            value: Some(Value::String(value)),
-            other_field: None,
-        })
-    };
+    let compare = |op: Op, value: String| Condition::compare(field, op, Value::String(value));
     let mut out = vec![];
     if let Some(start) = range.start {
         out.push(match field_type {

@@ -21,7 +21,7 @@ use super::DateChoice;
 use crate::ai::dates::{read_dates, DateRange};
 use crate::ai::projection::{ProjectedField, Projection};
 use crate::error::Result;
-use crate::metadata::condition::{AllOf, Comparison, Condition, Op};
+use crate::metadata::condition::{AllOf, Condition, Op};
 use crate::metadata::definition::FieldType;
 use crate::records::access::Session;
 use crate::records::names::{name_tokens, Resolution, ResolutionStatus};
@@ -244,10 +244,6 @@ pub struct Reading {
     pub objects: Vec<String>,
 }
 
-fn compare(field: &str, op: Op, value: Value) -> Condition {
-    Condition::Compare(Comparison { field: field.to_string(), op, value: Some(value), other_field: None })
-}
-
 fn words_of(tokens: &[Token], span: &[usize]) -> String {
     span.iter().map(|&i| tokens[i].text.as_str()).collect::<Vec<_>>().join(" ")
 }
@@ -267,7 +263,7 @@ impl Candidate {
             .find(|f| f.field_type == FieldType::Lookup && f.target.as_deref() == Some(own.as_str()))?;
         if let Some(r) = &self.records {
             let ids: Vec<Value> = r.matches.iter().map(|c| Value::String(c.id.clone())).collect();
-            return Some(compare(&lookup.key, Op::In, Value::Array(ids)));
+            return Some(Condition::compare(&lookup.key, Op::In, Value::Array(ids)));
         }
         if self.kind == Kind::Related || self.condition.fields().iter().any(|f| f.contains('.')) {
             return None;
@@ -629,8 +625,10 @@ impl Session<'_> {
                     continue;
                 }
                 for f in offered {
-                    let parts: Vec<Condition> =
-                        conditions.iter().map(|(op, v)| compare(&f.key, *op, number_value(*v))).collect();
+                    let parts: Vec<Condition> = conditions
+                        .iter()
+                        .map(|(op, v)| Condition::compare(&f.key, *op, number_value(*v)))
+                        .collect();
                     let meaning = match conditions.as_slice() {
                         [(_, lo), (_, hi)] => {
                             format!("{} between {} and {}", f.label, shown_number(*lo), shown_number(*hi))
@@ -736,7 +734,11 @@ impl Session<'_> {
                                         words: words_of(&t, &span),
                                         span,
                                         meaning: format!("{} is {}", f.label, label),
-                                        condition: compare(&f.key, Op::Eq, Value::String(value.clone())),
+                                        condition: Condition::compare(
+                                            &f.key,
+                                            Op::Eq,
+                                            Value::String(value.clone()),
+                                        ),
                                         records: None,
                                         date: None,
                                         term: None,
@@ -759,7 +761,7 @@ impl Session<'_> {
                                     words: words_of(&t, &span),
                                     span,
                                     meaning: format!("{} is yes", f.label),
-                                    condition: compare(&f.key, Op::Eq, Value::Bool(true)),
+                                    condition: Condition::compare(&f.key, Op::Eq, Value::Bool(true)),
                                     records: None,
                                     date: None,
                                     term: None,
@@ -831,7 +833,7 @@ impl Session<'_> {
                         words: words_of(&t, &span),
                         span,
                         meaning: format!("owned by {}", u.name),
-                        condition: compare("owner", Op::Eq, Value::String(u.key.clone())),
+                        condition: Condition::compare("owner", Op::Eq, Value::String(u.key.clone())),
                         records: None,
                         date: None,
                         term: None,
@@ -868,7 +870,7 @@ impl Session<'_> {
                             words: words_of(&t, &span),
                             span: span.clone(),
                             meaning: format!("{} mentions “{said}”", f.label),
-                            condition: compare(&f.key, Op::Matches, Value::String(said.clone())),
+                            condition: Condition::compare(&f.key, Op::Matches, Value::String(said.clone())),
                             records: None,
                             date: None,
                             term: None,
@@ -1278,8 +1280,8 @@ impl Session<'_> {
                         format!("one of {} {object} records named like this", names.len())
                     },
                     condition: match names.len() {
-                        1 => compare(&f.key, Op::Eq, names[0].clone()),
-                        _ => compare(&f.key, Op::In, Value::Array(names)),
+                        1 => Condition::compare(&f.key, Op::Eq, names[0].clone()),
+                        _ => Condition::compare(&f.key, Op::In, Value::Array(names)),
                     },
                     records: Some(resolution),
                     date: None,
@@ -1296,8 +1298,8 @@ impl Session<'_> {
                     span,
                     meaning: format!("{} is {shown}", f.label),
                     condition: match values.len() {
-                        1 => compare(&f.key, Op::Eq, Value::String(values[0].clone())),
-                        _ => compare(
+                        1 => Condition::compare(&f.key, Op::Eq, Value::String(values[0].clone())),
+                        _ => Condition::compare(
                             &f.key,
                             Op::In,
                             Value::Array(values.into_iter().map(Value::String).collect()),

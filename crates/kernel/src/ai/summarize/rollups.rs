@@ -12,7 +12,7 @@
 
 use super::*;
 use crate::ai::projection::{ProjectedObject, Projection};
-use crate::metadata::condition::{AllOf, Comparison, Condition, Op};
+use crate::metadata::condition::{AllOf, Condition, Op};
 use crate::metadata::definition::{FieldType, MINE};
 use crate::records::query::{Direction, QuerySpec, SortKey};
 
@@ -63,12 +63,7 @@ impl Session<'_> {
         let mut out = vec![];
         for (child_key, lookup) in &subject.children {
             let Some(child) = p.object(child_key) else { continue };
-            let base = Condition::Compare(Comparison {
-                field: lookup.clone(),
-                op: Op::Eq,
-                value: Some(Value::String(id.to_string())),
-                other_field: None,
-            });
+            let base = Condition::compare(lookup.clone(), Op::Eq, Value::String(id.to_string()));
             let mut sets = vec![(child.plural_label.to_lowercase(), base.clone(), None)];
             // A term's position in the definition says how soon a reader needs its set.
             for (position, t) in child.terms.iter().filter(|t| t.key != MINE).enumerate() {
@@ -204,12 +199,7 @@ impl Session<'_> {
                         Condition::All(AllOf {
                             all: vec![
                                 filter.clone(),
-                                Condition::Compare(Comparison {
-                                    field: code.to_string(),
-                                    op: Op::Eq,
-                                    value: Some(Value::String(c.clone())),
-                                    other_field: None,
-                                }),
+                                Condition::compare(code.to_string(), Op::Eq, Value::String(c.clone())),
                             ],
                         })
                     }
