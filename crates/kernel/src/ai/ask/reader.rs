@@ -249,6 +249,32 @@ fn words_of(tokens: &[Token], span: &[usize]) -> String {
 }
 
 impl Candidate {
+    /// A candidate of `kind` on `object` (`None`: every object) in `group`, read from the
+    /// question's words at `span`; its id is given once the reading is complete.
+    fn new(
+        kind: Kind,
+        object: Option<String>,
+        group: String,
+        t: &[Token],
+        span: Vec<usize>,
+        meaning: String,
+        condition: Condition,
+    ) -> Candidate {
+        Candidate {
+            id: String::new(),
+            kind,
+            object,
+            group,
+            words: words_of(t, &span),
+            span,
+            meaning,
+            condition,
+            records: None,
+            date: None,
+            term: None,
+        }
+    }
+
     /// The condition on the queried object `object`: as read on its own object, through a
     /// lookup on a child of it (a parent's records by id), or `None` when it does not apply.
     pub fn on(&self, p: &Projection, object: &str) -> Option<Condition> {
@@ -642,19 +668,15 @@ impl Session<'_> {
                     };
                     push(
                         &mut found,
-                        Candidate {
-                            id: String::new(),
-                            kind: Kind::Quantity,
-                            object: Some(o.key.clone()),
-                            group: format!("{}:{}:{}", o.key, f.key, span[0]),
-                            words: words_of(&t, &span),
-                            span: span.clone(),
+                        Candidate::new(
+                            Kind::Quantity,
+                            Some(o.key.clone()),
+                            format!("{}:{}:{}", o.key, f.key, span[0]),
+                            &t,
+                            span.clone(),
                             meaning,
                             condition,
-                            records: None,
-                            date: None,
-                            term: None,
-                        },
+                        ),
                     );
                 }
             }
@@ -677,21 +699,20 @@ impl Session<'_> {
                 push(
                     &mut found,
                     Candidate {
-                        id: String::new(),
-                        kind: Kind::Term,
-                        object: Some(o.key.clone()),
-                        group: format!("{}:{}", o.key, term_group(&term.condition)),
-                        words: words_of(&t, &span),
-                        span,
-                        meaning: if term.key == crate::metadata::definition::MINE {
-                            "your own records (you are the owner)".to_string()
-                        } else {
-                            format!("{} (a term of {})", term.label, o.plural_label.to_lowercase())
-                        },
-                        condition: term.condition.clone(),
-                        records: None,
-                        date: None,
                         term: Some((term.key.clone(), term.label.clone())),
+                        ..Candidate::new(
+                            Kind::Term,
+                            Some(o.key.clone()),
+                            format!("{}:{}", o.key, term_group(&term.condition)),
+                            &t,
+                            span,
+                            if term.key == crate::metadata::definition::MINE {
+                                "your own records (you are the owner)".to_string()
+                            } else {
+                                format!("{} (a term of {})", term.label, o.plural_label.to_lowercase())
+                            },
+                            term.condition.clone(),
+                        )
                     },
                 );
             }
@@ -722,27 +743,19 @@ impl Session<'_> {
                             for span in spans {
                                 push(
                                     &mut found,
-                                    Candidate {
-                                        id: String::new(),
-                                        kind: if looks_like_currency_code(value) {
+                                    Candidate::new(
+                                        if looks_like_currency_code(value) {
                                             Kind::Currency
                                         } else {
                                             Kind::Value
                                         },
-                                        object: Some(o.key.clone()),
-                                        group: format!("{}:{}", o.key, f.key),
-                                        words: words_of(&t, &span),
+                                        Some(o.key.clone()),
+                                        format!("{}:{}", o.key, f.key),
+                                        &t,
                                         span,
-                                        meaning: format!("{} is {}", f.label, label),
-                                        condition: Condition::compare(
-                                            &f.key,
-                                            Op::Eq,
-                                            Value::String(value.clone()),
-                                        ),
-                                        records: None,
-                                        date: None,
-                                        term: None,
-                                    },
+                                        format!("{} is {}", f.label, label),
+                                        Condition::compare(&f.key, Op::Eq, Value::String(value.clone())),
+                                    ),
                                 );
                             }
                         }
@@ -753,19 +766,15 @@ impl Session<'_> {
                             let span: Vec<usize> = (at..at + w.len()).collect();
                             push(
                                 &mut found,
-                                Candidate {
-                                    id: String::new(),
-                                    kind: Kind::Flag,
-                                    object: Some(o.key.clone()),
-                                    group: format!("{}:{}", o.key, f.key),
-                                    words: words_of(&t, &span),
+                                Candidate::new(
+                                    Kind::Flag,
+                                    Some(o.key.clone()),
+                                    format!("{}:{}", o.key, f.key),
+                                    &t,
                                     span,
-                                    meaning: format!("{} is yes", f.label),
-                                    condition: Condition::compare(&f.key, Op::Eq, Value::Bool(true)),
-                                    records: None,
-                                    date: None,
-                                    term: None,
-                                },
+                                    format!("{} is yes", f.label),
+                                    Condition::compare(&f.key, Op::Eq, Value::Bool(true)),
+                                ),
                             );
                         }
                     }
@@ -825,19 +834,15 @@ impl Session<'_> {
             for span in spans {
                 push(
                     &mut found,
-                    Candidate {
-                        id: String::new(),
-                        kind: Kind::Owner,
-                        object: None,
-                        group: "owner".into(),
-                        words: words_of(&t, &span),
+                    Candidate::new(
+                        Kind::Owner,
+                        None,
+                        "owner".into(),
+                        &t,
                         span,
-                        meaning: format!("owned by {}", u.name),
-                        condition: Condition::compare("owner", Op::Eq, Value::String(u.key.clone())),
-                        records: None,
-                        date: None,
-                        term: None,
-                    },
+                        format!("owned by {}", u.name),
+                        Condition::compare("owner", Op::Eq, Value::String(u.key.clone())),
+                    ),
                 );
             }
         }
@@ -862,19 +867,15 @@ impl Session<'_> {
                 for f in long {
                     push(
                         &mut found,
-                        Candidate {
-                            id: String::new(),
-                            kind: Kind::Text,
-                            object: Some(o.key.clone()),
-                            group: format!("{}:{}", o.key, f.key),
-                            words: words_of(&t, &span),
-                            span: span.clone(),
-                            meaning: format!("{} mentions “{said}”", f.label),
-                            condition: Condition::compare(&f.key, Op::Matches, Value::String(said.clone())),
-                            records: None,
-                            date: None,
-                            term: None,
-                        },
+                        Candidate::new(
+                            Kind::Text,
+                            Some(o.key.clone()),
+                            format!("{}:{}", o.key, f.key),
+                            &t,
+                            span.clone(),
+                            format!("{} mentions “{said}”", f.label),
+                            Condition::compare(&f.key, Op::Matches, Value::String(said.clone())),
+                        ),
                     );
                 }
             }
@@ -1063,15 +1064,14 @@ impl Session<'_> {
                     (Has::AtLeast, Some(n)) => format!("has at least {n} {what}"),
                     _ => format!("has {what}"),
                 };
-                out.push(Candidate {
-                    id: String::new(),
-                    kind: Kind::Related,
-                    object: Some(parent.to_string()),
-                    group: format!("{parent}:related:{}", span[0]),
-                    words: words_of(t, &span),
+                out.push(Candidate::new(
+                    Kind::Related,
+                    Some(parent.to_string()),
+                    format!("{parent}:related:{}", span[0]),
+                    t,
                     span,
                     meaning,
-                    condition: Condition::Related(RelatedTo {
+                    Condition::Related(RelatedTo {
                         related: Related {
                             object: child.to_string(),
                             via: via.to_string(),
@@ -1080,10 +1080,7 @@ impl Session<'_> {
                             filter,
                         },
                     }),
-                    records: None,
-                    date: None,
-                    term: None,
-                });
+                ));
             }
         }
         out
@@ -1103,32 +1100,31 @@ impl Session<'_> {
             _ => Condition::All(AllOf { all: ends }),
         };
         Candidate {
-            id: String::new(),
-            kind: Kind::Date,
-            object: Some(object.to_string()),
-            group: format!("{object}:{}:{}", f.key, span[0]),
-            words: words_of(t, span),
-            span: span.to_vec(),
-            meaning: format!(
-                "{} {}",
-                f.label,
-                match (range.start, range.end) {
-                    (Some(a), Some(b)) if a == b => format!("on {a}"),
-                    (Some(a), Some(b)) => format!("from {a} to {b}"),
-                    (Some(a), None) => format!("on or after {a}"),
-                    (None, Some(b)) => format!("on or before {b}"),
-                    (None, None) => "any day".into(),
-                }
-            ),
-            condition,
-            records: None,
             date: Some(DateChoice {
                 field: f.key.clone(),
                 phrase: range.phrase.clone(),
                 start: range.start.map(|d| d.to_string()),
                 end: range.end.map(|d| d.to_string()),
             }),
-            term: None,
+            ..Candidate::new(
+                Kind::Date,
+                Some(object.to_string()),
+                format!("{object}:{}:{}", f.key, span[0]),
+                t,
+                span.to_vec(),
+                format!(
+                    "{} {}",
+                    f.label,
+                    match (range.start, range.end) {
+                        (Some(a), Some(b)) if a == b => format!("on {a}"),
+                        (Some(a), Some(b)) => format!("from {a} to {b}"),
+                        (Some(a), None) => format!("on or after {a}"),
+                        (None, Some(b)) => format!("on or before {b}"),
+                        (None, None) => "any day".into(),
+                    }
+                ),
+                condition,
+            )
         }
     }
 
@@ -1267,37 +1263,37 @@ impl Session<'_> {
                 };
                 let names: Vec<Value> =
                     resolution.matches.iter().map(|c| Value::String(c.name.clone())).collect();
+                let meaning = if names.len() == 1 {
+                    format!("the {object} “{}”", resolution.matches[0].name)
+                } else {
+                    format!("one of {} {object} records named like this", names.len())
+                };
+                let condition = match names.len() {
+                    1 => Condition::compare(&f.key, Op::Eq, names[0].clone()),
+                    _ => Condition::compare(&f.key, Op::In, Value::Array(names)),
+                };
                 out.push(Candidate {
-                    id: String::new(),
-                    kind: Kind::Record,
-                    object: Some(object.to_string()),
-                    group: format!("{object}:{}", f.key),
-                    words: words_of(t, &span),
-                    span,
-                    meaning: if names.len() == 1 {
-                        format!("the {object} “{}”", resolution.matches[0].name)
-                    } else {
-                        format!("one of {} {object} records named like this", names.len())
-                    },
-                    condition: match names.len() {
-                        1 => Condition::compare(&f.key, Op::Eq, names[0].clone()),
-                        _ => Condition::compare(&f.key, Op::In, Value::Array(names)),
-                    },
                     records: Some(resolution),
-                    date: None,
-                    term: None,
+                    ..Candidate::new(
+                        Kind::Record,
+                        Some(object.to_string()),
+                        format!("{object}:{}", f.key),
+                        t,
+                        span,
+                        meaning,
+                        condition,
+                    )
                 });
             } else {
                 let shown = values.join(" or ");
-                out.push(Candidate {
-                    id: String::new(),
-                    kind: Kind::Value,
-                    object: Some(object.to_string()),
-                    group: format!("{object}:{}", f.key),
-                    words: words_of(t, &span),
+                out.push(Candidate::new(
+                    Kind::Value,
+                    Some(object.to_string()),
+                    format!("{object}:{}", f.key),
+                    t,
                     span,
-                    meaning: format!("{} is {shown}", f.label),
-                    condition: match values.len() {
+                    format!("{} is {shown}", f.label),
+                    match values.len() {
                         1 => Condition::compare(&f.key, Op::Eq, Value::String(values[0].clone())),
                         _ => Condition::compare(
                             &f.key,
@@ -1305,10 +1301,7 @@ impl Session<'_> {
                             Value::Array(values.into_iter().map(Value::String).collect()),
                         ),
                     },
-                    records: None,
-                    date: None,
-                    term: None,
-                });
+                ));
             }
         }
         Ok(out)
