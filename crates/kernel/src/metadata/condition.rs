@@ -325,7 +325,29 @@ fn order(a: &Scalar, b: &Scalar) -> Option<Ordering> {
     }
 }
 
+/// A full-text comparison that every matching row satisfies: the row alias, object and field
+/// it searches, and its words (the query ranks its rows by it).
+pub struct Ranking {
+    pub alias: String,
+    pub object: String,
+    pub field: String,
+    pub words: Scalar,
+}
+
 impl Predicate {
+    /// The first `matches` that every row the predicate selects satisfies (one on its own or
+    /// a member of a top-level `all`), if there is one.
+    pub fn ranking(&self) -> Option<Ranking> {
+        match self {
+            Predicate::All(ps) => ps.iter().find_map(Predicate::ranking),
+            Predicate::Cmp { lhs, op: Op::Matches, rhs: Rhs::Value(words) } => {
+                let (object, alias) = lhs.row.clone()?;
+                Some(Ranking { alias, object, field: lhs.def.key.clone(), words: words.clone() })
+            }
+            _ => None,
+        }
+    }
+
     /// Evaluate on an in-memory record whose values are indexed by operand slot.
     pub fn eval(&self, record: &[Scalar]) -> bool {
         match self {

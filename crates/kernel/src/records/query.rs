@@ -420,6 +420,7 @@ impl Session<'_> {
         }
         let mut where_params = Vec::new();
         let mut wheres = Vec::new();
+        let mut ranking = None;
         if let Some(filter) = self.row_filter(meta, "t", RowAccess::Read, &mut where_params) {
             wheres.push(filter);
         }
@@ -433,8 +434,23 @@ impl Session<'_> {
             let mut s = String::new();
             pred.to_sql(&mut s, &mut where_params);
             wheres.push(s);
+            ranking = pred.ranking();
         }
         let mut order = Vec::new();
+        // Rows a full-text condition selects come best match first (bm25, the corpus's `rank`)
+        // unless the spec sorts them itself.
+        if let (Some(r), true) = (ranking, spec.sort.is_empty()) {
+            b.joins.push(Join {
+                lookup: String::new(),
+                alias: "ft".into(),
+                sql: format!(
+                    " LEFT JOIN (SELECT record_id, min(rank) AS rank FROM corpus WHERE corpus MATCH ? AND object = ? AND field = ? GROUP BY record_id) ft ON ft.record_id = {}.id",
+                    r.alias
+                ),
+            });
+            b.join_params.extend([r.words, Scalar::Text(r.object), Scalar::Text(r.field)]);
+            order.push("ft.rank ASC".to_string());
+        }
         for k in &spec.sort {
             let op = b.resolve(&k.field)?;
             if op.def.field_type == FieldType::LongText {

@@ -459,6 +459,37 @@ fn an_amount_comes_with_the_path_of_its_records_currency() {
     assert!(cara.query(&QuerySpec::from_json(&spec).unwrap()).unwrap().currency_of.is_empty());
 }
 
+/// Rows a full-text condition selects come best match first (bm25) unless the spec sorts.
+#[test]
+fn matches_ranks_the_best_match_first_unless_the_spec_sorts() {
+    let f = demo();
+    let ava = f.ws.session("ava").unwrap();
+    let mut ids = vec![];
+    for (title, body) in [
+        ("a", "One zeppelin among many other words about a quarterly review and its figures."),
+        ("b", "Zeppelin. Zeppelins, zeppelin."),
+        ("c", "A zeppelin and another zeppelin in a longer sentence of plain words."),
+    ] {
+        let fields = json!({"account": "acc_0001", "title": title, "body": body, "written_at": "2026-01-05T10:00:00Z"});
+        ids.push(ava.create("note", fields.as_object().unwrap().clone()).unwrap().id);
+    }
+    let run = |spec: Value| -> Vec<String> {
+        let spec = QuerySpec::from_json(&spec).unwrap();
+        ava.query(&spec).unwrap().records.iter().map(|r| r["id"].as_str().unwrap().to_string()).collect()
+    };
+    let matches = json!({"field": "body", "op": "matches", "value": "zeppelin"});
+    let ranked = run(json!({"object": "note", "filters": matches}));
+    assert_eq!(ranked, vec![ids[1].clone(), ids[2].clone(), ids[0].clone()], "densest first");
+    // Inside an `all` too; a sort of the spec's own wins.
+    let within = run(
+        json!({"object": "note", "filters": {"all": [matches, {"field": "account", "op": "eq", "value": "acc_0001"}]}}),
+    );
+    assert_eq!(within, ranked);
+    let by_title =
+        run(json!({"object": "note", "filters": matches, "sort": [{"field": "title", "direction": "desc"}]}));
+    assert_eq!(by_title, vec![ids[2].clone(), ids[1].clone(), ids[0].clone()]);
+}
+
 #[test]
 fn matches_finds_long_texts_by_their_stemmed_words_in_readable_rows_only() {
     let mut f = demo();
