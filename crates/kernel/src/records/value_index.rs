@@ -98,8 +98,13 @@ pub(crate) fn put(
         if left.is_some_and(|n| n <= 0) {
             conn.prepare_cached("DELETE FROM value_index WHERE object = ?1 AND field = ?2 AND value = ?3")?
                 .execute(params![object, field, old])?;
-            conn.prepare_cached("DELETE FROM value_probe WHERE object = ?1 AND field = ?2 AND value = ?3")?
-                .execute(params![object, field, old])?;
+            // A value's probes follow from the value: each is deleted by its primary key.
+            let mut delete = conn.prepare_cached(
+                "DELETE FROM value_probe WHERE probe = ?1 AND object = ?2 AND field = ?3 AND value = ?4",
+            )?;
+            for p in probes_of(old).unwrap_or_default() {
+                delete.execute(params![p, object, field, old])?;
+            }
         }
     }
     if let Some(new) = new.filter(|v| !v.trim().is_empty()) {
