@@ -722,7 +722,7 @@ test("studio: a prompt version that breaks the Ask suite is refused activation w
     Number(document.querySelector('[data-testid^="studio-version-ask-"].active')?.dataset.testid.split("-").pop()),
   );
   // A new version whose instructions make every answer a refusal. It is made from version 3,
-  // where the model writes the plan: under version 4 the kernel reads the question and the
+  // where the model writes the plan: from version 4 on the kernel reads the question and the
   // model only chooses, so instructions alone barely move its answers.
   await el("studio-new-version-ask").scrollIntoView();
   await el("studio-new-version-ask").click();
@@ -744,7 +744,7 @@ test("studio: a prompt version that breaks the Ask suite is refused activation w
         (v) => [...document.querySelectorAll('[data-testid="studio-run-row-ask"]')].some((r) => r.dataset.outcome && r.textContent.includes(`v${v}`)),
         broken,
       ),
-    { timeout: 300000, interval: 1000, timeoutMsg: "the suite run never finished" },
+    { timeout: 540000, interval: 1000, timeoutMsg: "the suite run never finished" },
   );
   const outcome = await browser.execute(() => document.querySelector('[data-testid="studio-run-row-ask"]').dataset.outcome);
   assert.equal(outcome, "failed");

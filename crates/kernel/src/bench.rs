@@ -41,7 +41,7 @@ pub struct BenchReport {
     pub reader: ReaderBench,
 }
 
-/// Ask's question reader (prompt version 4) alone: the candidate conditions of a few
+/// Ask's question reader (prompt versions 4 and 5) alone: the candidate conditions of a few
 /// questions, against the hand-written SQL that reads the same value index (each question
 /// word's probe looked up for every short text field). The scan is what the reader would cost
 /// without the index: every short text field's values containing a question word.

@@ -35,11 +35,11 @@ terms: Array<TermChoice>,
  */
 learned: Array<LearnedUse>, 
 /**
- * The conditions the kernel read in the question (prompt version 4), chosen or not.
+ * The conditions the kernel read in the question (prompt versions 4 and 5), chosen or not.
  */
 read: Array<ReadCondition>, 
 /**
- * The question's words that no chosen condition uses (prompt version 4): the answer says
+ * The question's words that no chosen condition uses (prompt versions 4 and 5): the answer says
  * what it did not use.
  */
 unused: Array<string>, };

@@ -158,9 +158,9 @@ pub struct AskAnswer {
     pub terms: Vec<TermChoice>,
     /// Examples learned from this workspace's corrections that the prompt carried.
     pub learned: Vec<LearnedUse>,
-    /// The conditions the kernel read in the question (prompt version 4), chosen or not.
+    /// The conditions the kernel read in the question (prompt versions 4 and 5), chosen or not.
     pub read: Vec<ReadCondition>,
-    /// The question's words that no chosen condition uses (prompt version 4): the answer says
+    /// The question's words that no chosen condition uses (prompt versions 4 and 5): the answer says
     /// what it did not use.
     pub unused: Vec<String>,
 }
@@ -232,7 +232,7 @@ pub struct AskRun {
     /// Examples learned from corrections that the prompt carries, with their plans (the
     /// repair's prompt carries the same).
     learned: Vec<(LearnedUse, String)>,
-    /// The question as the kernel read it (prompt version 4's contract); `None` before.
+    /// The question as the kernel read it (prompt versions 4 and 5); `None` before.
     reading: Option<reader::Reading>,
     /// The keys a choice writes (with `reading`).
     keys: ChoiceKeys,

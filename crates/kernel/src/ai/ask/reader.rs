@@ -1,4 +1,4 @@
-//! The question reader (prompt version 4): before any model call, the kernel reads the
+//! The question reader (prompt versions 4 and 5): before any model call, the kernel reads the
 //! question in the workspace's terms, on the asking user's projection only, and turns it into
 //! **candidate conditions**, each with the words of the question that justify it. The model
 //! then only chooses among them (`conditions: ["c1", …]`); it never writes a field, an operator
