@@ -14,6 +14,7 @@ use crate::ai::provider::{provider, Endpoint, ModelInfo, ProviderKind, Structure
 use crate::ai::secrets::{self, SecretRef};
 use crate::clock::timestamp;
 use crate::error::{Code, Error, Result};
+use crate::metadata::permissions::AI_MANAGE;
 use crate::records::access::Session;
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
@@ -145,7 +146,7 @@ pub struct ConnectionReport {
 impl Session<'_> {
     /// Store a provider's API key in the OS keyring (never in the workspace).
     pub fn store_provider_secret(&self, reference: &str, secret: &crate::ai::provider::Secret) -> Result<()> {
-        require_manage(self)?;
+        self.require(AI_MANAGE)?;
         secrets::set(&SecretRef::parse(reference)?, secret)
     }
 
@@ -153,16 +154,8 @@ impl Session<'_> {
         Ok(ProviderSettings {
             providers: self.providers()?,
             pins: self.model_pins()?,
-            can_manage: self.user().has_system_permission("ai.manage"),
+            can_manage: self.user().has_system_permission(AI_MANAGE),
         })
-    }
-}
-
-fn require_manage(session: &Session<'_>) -> Result<()> {
-    if session.user().has_system_permission("ai.manage") {
-        Ok(())
-    } else {
-        Err(Error::new(Code::Permission, "managing model providers needs the ai.manage permission"))
     }
 }
 
@@ -349,7 +342,7 @@ pub async fn use_found_server(
     base_url: &str,
     model: &str,
 ) -> Result<ModelInUse> {
-    sessions.with(require_manage)?;
+    sessions.with(|s| s.require(AI_MANAGE))?;
     check_local(base_url)?;
     let report = test_connection(&Endpoint::new(kind, base_url)).await?;
     if !report.models.iter().any(|m| m.id == model) {
@@ -456,7 +449,7 @@ pub async fn discover() -> Vec<ConnectionReport> {
 
 impl Session<'_> {
     pub fn add_provider(&self, cfg: &ProviderConfig) -> Result<()> {
-        require_manage(self)?;
+        self.require(AI_MANAGE)?;
         match cfg.kind {
             // It has no address of its own: the runtime says where it serves at each call.
             ProviderKind::BuiltIn if cfg.base_url != crate::ai::runtime::BUILT_IN_ADDRESS => {
@@ -554,7 +547,7 @@ impl Session<'_> {
     }
 
     pub fn remove_provider(&self, key: &str) -> Result<()> {
-        require_manage(self)?;
+        self.require(AI_MANAGE)?;
         let tx = self.begin_write()?;
         let pins: i64 =
             tx.query_row("SELECT count(*) FROM ai_model_pin WHERE provider = ?1", [key], |r| r.get(0))?;
@@ -580,7 +573,7 @@ impl Session<'_> {
         fp: &Fingerprint,
         s: &PinSettings,
     ) -> Result<ModelPin> {
-        require_manage(self)?;
+        self.require(AI_MANAGE)?;
         self.provider_config(provider_key)?;
         let tx = self.begin_write()?;
         let now = timestamp(self.ws.clock.now());

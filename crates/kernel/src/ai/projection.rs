@@ -14,7 +14,7 @@
 //! The canonical JSON of the projection is hashed (sha256) into the **grounding hash**.
 //! Projections are cached per (user, generation, scope).
 
-use crate::metadata::definition::{AiVisibility, FieldLevel, FieldType};
+use crate::metadata::definition::{FieldLevel, FieldType};
 use crate::records::access::Session;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -352,9 +352,7 @@ const GENERIC: &[&str] = &[
 impl Session<'_> {
     fn project_object(&self, key: &str) -> Option<ProjectedObject> {
         let (meta, acc) = self.readable_object(key).ok()?;
-        let visible = |i: usize| {
-            acc.fields[i] >= FieldLevel::Read && meta.fields()[i].ai_visibility == AiVisibility::Allowed
-        };
+        let visible = |i: usize| self.ai_field_level(meta, i) >= FieldLevel::Read;
         let mut order: Vec<usize> = vec![];
         let layout = meta.def.layout.iter().flat_map(|l| l.sections.iter()).flat_map(|s| s.fields.iter());
         for k in std::iter::once(&meta.def.name_field).chain(layout) {

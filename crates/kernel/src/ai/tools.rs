@@ -5,7 +5,7 @@
 //! is a typed `ToolFailure` (`invalid_input`, `configuration_error`, `execution_error`) that
 //! goes back to the model while the run continues.
 
-use crate::metadata::definition::{AiVisibility, FieldType};
+use crate::metadata::definition::FieldType;
 use crate::records::access::Session;
 use crate::records::query::QuerySpec;
 use serde::{Deserialize, Serialize};
@@ -95,9 +95,7 @@ fn read_record(s: &Session<'_>, object: &str, id: &str) -> Result<Value, ToolFai
     let record = s.get(object, id).map_err(|e| failure("invalid_input", e.message))?;
     let mut fields = vec![];
     for (i, f) in meta.fields().iter().enumerate() {
-        if s.field_level(meta, i) == crate::metadata::definition::FieldLevel::None
-            || f.ai_visibility != AiVisibility::Allowed
-        {
+        if s.ai_field_level(meta, i) == crate::metadata::definition::FieldLevel::None {
             continue;
         }
         let value = record.fields.get(&f.key).cloned().unwrap_or(Value::Null);

@@ -21,6 +21,7 @@ use crate::ai::pipeline::ModelChoice;
 use crate::ai::provider::Cancel;
 use crate::clock::timestamp;
 use crate::error::{Code, Error, Result};
+use crate::metadata::permissions::{AI_AUTHOR, AI_MANAGE};
 use crate::records::access::Session;
 use crate::records::workspace::{Workspace, WorkspaceOptions};
 use base64::Engine;
@@ -330,7 +331,7 @@ fn suite_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Suite<SuiteCase>, Stri
 const SUITE_COLUMNS: &str = "key, version, capability, fixture, floor, cases, published_at, published_by";
 
 fn may_author(s: &Session<'_>) -> Result<()> {
-    s.require_any(&["ai.author", "ai.manage"])
+    s.require_any(&[AI_AUTHOR, AI_MANAGE])
 }
 
 impl Session<'_> {
@@ -372,7 +373,7 @@ impl Session<'_> {
     /// Publish a new version of a suite (`ai.author`): its capability, floor and cases. Earlier
     /// versions and their runs stay; the gate uses the latest version.
     pub fn publish_suite(&self, key: &str, capability: &str, floor: f64, cases: &[SuiteCase]) -> Result<i64> {
-        self.require("ai.author")?;
+        self.require(AI_AUTHOR)?;
         self.capability(capability)?;
         if !(0.0..=1.0).contains(&floor) {
             return Err(Error::new(
@@ -725,7 +726,7 @@ fn scratch_admin(scratch: &Workspace) -> Result<String> {
         .find(|k| {
             catalog
                 .user(k)
-                .is_ok_and(|u| u.has_system_permission("ai.author") && u.has_system_permission("ai.manage"))
+                .is_ok_and(|u| u.has_system_permission(AI_AUTHOR) && u.has_system_permission(AI_MANAGE))
         })
         .map(String::from)
         .ok_or_else(|| Error::internal("the fixture has no user who may author prompts"))
@@ -989,8 +990,8 @@ impl Session<'_> {
             capabilities,
             pins: self.model_pins()?.into_iter().map(|p| p.key).collect(),
             decisions: self.gate_decisions()?,
-            can_author: self.user().has_system_permission("ai.author"),
-            can_manage: self.user().has_system_permission("ai.manage"),
+            can_author: self.user().has_system_permission(AI_AUTHOR),
+            can_manage: self.user().has_system_permission(AI_MANAGE),
         })
     }
 }

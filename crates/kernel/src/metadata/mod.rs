@@ -6,5 +6,6 @@ pub mod catalog;
 pub mod condition;
 pub mod definition;
 pub mod limits;
+pub mod permissions;
 pub mod types;
 pub mod value;

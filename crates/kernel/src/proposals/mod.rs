@@ -13,6 +13,7 @@ use crate::clock::timestamp;
 use crate::error::{Code, Detail, Error, Result};
 use crate::metadata::catalog::ObjectMeta;
 use crate::metadata::definition::{FieldLevel, FieldType};
+use crate::metadata::permissions::{AI_APPROVE, AI_USE};
 use crate::records::access::Session;
 use crate::records::save::Record;
 use crate::records::save::{SaveContext, SaveOutcome, SaveRequest};
@@ -333,7 +334,7 @@ impl Session<'_> {
     /// Record a proposal. Nothing is written to records. Needs the capability's `ai.use`; an
     /// update proposal is computed against the record's current version (its basis).
     pub fn propose(&self, draft: ProposalDraft) -> Result<Proposal> {
-        self.require("ai.use")?;
+        self.require(AI_USE)?;
         let (meta, _) = self.readable_object(&draft.object)?;
         let mut fields = draft.fields;
         if fields.is_empty() {
@@ -411,7 +412,7 @@ impl Session<'_> {
         if p.created_by == self.user().key {
             return true;
         }
-        if !self.user().has_system_permission("ai.approve") {
+        if !self.user().has_system_permission(AI_APPROVE) {
             return false;
         }
         match &p.record_id {
@@ -492,7 +493,7 @@ impl Session<'_> {
         state: ProposalState,
         verb: &str,
     ) -> Result<Proposal> {
-        self.require("ai.approve")?;
+        self.require(AI_APPROVE)?;
         let p = self.load_proposal(conn, id)?;
         if !self.may_see(&p) {
             return Err(Error::new(Code::NotFound, format!("no proposal `{id}`")));
@@ -523,7 +524,7 @@ impl Session<'_> {
     ) -> Result<(Proposal, SaveOutcome)> {
         let started = std::time::Instant::now();
         let out = (|| {
-            self.require("ai.approve")?;
+            self.require(AI_APPROVE)?;
             self.expire_if_due(id)?;
             let tx = self.begin_write()?;
             let p = self.decide(&tx, id, ProposalState::Open, "accepted")?;
@@ -743,7 +744,7 @@ impl Session<'_> {
         object: &str,
         fields: &[String],
     ) -> Result<Vec<String>> {
-        self.require("ai.approve")?;
+        self.require(AI_APPROVE)?;
         let (meta, _) = self.readable_object(object)?;
         for f in fields {
             let (i, _) = self.readable_field(meta, f)?;
@@ -774,7 +775,7 @@ impl Session<'_> {
     pub fn discard_proposal(&self, id: &str, reason: Option<&str>) -> Result<Proposal> {
         let started = std::time::Instant::now();
         let out = (|| {
-            self.require("ai.approve")?;
+            self.require(AI_APPROVE)?;
             self.expire_if_due(id)?;
             let tx = self.begin_write()?;
             self.decide(&tx, id, ProposalState::Open, "discarded")?;
@@ -1161,7 +1162,7 @@ impl Session<'_> {
         // The document states the values of every field of the patch: a reader who may not see
         // some of them does not get the document either.
         let document = if p.hidden_fields > 0 { None } else { self.source_document(self.ws.conn(), id)? };
-        let can_decide = self.user().has_system_permission("ai.approve");
+        let can_decide = self.user().has_system_permission(AI_APPROVE);
         let undo_blocked = (p.state == ProposalState::Accepted)
             .then(|| {
                 if p.undo_until.as_deref().is_some_and(|u| u < timestamp(self.ws.clock.now()).as_str()) {

@@ -14,7 +14,7 @@
 
 use crate::error::{Code, Error, Result};
 use crate::metadata::catalog::{column, Catalog, ObjectAccess, ObjectMeta, UserAccess};
-use crate::metadata::definition::{FieldDef, FieldLevel, Sharing};
+use crate::metadata::definition::{AiVisibility, FieldDef, FieldLevel, Sharing};
 use crate::metadata::value::Scalar;
 use crate::records::workspace::Workspace;
 use std::sync::Arc;
@@ -136,6 +136,17 @@ impl<'w> Session<'w> {
 
     pub fn field_level(&self, object: &ObjectMeta, field_index: usize) -> FieldLevel {
         self.user.object(object.key()).map_or(FieldLevel::None, |a| a.fields[field_index])
+    }
+
+    /// The user's level on a field as a model acting for them may use it: their own level,
+    /// or `none` when the field's `aiVisibility` is `never`. The one place that rule is written:
+    /// the projection, the kernel tools, Extract's targets, corpus hits and the trace's hidden
+    /// values all ask here (`layers::the_ai_visibility_rule_is_read_in_one_place`).
+    pub fn ai_field_level(&self, object: &ObjectMeta, field_index: usize) -> FieldLevel {
+        match object.fields()[field_index].ai_visibility {
+            AiVisibility::Allowed => self.field_level(object, field_index),
+            AiVisibility::Never => FieldLevel::None,
+        }
     }
 
     /// The fields of `object` the user can read, in definition order.

@@ -6,7 +6,7 @@
 
 use crate::error::Result;
 use crate::metadata::catalog::Catalog;
-use crate::metadata::definition::{AiVisibility, FieldType};
+use crate::metadata::definition::{FieldLevel, FieldType};
 use crate::records::access::Session;
 use rusqlite::{params, Connection};
 use serde::Serialize;
@@ -96,8 +96,8 @@ impl Session<'_> {
                 break;
             }
             let Ok((meta, _)) = self.readable_object(&object) else { continue };
-            let Ok((_, def)) = self.readable_field(meta, &field) else { continue };
-            if def.ai_visibility != AiVisibility::Allowed {
+            let Some(i) = meta.field_index(&field) else { continue };
+            if self.ai_field_level(meta, i) < FieldLevel::Read {
                 continue;
             }
             let Ok(record) = self.get(&object, &id) else { continue };

@@ -36,7 +36,7 @@ impl DeployOptions {
 }
 
 /// The system permission a user needs to deploy a new definition to an initialized workspace.
-pub const DEPLOY_PERMISSION: &str = "metadata.deploy";
+pub use crate::metadata::permissions::METADATA_DEPLOY as DEPLOY_PERMISSION;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct DeployReport {

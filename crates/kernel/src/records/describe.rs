@@ -5,6 +5,7 @@
 use crate::error::Result;
 use crate::metadata::catalog::ObjectMeta;
 use crate::metadata::definition::{FieldLevel, FieldType, PicklistValue};
+use crate::metadata::permissions::{AI_AUTHOR, AI_MANAGE};
 use crate::records::access::Session;
 use serde::Serialize;
 use serde_json::Value;
@@ -296,7 +297,7 @@ impl Session<'_> {
     /// Every user's rights: system permissions, and per object what they may do and which
     /// fields are hidden from them or read-only. Needs `ai.manage` or `ai.author` (the studio).
     pub fn user_rights(&self) -> Result<Vec<UserRights>> {
-        self.require_any(&["ai.manage", "ai.author"])?;
+        self.require_any(&[AI_MANAGE, AI_AUTHOR])?;
         let catalog = self.catalog();
         let mut out = vec![];
         for def in &catalog.definition.users {

@@ -16,7 +16,7 @@ const CAPABILITIES: &[&str] = &["ask", "extract", "summarize"];
 const COMPOSITIONS: &[&str] = &["mcp", "assistant"];
 
 /// The metadata layer's modules in their order: each names only those before it.
-const METADATA: &[&str] = &["types", "value", "condition", "limits", "definition", "catalog"];
+const METADATA: &[&str] = &["permissions", "types", "value", "condition", "limits", "definition", "catalog"];
 
 /// A metadata module's place in [`METADATA`] (the layer's `mod.rs` comes first).
 fn metadata_rank(path: &[&str]) -> Option<usize> {
@@ -287,4 +287,58 @@ fn only_the_clock_module_reads_the_wall_clock_or_makes_ids() {
         }
     }
     assert!(found.is_empty(), "use the workspace's Clock and IdSource instead:\n{}", found.join("\n"));
+}
+
+/// Code lines (comments left out) of the Rust files under `dir` that contain `needle`, as
+/// `path:line` relative to `dir`, but for the files and folders `allowed` names.
+fn mentions(dir: &Path, needle: &str, allowed: &[&str]) -> Vec<String> {
+    let mut files = vec![];
+    sources(dir, &mut files);
+    files.sort();
+    let mut found = vec![];
+    for file in files {
+        let rel = file.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
+        if allowed.iter().any(|a| rel == *a || (a.ends_with('/') && rel.starts_with(a))) {
+            continue;
+        }
+        for (n, line) in std::fs::read_to_string(&file).unwrap().lines().enumerate() {
+            if line.split("//").next().unwrap_or("").contains(needle) {
+                found.push(format!("{rel}:{}", n + 1));
+            }
+        }
+    }
+    found
+}
+
+/// Where a field may reach a model is decided in one place: `Session::ai_field_level` (the
+/// user's level, `none` for an `aiVisibility: never` field). Only the metadata (which defines
+/// the setting) and the access layer read `aiVisibility`; a planted reader elsewhere is found.
+#[test]
+fn the_ai_visibility_rule_is_read_in_one_place() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let allowed = ["metadata/", "records/access.rs"];
+    let found = mentions(&src, ".ai_visibility", &allowed);
+    assert!(found.is_empty(), "read `aiVisibility` through Session::ai_field_level:\n{}", found.join("\n"));
+
+    let dir = std::env::temp_dir().join(format!("countersign-visibility-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("ai")).unwrap();
+    std::fs::write(dir.join("ai/tools.rs"), "// f.ai_visibility in a comment\nif f.ai_visibility == x {}\n")
+        .unwrap();
+    let planted = mentions(&dir, ".ai_visibility", &allowed);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(planted, ["ai/tools.rs:2"]);
+}
+
+/// Permission keys are named by their constants (`metadata::permissions`), never written out:
+/// a typo in a raw string would be a permission nobody has.
+#[test]
+fn permission_keys_are_named_by_their_constants() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = vec![];
+    for key in ["ai.use", "ai.author", "ai.approve", "ai.manage", "metadata.deploy"] {
+        for quoted in [format!("\"{key}\""), format!("'{key}'")] {
+            found.extend(mentions(&src, &quoted, &["metadata/permissions.rs"]));
+        }
+    }
+    assert!(found.is_empty(), "name the constant of metadata::permissions:\n{}", found.join("\n"));
 }

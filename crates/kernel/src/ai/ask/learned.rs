@@ -12,6 +12,7 @@
 
 use super::*;
 use crate::ai::pipeline::TraceOutcome;
+use crate::metadata::permissions::AI_MANAGE;
 use rusqlite::{params, OptionalExtension};
 
 /// The most learned examples one prompt carries.
@@ -122,7 +123,7 @@ impl Session<'_> {
                 ))
             })?
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        let manage = self.user().has_system_permission("ai.manage");
+        let manage = self.user().has_system_permission(AI_MANAGE);
         Ok(rows
             .into_iter()
             .filter_map(|(id, trace_id, question, object, spec, created_by, created_at)| {

@@ -477,9 +477,10 @@ impl Session<'_> {
         let today = day.to_string();
         // From prompt version 2's contract on, the kernel reads the dates (against today in the
         // workspace's time zone) and the model picks; from version 3's, it also picks terms.
-        let with_terms = prompt.output_contract == CONTRACT_TERMS;
-        let dates =
-            (prompt.output_contract == CONTRACT_DATES_READ || with_terms).then(|| read_dates(question, day));
+        let contract = AskContract::of(&prompt.output_contract);
+        let with_terms = contract == AskContract::Terms;
+        let dates = matches!(contract, AskContract::DatesRead | AskContract::Terms)
+            .then(|| read_dates(question, day));
         let objects = self.ask_objects(&grounding.projection, &binding.settings);
         let mut terms = with_terms.then(|| said_terms(question, &grounding.projection, &objects));
         let values_said = terms
@@ -495,7 +496,10 @@ impl Session<'_> {
             if with_terms { self.learned_for(question, &grounding.projection, &objects) } else { vec![] };
         // From prompt version 4's contract on, the kernel reads the question into candidate
         // conditions and the model only chooses among them.
-        let keys = ChoiceKeys::of(&prompt.output_contract);
+        let keys = match contract {
+            AskContract::Choices(keys) => Some(keys),
+            _ => None,
+        };
         let reading = match keys {
             Some(_) => Some(self.read_question(question, &grounding.projection, &objects)?),
             None => None,

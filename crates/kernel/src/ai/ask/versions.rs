@@ -265,17 +265,33 @@ pub enum ChoiceKeys {
     WhenAsked,
 }
 
-impl ChoiceKeys {
-    /// The keys a contract's choices write; `None` for the versions where the model writes a
-    /// plan rather than choosing.
-    pub fn of(contract: &str) -> Option<ChoiceKeys> {
-        match contract {
-            CONTRACT_CHOICES => Some(ChoiceKeys::Always),
-            CONTRACT_CHOICES_WHEN_ASKED => Some(ChoiceKeys::WhenAsked),
-            _ => None,
+/// The contract an Ask prompt version speaks, read once from the name its version stores
+/// (a version made from another keeps that one's contract).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AskContract {
+    /// Version 1: the model writes the plan, dates too.
+    Plan,
+    /// Version 2: the kernel reads the date phrases; the model picks one (`during`).
+    DatesRead,
+    /// Version 3: version 2, plus the workspace's terms as closed choices.
+    Terms,
+    /// Versions 4 and 5: the kernel reads the question; the model chooses among the readings.
+    Choices(ChoiceKeys),
+}
+
+impl AskContract {
+    pub fn of(stored: &str) -> AskContract {
+        match stored {
+            CONTRACT_DATES_READ => AskContract::DatesRead,
+            CONTRACT_TERMS => AskContract::Terms,
+            CONTRACT_CHOICES => AskContract::Choices(ChoiceKeys::Always),
+            CONTRACT_CHOICES_WHEN_ASKED => AskContract::Choices(ChoiceKeys::WhenAsked),
+            _ => AskContract::Plan,
         }
     }
+}
 
+impl ChoiceKeys {
     /// A choice as these keys write it: under `WhenAsked`, an empty `sort` and a `null`
     /// `limit` are left out.
     pub fn written(self, mut choice: Value) -> Value {

@@ -113,9 +113,7 @@ fn editable_fields<'a>(
         .iter()
         .enumerate()
         .filter(|(i, f)| {
-            s.field_level(object, *i) == FieldLevel::Edit
-                && f.ai_visibility == crate::metadata::definition::AiVisibility::Allowed
-                && f.field_type != FieldType::LongText
+            s.ai_field_level(object, *i) == FieldLevel::Edit && f.field_type != FieldType::LongText
         })
         .map(|(_, f)| f)
         .collect()

@@ -12,7 +12,7 @@ use crate::ai::extract::Injection;
 use crate::error::Result;
 use crate::ingest::Document;
 use crate::metadata::catalog::ObjectMeta;
-use crate::metadata::definition::{AiVisibility, FieldDef, FieldLevel, FieldType};
+use crate::metadata::definition::{FieldDef, FieldLevel, FieldType};
 use crate::proposals::{ProposedChild, ProposedField, SourceSpan};
 use crate::records::access::Session;
 use serde_json::{json, Map, Value};
@@ -160,8 +160,7 @@ impl Session<'_> {
                 .enumerate()
                 .filter(|(i, f)| {
                     *i != *idx
-                        && self.field_level(meta, *i) == FieldLevel::Edit
-                        && f.ai_visibility == AiVisibility::Allowed
+                        && self.ai_field_level(meta, *i) == FieldLevel::Edit
                         && f.field_type != FieldType::LongText
                 })
                 .map(|(_, f)| f)

@@ -18,6 +18,7 @@ use crate::ai::pipeline::drive::{drive, Correlated, Sessions};
 use crate::ai::pipeline::{Autonomy, CapabilitySettings, CapabilitySpec, RateLimits, ShippedVersion};
 use crate::ai::provider::Cancel;
 use crate::error::{Code, Error, Result};
+use crate::metadata::permissions::AI_MANAGE;
 use crate::records::access::Session;
 use crate::records::query::QuerySpec;
 use rusqlite::{params, OptionalExtension};
@@ -241,7 +242,7 @@ impl Session<'_> {
 
     /// Turn the server and its tools on or off (`ai.manage`).
     pub fn set_mcp_settings(&self, settings: &ServerSettings) -> Result<()> {
-        self.require("ai.manage")?;
+        self.require(AI_MANAGE)?;
         let known = tools();
         if let Some(unknown) = settings.tools_off.iter().find(|t| known.iter().all(|k| &k.name != *t)) {
             return Err(Error::on_field(Code::InvalidValue, "toolsOff", format!("no tool `{unknown}`")));
@@ -277,7 +278,7 @@ impl Session<'_> {
             tools,
             autonomy: binding.autonomy,
             instructions: self.active_prompt(&binding.prompt)?.instructions,
-            can_manage: self.user().has_system_permission("ai.manage"),
+            can_manage: self.user().has_system_permission(AI_MANAGE),
         })
     }
 

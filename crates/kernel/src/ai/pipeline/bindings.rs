@@ -3,6 +3,7 @@
 
 use crate::clock::timestamp;
 use crate::error::{Code, Error, Result};
+use crate::metadata::permissions::{AI_APPROVE, AI_MANAGE, AI_USE};
 use crate::records::access::Session;
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -194,8 +195,8 @@ impl Session<'_> {
                 serde_json::to_string(&(b.settings)()).map_err(|e| Error::internal(e.to_string()))?;
             tx.execute(
                 "INSERT OR IGNORE INTO ai_capability (key, prompt, model_pin, required_permission, autonomy, settings)
-                 VALUES (?1, ?2, NULL, 'ai.use', ?3, ?4)",
-                params![b.capability, b.prompt, autonomy_str(b.autonomy), settings],
+                 VALUES (?1, ?2, NULL, ?3, ?4, ?5)",
+                params![b.capability, b.prompt, AI_USE, autonomy_str(b.autonomy), settings],
             )?;
         }
         tx.commit()?;
@@ -287,14 +288,14 @@ impl Session<'_> {
             object: object.into(),
             autonomy: self.capability(capability)?.autonomy,
             fields: self.auto_apply_fields(capability, object)?,
-            can_set: self.user().has_system_permission("ai.approve"),
+            can_set: self.user().has_system_permission(AI_APPROVE),
         })
     }
 
     /// Set the auto-apply allowlist of an existing capability for an object (`ai.approve`; the
     /// fields must be ones the setter can edit).
     pub fn set_auto_apply(&self, capability: &str, object: &str, fields: &[String]) -> Result<Vec<String>> {
-        self.require("ai.approve")?;
+        self.require(AI_APPROVE)?;
         self.capability(capability)?;
         self.set_auto_apply_fields(capability, object, fields)
     }
@@ -311,7 +312,7 @@ impl Session<'_> {
         binding: &CapabilityBinding,
         override_reason: Option<&str>,
     ) -> Result<()> {
-        self.require("ai.manage")?;
+        self.require(AI_MANAGE)?;
         let before = self.capability(&binding.key)?;
         if let Some(pin) = &binding.model_pin {
             self.model_pin(pin)?;

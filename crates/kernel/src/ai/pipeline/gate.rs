@@ -10,6 +10,7 @@ use super::CapabilityBinding;
 use crate::ai::pins::ModelPin;
 use crate::clock::timestamp;
 use crate::error::{Code, Detail, Error, Result};
+use crate::metadata::permissions::AI_MANAGE;
 use crate::records::access::Session;
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
@@ -125,7 +126,7 @@ impl Session<'_> {
                 };
                 return Err(Error::new(Code::EvalGate, message).with_details(details));
             };
-            self.require("ai.manage")?;
+            self.require(AI_MANAGE)?;
             self.record_gate(tx, candidate, run.map(|r| r.0), Some(reason))?;
             return Ok(());
         }
@@ -161,7 +162,7 @@ impl Session<'_> {
 
     /// The gate's decisions, newest first (`ai.manage`: everyone's; others: their own).
     pub fn gate_decisions(&self) -> Result<Vec<GateDecision>> {
-        let everyone = self.user().has_system_permission("ai.manage");
+        let everyone = self.user().has_system_permission(AI_MANAGE);
         let mut stmt = self.ws.conn().prepare(
             "SELECT id, capability, change, prompt_version, model_pin, run_id, overridden, reason, decided_by, decided_at
              FROM ai_gate_decision WHERE ?1 OR decided_by = ?2 ORDER BY decided_at DESC, id DESC",

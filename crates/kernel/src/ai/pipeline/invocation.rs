@@ -7,6 +7,7 @@ use crate::ai::pins::ModelPin;
 use crate::ai::provider::{Endpoint, Usage};
 use crate::clock::timestamp;
 use crate::error::{Code, Error, Result};
+use crate::metadata::permissions::AI_MANAGE;
 use crate::records::access::Session;
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
@@ -243,10 +244,10 @@ impl Session<'_> {
     /// No model is set up: say what the user can do about it (turn on the built-in model, or
     /// add one in Settings) or who can.
     fn no_model(&self, capability: &str) -> Error {
-        let message = if self.user().has_system_permission("ai.manage") {
+        let message = if self.user().has_system_permission(AI_MANAGE) {
             format!("no model is set up for `{capability}`: use the built-in model, or add a provider and pin a model in Settings")
         } else {
-            let who = self.catalog().users_with("ai.manage");
+            let who = self.catalog().users_with(AI_MANAGE);
             let who = if who.is_empty() { "a user with ai.manage".to_string() } else { who.join(" or ") };
             format!("no model is set up for `{capability}`: {who} can turn on the built-in model or add one in Settings")
         };

@@ -2,6 +2,7 @@
 
 use crate::clock::timestamp;
 use crate::error::{Code, Error, Result};
+use crate::metadata::permissions::AI_AUTHOR;
 use crate::records::access::Session;
 use rusqlite::params;
 use serde::Serialize;
@@ -96,7 +97,7 @@ impl Session<'_> {
         examples: Option<&Value>,
         output_contract: &str,
     ) -> Result<i64> {
-        self.require("ai.author")?;
+        self.require(AI_AUTHOR)?;
         let current = self.prompt_versions(prompt)?;
         let inputs = current.last().map(|v| v.inputs.to_string()).unwrap_or_else(|| "{}".into());
         let examples = examples.map_or_else(
@@ -166,7 +167,7 @@ impl Session<'_> {
         version: i64,
         override_reason: Option<&str>,
     ) -> Result<()> {
-        self.require("ai.author")?;
+        self.require(AI_AUTHOR)?;
         if !self.prompt_versions(prompt)?.iter().any(|v| v.version == version) {
             return Err(Error::new(Code::NotFound, format!("prompt `{prompt}` has no version {version}")));
         }

@@ -3,6 +3,7 @@
 use super::*;
 use crate::clock::timestamp;
 use crate::error::{Code, Error, Result};
+use crate::metadata::permissions::AI_MANAGE;
 use crate::records::access::Session;
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -185,7 +186,7 @@ impl Session<'_> {
     }
 
     pub(super) fn read_traces(&self, id: Option<&str>, f: &TraceFilter) -> Result<Vec<TraceEntry>> {
-        let all = self.user().has_system_permission("ai.manage");
+        let all = self.user().has_system_permission(AI_MANAGE);
         let mut stmt = self.ws.conn().prepare(
             "SELECT id, correlation_id, capability, actor, prompt, prompt_version, model_pin, model_id, model_version,
                 grounding_hash, generation, input, prompt_text, output_text, result, field_values, attempts,
@@ -242,12 +243,11 @@ impl Session<'_> {
             let (mut entry, values) = row?;
             let values: Vec<FieldValue> = serde_json::from_str(&values).unwrap_or_default();
             for v in values {
-                let readable = self
-                    .readable_object(&v.object)
-                    .and_then(|(o, _)| self.readable_field(o, &v.field))
-                    .is_ok_and(|(_, f)| {
-                        f.ai_visibility == crate::metadata::definition::AiVisibility::Allowed
-                    });
+                let readable = self.readable_object(&v.object).is_ok_and(|(o, _)| {
+                    o.field_index(&v.field).is_some_and(|i| {
+                        self.ai_field_level(o, i) >= crate::metadata::definition::FieldLevel::Read
+                    })
+                });
                 if readable || v.value.is_empty() {
                     continue;
                 }
@@ -268,7 +268,7 @@ impl Session<'_> {
     /// Spend by day, capability and user, from `since` (`YYYY-MM-DD`), over the traces this
     /// user may read — the live entries and the rollups of those past their retention.
     pub fn spend(&self, since: &str) -> Result<Vec<SpendRow>> {
-        let all = self.user().has_system_permission("ai.manage");
+        let all = self.user().has_system_permission(AI_MANAGE);
         let mut stmt = self.ws.conn().prepare(
             "SELECT day, capability, actor, sum(n), sum(pt), sum(ct), sum(c), currency FROM (
                 SELECT substr(started_at, 1, 10) AS day, capability, actor, count(*) AS n, sum(prompt_tokens) AS pt,
@@ -311,7 +311,7 @@ impl Session<'_> {
                 .map(|b| CapabilityBudget { capability: b.key, budget: b.settings.budget })
                 .collect(),
             trace_days: self.trace_days()?,
-            everyone: self.user().has_system_permission("ai.manage"),
+            everyone: self.user().has_system_permission(AI_MANAGE),
         })
     }
 
@@ -330,7 +330,7 @@ impl Session<'_> {
 
     /// Keep trace entries `days` days (at least 1). Needs `ai.manage`.
     pub fn set_trace_days(&self, days: i64) -> Result<()> {
-        self.require("ai.manage")?;
+        self.require(AI_MANAGE)?;
         if days < 1 {
             return Err(Error::new(Code::InvalidValue, "trace entries are kept at least 1 day"));
         }

@@ -8,6 +8,7 @@ pub mod process;
 
 use crate::ai::provider::Cancel;
 use crate::error::{Code, Error, Result};
+use crate::metadata::permissions::AI_MANAGE;
 use catalog::{CatalogModel, CATALOG};
 use download::{Progress, Wanted};
 use serde::{Deserialize, Serialize};
@@ -87,7 +88,7 @@ impl crate::records::access::Session<'_> {
             serving: built_in().ok().map(|r| r.status()),
             settings: RunSettings::read(app_data),
             cores: process::cores(),
-            can_turn_on: self.user().has_system_permission("ai.manage"),
+            can_turn_on: self.user().has_system_permission(AI_MANAGE),
         }
     }
 }
@@ -218,7 +219,7 @@ pub fn set_run_settings(
     app_data: &Path,
     settings: RunSettings,
 ) -> Result<RunSettings> {
-    sessions.with(|s| s.require("ai.manage"))?;
+    sessions.with(|s| s.require(AI_MANAGE))?;
     settings.check()?;
     std::fs::create_dir_all(app_data)?;
     let file = RunSettings::file(app_data);
@@ -257,7 +258,7 @@ pub async fn turn_on(
     cancel: &Cancel,
     on_progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Result<crate::ai::pins::ModelInUse> {
-    sessions.with(|s| s.require("ai.manage"))?;
+    sessions.with(|s| s.require(AI_MANAGE))?;
     // Fail before a long download when there is nothing to run it with.
     process::find_server(None)?;
     let models = models_dir(app_data);
