@@ -744,7 +744,7 @@ test("studio: a prompt version that breaks the Ask suite is refused activation w
         (v) => [...document.querySelectorAll('[data-testid="studio-run-row-ask"]')].some((r) => r.dataset.outcome && r.textContent.includes(`v${v}`)),
         broken,
       ),
-    { timeout: 540000, interval: 1000, timeoutMsg: "the suite run never finished" },
+    { timeout: 900000, interval: 1000, timeoutMsg: "the suite run never finished" },
   );
   const outcome = await browser.execute(() => document.querySelector('[data-testid="studio-run-row-ask"]').dataset.outcome);
   assert.equal(outcome, "failed");

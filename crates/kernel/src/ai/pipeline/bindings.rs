@@ -110,14 +110,76 @@ pub struct CapabilitySpec {
     pub autonomy: Autonomy,
 }
 
-/// The capabilities registered on a workspace.
+/// The capabilities registered on a workspace, and whether their prompts and bindings are in
+/// its store yet.
 #[derive(Default)]
-pub(super) struct CapabilityRegistry(Vec<&'static CapabilitySpec>);
+pub(super) struct CapabilityRegistry {
+    specs: Vec<&'static CapabilitySpec>,
+    seeded: std::sync::atomic::AtomicBool,
+}
 
-/// Register the capabilities a workspace offers: their prompts and bindings are seeded into
-/// the store the first time a binding or prompt is read.
+/// Register the capabilities a workspace offers and seed their prompts and bindings into the
+/// store, once. A file busy in another process is seeded on the first read instead.
 pub fn register_capabilities(ws: &crate::records::workspace::Workspace, specs: &[&'static CapabilitySpec]) {
-    ws.set_extension(CapabilityRegistry(specs.to_vec()));
+    ws.set_extension(CapabilityRegistry { specs: specs.to_vec(), seeded: Default::default() });
+    if let Err(e) = seed_capabilities(ws) {
+        tracing::info!(code = e.code.as_str(), "capabilities left to seed on first use");
+    }
+}
+
+/// Insert the built-in prompt versions and capability bindings that are missing (once per
+/// open workspace). A new workspace starts on each prompt's latest built-in version; in an
+/// existing one, a version shipped later is added but the active pointer stays where it is
+/// (moving it is the only way to change behaviour: `prompt activate`).
+fn seed_capabilities(ws: &crate::records::workspace::Workspace) -> Result<()> {
+    use std::sync::atomic::Ordering;
+    let registry = ws.extension::<CapabilityRegistry>();
+    if registry.seeded.load(Ordering::Acquire) {
+        return Ok(());
+    }
+    let conn = ws.conn();
+    let missing = registry.specs.iter().any(|b| {
+        let has: Option<i64> = conn
+            .query_row("SELECT max(version) FROM ai_prompt_version WHERE prompt = ?1", [b.prompt], |r| {
+                r.get(0)
+            })
+            .ok()
+            .flatten();
+        has.is_none_or(|v| v < b.versions.len() as i64)
+            || conn
+                .query_row("SELECT 1 FROM ai_capability WHERE key = ?1", [b.capability], |_| Ok(()))
+                .optional()
+                .ok()
+                .flatten()
+                .is_none()
+    });
+    if missing {
+        let tx = crate::store::immediate(conn)?;
+        let now = timestamp(ws.clock.now());
+        for b in &registry.specs {
+            for (i, v) in b.versions.iter().enumerate() {
+                tx.execute(
+                    "INSERT OR IGNORE INTO ai_prompt_version (prompt, version, instructions, examples, inputs, output_contract, published_at, published_by)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'countersign')",
+                    params![b.prompt, i as i64 + 1, v.instructions, (v.examples)().to_string(), b.inputs, v.contract, now],
+                )?;
+            }
+            tx.execute(
+                "INSERT OR IGNORE INTO ai_prompt (key, active_version) VALUES (?1, ?2)",
+                params![b.prompt, b.versions.len() as i64],
+            )?;
+            let settings =
+                serde_json::to_string(&(b.settings)()).map_err(|e| Error::internal(e.to_string()))?;
+            tx.execute(
+                "INSERT OR IGNORE INTO ai_capability (key, prompt, model_pin, required_permission, autonomy, settings)
+                 VALUES (?1, ?2, NULL, ?3, ?4, ?5)",
+                params![b.capability, b.prompt, AI_USE, autonomy_str(b.autonomy), settings],
+            )?;
+        }
+        tx.commit()?;
+    }
+    registry.seeded.store(true, Ordering::Release);
+    Ok(())
 }
 
 impl Default for CapabilitySettings {
@@ -152,55 +214,10 @@ pub(super) fn autonomy_str(a: Autonomy) -> &'static str {
 }
 
 impl Session<'_> {
-    /// Insert the built-in prompt versions and capability bindings that are missing. A new
-    /// workspace starts on each prompt's latest built-in version; in an existing one, a version
-    /// shipped later is added but the active pointer stays where it is (moving it is the only
-    /// way to change behaviour: `prompt activate`).
+    /// The capabilities' prompts and bindings, seeded if opening could not (a cheap check once
+    /// they are).
     pub(super) fn seed_capabilities(&self) -> Result<()> {
-        let conn = self.ws.conn();
-        let registry = self.ws.extension::<CapabilityRegistry>();
-        let missing = registry.0.iter().any(|b| {
-            let has: Option<i64> = conn
-                .query_row("SELECT max(version) FROM ai_prompt_version WHERE prompt = ?1", [b.prompt], |r| {
-                    r.get(0)
-                })
-                .ok()
-                .flatten();
-            has.is_none_or(|v| v < b.versions.len() as i64)
-                || conn
-                    .query_row("SELECT 1 FROM ai_capability WHERE key = ?1", [b.capability], |_| Ok(()))
-                    .optional()
-                    .ok()
-                    .flatten()
-                    .is_none()
-        });
-        if !missing {
-            return Ok(());
-        }
-        let tx = crate::store::immediate(conn)?;
-        let now = timestamp(self.ws.clock.now());
-        for b in &registry.0 {
-            for (i, v) in b.versions.iter().enumerate() {
-                tx.execute(
-                    "INSERT OR IGNORE INTO ai_prompt_version (prompt, version, instructions, examples, inputs, output_contract, published_at, published_by)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'countersign')",
-                    params![b.prompt, i as i64 + 1, v.instructions, (v.examples)().to_string(), b.inputs, v.contract, now],
-                )?;
-            }
-            tx.execute(
-                "INSERT OR IGNORE INTO ai_prompt (key, active_version) VALUES (?1, ?2)",
-                params![b.prompt, b.versions.len() as i64],
-            )?;
-            let settings =
-                serde_json::to_string(&(b.settings)()).map_err(|e| Error::internal(e.to_string()))?;
-            tx.execute(
-                "INSERT OR IGNORE INTO ai_capability (key, prompt, model_pin, required_permission, autonomy, settings)
-                 VALUES (?1, ?2, NULL, ?3, ?4, ?5)",
-                params![b.capability, b.prompt, AI_USE, autonomy_str(b.autonomy), settings],
-            )?;
-        }
-        tx.commit()?;
-        Ok(())
+        seed_capabilities(self.ws)
     }
 
     /// Bind `model_pin` (or, with `None`, the workspace's only pin) to a capability, through
