@@ -297,10 +297,12 @@ impl ChoiceKeys {
     pub fn written(self, mut choice: Value) -> Value {
         if self == ChoiceKeys::WhenAsked {
             if let Some(o) = choice.as_object_mut() {
-                o.retain(|k, v| {
-                    !matches!((k.as_str(), &*v), ("sort", Value::Array(a)) if a.is_empty())
-                        && !(k == "limit" && v.is_null())
-                });
+                let fixed = |k: &str, v: &Value| match k {
+                    "sort" => v.as_array().is_some_and(Vec::is_empty),
+                    "limit" => v.is_null(),
+                    _ => false,
+                };
+                o.retain(|k, v| !fixed(k, v));
             }
         }
         choice

@@ -1,0 +1,714 @@
+//! The question reader (prompt versions 4 and 5): before any model call, the kernel reads the
+//! question in the workspace's terms, on the asking user's projection only, and turns it into
+//! **candidate conditions**, each with the words of the question that justify it. The model
+//! then only chooses among them (`conditions: ["c1", …]`); it never writes a field, an operator
+//! or a value, so a filter the question's words do not justify cannot be expressed.
+//!
+//! What the reader finds, each through the user's session (a value only another user can see
+//! is never a candidate):
+//! - the workspace's terms, by label and synonyms;
+//! - picklist values and boolean fields by label or key, matched through a stemmer and an edit
+//!   distance of one (inflected forms, plurals, typos);
+//! - records by name (`records::names`), and stored values of short text fields (a city, a
+//!   country, a title), matched as runs of the question's words;
+//! - workspace users by name, as the record's owner;
+//! - quantities with units and ranges ("40k", "2.5 million", "between 10k and 20k", "at least
+//!   75,000", "above 40 percent") on the number and currency fields they fit;
+//! - currency words ("euros", "pounds") on a picklist whose values are currency codes;
+//! - date phrases (`ai::dates::read_dates`) on the date fields the question's words name.
+
+use super::DateChoice;
+use crate::ai::dates::{read_dates, DateRange};
+use crate::ai::projection::{ProjectedField, Projection};
+use crate::error::Result;
+use crate::metadata::condition::{AllOf, Condition, Op};
+use crate::metadata::definition::FieldType;
+use crate::records::access::Session;
+use crate::records::names::{name_tokens, Resolution, ResolutionStatus};
+use crate::records::value_index::probe;
+use serde_json::Value;
+
+mod places;
+mod quantities;
+mod related;
+mod text;
+mod values;
+mod words;
+
+use places::*;
+use quantities::*;
+use text::*;
+use words::*;
+pub use words::{tokens, Token, FILLER, ORDER_WORDS};
+
+/// What kind of thing a candidate is (for the prompt's wording and the answer's chips).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Term,
+    Value,
+    Flag,
+    Record,
+    Owner,
+    Quantity,
+    Currency,
+    Date,
+    Related,
+    Text,
+}
+
+/// One condition the question's words justify.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// `c1`, `c2`, … in the order read.
+    pub id: String,
+    pub kind: Kind,
+    /// The object whose fields the condition reads; `None` for every object (the owner).
+    pub object: Option<String>,
+    /// Chosen candidates of one group are joined with OR (values of one field), groups with AND.
+    pub group: String,
+    /// The question's words, as written.
+    pub words: String,
+    /// Indexes of those words in the question.
+    pub span: Vec<usize>,
+    /// What the condition means, in the workspace's labels ("Status is Overdue").
+    pub meaning: String,
+    /// On `object`'s own fields.
+    pub condition: Condition,
+    /// The records a name names (`Kind::Record`): a child queries its lookup by their ids.
+    pub records: Option<Resolution>,
+    /// The date phrase (`Kind::Date`), for the answer's chip.
+    pub date: Option<DateChoice>,
+    /// The term's key and label (`Kind::Term`).
+    pub term: Option<(String, String)>,
+}
+
+/// What the reader found in one question.
+#[derive(Debug, Clone, Default)]
+pub struct Reading {
+    pub tokens: Vec<Token>,
+    pub candidates: Vec<Candidate>,
+    /// Whole numbers the question says that could be a count of rows ("the five largest").
+    pub counts: Vec<u32>,
+    /// Word indexes inside a date phrase or a quantity (not counts, not unused words).
+    pub used_by_readings: Vec<usize>,
+    /// The objects the question may be asking to list: those it names; else those whose own
+    /// candidates cover the most of its words; else every object in scope.
+    pub objects: Vec<String>,
+}
+
+impl Candidate {
+    /// A candidate of `kind` on `object` (`None`: every object) in `group`, read from the
+    /// question's words at `span`; its id is given once the reading is complete.
+    fn new(
+        kind: Kind,
+        object: Option<String>,
+        group: String,
+        t: &[Token],
+        span: Vec<usize>,
+        meaning: String,
+        condition: Condition,
+    ) -> Candidate {
+        Candidate {
+            id: String::new(),
+            kind,
+            object,
+            group,
+            words: words_of(t, &span),
+            span,
+            meaning,
+            condition,
+            records: None,
+            date: None,
+            term: None,
+        }
+    }
+
+    /// The condition on the queried object `object`: as read on its own object, through a
+    /// lookup on a child of it (a parent's records by id), or `None` when it does not apply.
+    pub fn on(&self, p: &Projection, object: &str) -> Option<Condition> {
+        let Some(own) = &self.object else { return Some(self.condition.clone()) };
+        if own == object {
+            return Some(self.condition.clone());
+        }
+        let lookup = p
+            .object(object)?
+            .fields
+            .iter()
+            .find(|f| f.field_type == FieldType::Lookup && f.target.as_deref() == Some(own.as_str()))?;
+        if let Some(r) = &self.records {
+            let ids: Vec<Value> = r.matches.iter().map(|c| Value::String(c.id.clone())).collect();
+            return Some(Condition::compare(&lookup.key, Op::In, Value::Array(ids)));
+        }
+        if self.kind == Kind::Related || self.condition.fields().iter().any(|f| f.contains('.')) {
+            return None;
+        }
+        Some(self.condition.through(&lookup.key))
+    }
+}
+
+/// The words of a field's label and key, stemmed.
+fn field_words(f: &ProjectedField) -> Vec<Token> {
+    let mut out = tokens(&f.label);
+    out.extend(tokens(&f.key.replace('_', " ")));
+    out
+}
+
+/// Field words too generic to point at one field ("date", "number", "amount" are kept: an
+/// amount field is named by them).
+const GENERIC_FIELD_WORDS: &[&str] = &["name", "id", "type", "code", "at", "of", "the", "pct"];
+
+/// Whether the question's words name the field (its label or key, beyond generic words).
+fn names_field(t: &[Token], f: &ProjectedField) -> bool {
+    field_words(f)
+        .iter()
+        .filter(|w| !GENERIC_FIELD_WORDS.contains(&w.lower.as_str()) && !FILLER.contains(&w.lower.as_str()))
+        .any(|w| t.iter().any(|q| q.stem == w.stem || q.lower == w.lower))
+}
+
+impl Session<'_> {
+    /// Read `question` for the objects in `objects`, on this user's projection `p`.
+    pub fn read_question(&self, question: &str, p: &Projection, objects: &[String]) -> Result<Reading> {
+        let t = tokens(question);
+        let mut reading = Reading { tokens: t.clone(), ..Reading::default() };
+        let mut found: Vec<Candidate> = vec![];
+        let push = |found: &mut Vec<Candidate>, mut c: Candidate| {
+            // A condition on the owner alone ("my") reads a field every object has.
+            let fields = c.condition.fields();
+            if !fields.is_empty() && fields.iter().all(|f| *f == "owner") {
+                c.object = None;
+                c.group = "owner".into();
+            }
+            let same =
+                found.iter().any(|x| x.object == c.object && x.condition == c.condition && x.span == c.span);
+            if !same {
+                c.id = String::new();
+                found.push(c);
+            }
+        };
+        // The objects the question is about: those it names, else those whose terms it says.
+        let listed: Vec<String> =
+            self.objects_named(question).into_iter().filter(|o| objects.contains(o)).collect();
+        let mut named = listed.clone();
+        if named.is_empty() {
+            for o in objects.iter().filter_map(|k| p.object(k)) {
+                let says_term = o
+                    .terms
+                    .iter()
+                    .filter(|x| x.key != crate::metadata::definition::MINE)
+                    .any(|x| x.phrases().any(|ph| !runs(&t, &tokens(ph)).is_empty()));
+                if says_term {
+                    named.push(o.key.clone());
+                }
+            }
+        }
+        let in_scope: Vec<&crate::ai::projection::ProjectedObject> =
+            objects.iter().filter_map(|k| p.object(k)).collect();
+
+        // Dates first: their words are not numbers.
+        let day = self.today();
+        for range in read_dates(question, day) {
+            let phrase = tokens(&range.phrase);
+            let Some(at) = runs(&t, &phrase).first().copied() else { continue };
+            let span: Vec<usize> = (at..at + phrase.len()).collect();
+            reading.used_by_readings.extend(&span);
+            for o in &in_scope {
+                let dates: Vec<&ProjectedField> = o
+                    .fields
+                    .iter()
+                    .filter(|f| matches!(f.field_type, FieldType::Date | FieldType::Datetime))
+                    .collect();
+                let said: Vec<&&ProjectedField> = dates.iter().filter(|f| names_field(&t, f)).collect();
+                let offered: Vec<&ProjectedField> =
+                    if said.is_empty() { dates.clone() } else { said.into_iter().copied().collect() };
+                if !said_or_named(&named, &o.key, !offered.is_empty()) {
+                    continue;
+                }
+                for f in offered {
+                    push(&mut found, self.date_candidate(o.key.as_str(), f, &range, &t, &span));
+                }
+            }
+        }
+
+        // Quantities: a comparison and a number (or "between X and Y") on the number and
+        // currency fields they fit.
+        let taken = reading.used_by_readings.clone();
+        let said_numbers = numbers(&t, &taken);
+        let mut k = 0;
+        while k < said_numbers.len() {
+            let n = said_numbers[k];
+            let between = n.from > 0
+                && matches!(t[n.from - 1].lower.as_str(), "between" | "from")
+                && said_numbers.get(k + 1).is_some_and(|m| {
+                    m.from == n.to + 2 && matches!(t[n.to + 1].lower.as_str(), "and" | "to")
+                });
+            let (conditions, span, money, percent) = if between {
+                let m = said_numbers[k + 1];
+                k += 1;
+                let (lo, hi) = (n.value.min(m.value), n.value.max(m.value));
+                (
+                    vec![(Op::Gte, lo), (Op::Lte, hi)],
+                    (n.from - 1..=m.to).collect::<Vec<_>>(),
+                    n.money || m.money,
+                    n.percent || m.percent,
+                )
+            } else if let Some((op, words)) = comparison_before(&t, n.from) {
+                (vec![(op, n.value)], (n.from - words..=n.to).collect(), n.money, n.percent)
+            } else {
+                if n.plain && n.value >= 1.0 && n.value <= 1000.0 {
+                    reading.counts.push(n.value as u32);
+                }
+                k += 1;
+                continue;
+            };
+            k += 1;
+            reading.used_by_readings.extend(&span);
+            for o in &in_scope {
+                let numeric: Vec<&ProjectedField> = o
+                    .fields
+                    .iter()
+                    .filter(|f| matches!(f.field_type, FieldType::Number | FieldType::Currency))
+                    .filter(|f| !percent || f.field_type == FieldType::Number)
+                    .filter(|f| !money || f.field_type == FieldType::Currency)
+                    .filter(|f| conditions.iter().all(|(_, v)| fits(f, *v)))
+                    .collect();
+                let said: Vec<&ProjectedField> =
+                    numeric.iter().copied().filter(|f| names_field(&t, f)).collect();
+                let offered = if said.is_empty() { numeric } else { said };
+                if !said_or_named(&named, &o.key, !offered.is_empty()) {
+                    continue;
+                }
+                for f in offered {
+                    let parts: Vec<Condition> = conditions
+                        .iter()
+                        .map(|(op, v)| Condition::compare(&f.key, *op, number_value(*v)))
+                        .collect();
+                    let meaning = match conditions.as_slice() {
+                        [(_, lo), (_, hi)] => {
+                            format!("{} between {} and {}", f.label, shown_number(*lo), shown_number(*hi))
+                        }
+                        [(op, v)] => format!("{} {} {}", f.label, op_words(*op), shown_number(*v)),
+                        _ => continue,
+                    };
+                    let condition = match parts.len() {
+                        1 => parts.into_iter().next().expect("one"),
+                        _ => Condition::All(AllOf { all: parts }),
+                    };
+                    push(
+                        &mut found,
+                        Candidate::new(
+                            Kind::Quantity,
+                            Some(o.key.clone()),
+                            format!("{}:{}:{}", o.key, f.key, span[0]),
+                            &t,
+                            span.clone(),
+                            meaning,
+                            condition,
+                        ),
+                    );
+                }
+            }
+        }
+
+        let free = |span: &[usize]| span.iter().all(|i| !reading.used_by_readings.contains(i));
+
+        // Terms, by label and synonyms (the longest phrase that says each).
+        for o in &in_scope {
+            for term in &o.terms {
+                let best = term
+                    .phrases()
+                    .filter_map(|ph| {
+                        let w = tokens(ph);
+                        runs(&t, &w).first().map(|&at| (at..at + w.len()).collect::<Vec<usize>>())
+                    })
+                    .filter(|span| free(span))
+                    .max_by_key(Vec::len);
+                let Some(span) = best else { continue };
+                push(
+                    &mut found,
+                    Candidate {
+                        term: Some((term.key.clone(), term.label.clone())),
+                        ..Candidate::new(
+                            Kind::Term,
+                            Some(o.key.clone()),
+                            format!("{}:{}", o.key, term_group(&term.condition)),
+                            &t,
+                            span,
+                            if term.key == crate::metadata::definition::MINE {
+                                "your own records (you are the owner)".to_string()
+                            } else {
+                                format!("{} (a term of {})", term.label, o.plural_label.to_lowercase())
+                            },
+                            term.condition.clone(),
+                        )
+                    },
+                );
+            }
+        }
+
+        // Picklist values and boolean fields by label or key.
+        for o in &in_scope {
+            for f in &o.fields {
+                match f.field_type {
+                    FieldType::Picklist => {
+                        for (value, label) in &f.values {
+                            let mut spans: Vec<Vec<usize>> = vec![];
+                            for phrase in [label.clone(), value.replace('_', " ")] {
+                                let w = tokens(&phrase);
+                                for at in runs(&t, &w) {
+                                    let span: Vec<usize> = (at..at + w.len()).collect();
+                                    if free(&span) && !spans.contains(&span) {
+                                        spans.push(span);
+                                    }
+                                }
+                            }
+                            // A currency said in words ("in euros") is its code's value.
+                            if let Some(span) = currency_said(&t, value) {
+                                if free(&span) && !spans.contains(&span) {
+                                    spans.push(span);
+                                }
+                            }
+                            for span in spans {
+                                push(
+                                    &mut found,
+                                    Candidate::new(
+                                        if looks_like_currency_code(value) {
+                                            Kind::Currency
+                                        } else {
+                                            Kind::Value
+                                        },
+                                        Some(o.key.clone()),
+                                        format!("{}:{}", o.key, f.key),
+                                        &t,
+                                        span,
+                                        format!("{} is {}", f.label, label),
+                                        Condition::compare(&f.key, Op::Eq, Value::String(value.clone())),
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                    FieldType::Boolean => {
+                        let w = tokens(&f.label);
+                        for at in runs(&t, &w) {
+                            let span: Vec<usize> = (at..at + w.len()).collect();
+                            push(
+                                &mut found,
+                                Candidate::new(
+                                    Kind::Flag,
+                                    Some(o.key.clone()),
+                                    format!("{}:{}", o.key, f.key),
+                                    &t,
+                                    span,
+                                    format!("{} is yes", f.label),
+                                    Condition::compare(&f.key, Op::Eq, Value::Bool(true)),
+                                ),
+                            );
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+
+        // Records by name, and stored values of short text fields.
+        let vocabulary = vocabulary_words(p);
+        let places = places_said(&t);
+        for o in &in_scope {
+            for f in o.fields.iter().filter(|f| f.field_type == FieldType::Text) {
+                for c in
+                    self.stored_values_said(o.key.as_str(), f, &o.name_field, &t, &vocabulary, &places)?
+                {
+                    if free(&c.span) {
+                        push(&mut found, c);
+                    }
+                }
+            }
+        }
+
+        // Related records: "with no notes", "without contacts", "that have overdue invoices",
+        // "with at least 5 contacts".
+        for o in &in_scope {
+            for (child, via) in &o.children {
+                for c in self.related_said(&t, p, o.key.as_str(), child, via, &found) {
+                    // A number inside it counts records, not an amount.
+                    found.retain(|x| x.kind != Kind::Quantity || !x.span.iter().all(|i| c.span.contains(i)));
+                    push(&mut found, c);
+                }
+            }
+        }
+
+        // People: a workspace user named in the question is an owner.
+        for u in &self.catalog().definition.users {
+            if !u.active || u.key == self.user().key {
+                continue;
+            }
+            let first = tokens(&u.name);
+            let mut spans: Vec<Vec<usize>> = vec![];
+            for phrase in [first.clone(), first.iter().take(1).cloned().collect()] {
+                if phrase.is_empty() || phrase.iter().any(|w| w.lower.len() < 3) {
+                    continue;
+                }
+                for at in runs(&t, &phrase) {
+                    // Exact words only: a person's name is not stemmed or spelled loosely.
+                    if phrase.iter().enumerate().all(|(i, w)| t[at + i].lower == w.lower) {
+                        let span: Vec<usize> = (at..at + phrase.len()).collect();
+                        if free(&span) && !spans.iter().any(|s| span.iter().all(|i| s.contains(i))) {
+                            spans.push(span);
+                        }
+                    }
+                }
+            }
+            for span in spans {
+                push(
+                    &mut found,
+                    Candidate::new(
+                        Kind::Owner,
+                        None,
+                        "owner".into(),
+                        &t,
+                        span,
+                        format!("owned by {}", u.name),
+                        Condition::compare("owner", Op::Eq, Value::String(u.key.clone())),
+                    ),
+                );
+            }
+        }
+
+        // Text: the words after "says", "mentions", "about" (or in quotes), as a full-text
+        // condition on each long text field; never a literal `contains` of the phrase.
+        // A phrase stops at a name, a person, a date or an amount; a word that is also a value
+        // or a term stays in it (both readings are offered: the model chooses, the chip swaps).
+        let claimed: Vec<usize> = found
+            .iter()
+            .filter(|c| !matches!(c.kind, Kind::Value | Kind::Term | Kind::Flag))
+            .flat_map(|c| c.span.iter().copied())
+            .chain(reading.used_by_readings.iter().copied())
+            .collect();
+        for (span, said) in text_said(question, &t, &claimed) {
+            for o in &in_scope {
+                let long: Vec<&ProjectedField> =
+                    o.fields.iter().filter(|f| f.field_type == FieldType::LongText).collect();
+                if !said_or_named(&named, &o.key, !long.is_empty()) {
+                    continue;
+                }
+                for f in long {
+                    push(
+                        &mut found,
+                        Candidate::new(
+                            Kind::Text,
+                            Some(o.key.clone()),
+                            format!("{}:{}", o.key, f.key),
+                            &t,
+                            span.clone(),
+                            format!("{} mentions “{said}”", f.label),
+                            Condition::compare(&f.key, Op::Matches, Value::String(said.clone())),
+                        ),
+                    );
+                }
+            }
+        }
+
+        // A value whose words a term also says, on a field the term reads, is that term.
+        let terms: Vec<(Vec<usize>, String, Vec<String>)> = found
+            .iter()
+            .filter(|c| c.kind == Kind::Term)
+            .map(|c| {
+                (
+                    c.span.clone(),
+                    c.object.clone().unwrap_or_default(),
+                    c.condition.fields().into_iter().map(String::from).collect(),
+                )
+            })
+            .collect();
+        found.retain(|c| {
+            c.kind != Kind::Value
+                || !terms.iter().any(|(span, object, fields)| {
+                    c.span.iter().all(|i| span.contains(i))
+                        && c.object.as_deref() == Some(object.as_str())
+                        && c.condition.fields().iter().all(|f| fields.iter().any(|x| x == f))
+                })
+        });
+        // A shorter reading inside a name's or a stored value's longer run of words
+        // ("Partners" in "Bluth Partners", "Acme" of another object beside "Acme Industries")
+        // is not the question's.
+        let long: Vec<Vec<usize>> = found
+            .iter()
+            .filter(|c| matches!(c.kind, Kind::Record | Kind::Value | Kind::Term) && c.span.len() > 1)
+            .map(|c| c.span.clone())
+            .collect();
+        found.retain(|c| {
+            matches!(c.kind, Kind::Date | Kind::Quantity | Kind::Related)
+                || !long.iter().any(|l| l.len() > c.span.len() && c.span.iter().all(|i| l.contains(i)))
+        });
+        // A date phrase inside a longer one on the same field ("the end of June" in "before
+        // the end of June") is not what the question means.
+        let dates: Vec<(Vec<usize>, Option<String>, String)> = found
+            .iter()
+            .filter(|c| c.kind == Kind::Date)
+            .map(|c| {
+                (
+                    c.span.clone(),
+                    c.object.clone(),
+                    c.date.as_ref().map(|d| d.field.clone()).unwrap_or_default(),
+                )
+            })
+            .collect();
+        found.retain(|c| {
+            c.kind != Kind::Date
+                || !dates.iter().any(|(span, object, field)| {
+                    span.len() > c.span.len()
+                        && c.span.iter().all(|i| span.contains(i))
+                        && *object == c.object
+                        && Some(field) == c.date.as_ref().map(|d| &d.field)
+                })
+        });
+        for (i, c) in found.iter_mut().enumerate() {
+            c.id = format!("c{}", i + 1);
+        }
+        // An object named only inside a related reading ("customers without contacts") is
+        // not the one asked for.
+        let related: Vec<usize> =
+            found.iter().filter(|c| c.kind == Kind::Related).flat_map(|c| c.span.iter().copied()).collect();
+        let listed: Vec<String> = if related.is_empty() {
+            listed
+        } else {
+            let outside: Vec<&str> = t
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !related.contains(i))
+                .map(|(_, w)| w.text.as_str())
+                .collect();
+            self.objects_named(&outside.join(" ")).into_iter().filter(|o| objects.contains(o)).collect()
+        };
+        reading.objects = if listed.is_empty() {
+            most_covered(&found, objects)
+        } else {
+            // A child of a named object whose own words the question says ("engineers at
+            // accounts in the UK" lists contacts).
+            let mut with_children = listed.clone();
+            for o in objects.iter().filter_map(|k| p.object(k)) {
+                let child_of_listed = o.fields.iter().any(|f| {
+                    f.field_type == FieldType::Lookup && f.target.as_ref().is_some_and(|x| listed.contains(x))
+                });
+                let says_own = found
+                    .iter()
+                    .any(|c| c.object.as_deref() == Some(o.key.as_str()) && c.kind != Kind::Related);
+                if child_of_listed && says_own && !with_children.contains(&o.key) {
+                    with_children.push(o.key.clone());
+                }
+            }
+            with_children
+        };
+        reading.counts.sort_unstable();
+        reading.counts.dedup();
+        reading.candidates = found;
+        Ok(reading)
+    }
+
+    fn date_candidate(
+        &self,
+        object: &str,
+        f: &ProjectedField,
+        range: &DateRange,
+        t: &[Token],
+        span: &[usize],
+    ) -> Candidate {
+        let mut ends = super::date_conditions(&f.key, f.field_type, range, self.time_zone());
+        let condition = match ends.len() {
+            1 => ends.remove(0),
+            _ => Condition::All(AllOf { all: ends }),
+        };
+        Candidate {
+            date: Some(DateChoice {
+                field: f.key.clone(),
+                phrase: range.phrase.clone(),
+                start: range.start.map(|d| d.to_string()),
+                end: range.end.map(|d| d.to_string()),
+            }),
+            ..Candidate::new(
+                Kind::Date,
+                Some(object.to_string()),
+                format!("{object}:{}:{}", f.key, span[0]),
+                t,
+                span.to_vec(),
+                format!(
+                    "{} {}",
+                    f.label,
+                    match (range.start, range.end) {
+                        (Some(a), Some(b)) if a == b => format!("on {a}"),
+                        (Some(a), Some(b)) => format!("from {a} to {b}"),
+                        (Some(a), None) => format!("on or after {a}"),
+                        (None, Some(b)) => format!("on or before {b}"),
+                        (None, None) => "any day".into(),
+                    }
+                ),
+                condition,
+            )
+        }
+    }
+}
+
+/// The objects whose own candidates cover the most words of the question (every object when
+/// no candidate is any object's own).
+fn most_covered(found: &[Candidate], objects: &[String]) -> Vec<String> {
+    let coverage = |o: &String| {
+        let mut words: Vec<usize> = found
+            .iter()
+            .filter(|c| c.object.as_ref() == Some(o))
+            .flat_map(|c| c.span.iter().copied())
+            .collect();
+        words.sort_unstable();
+        words.dedup();
+        words.len()
+    };
+    let best = objects.iter().map(coverage).max().unwrap_or(0);
+    if best == 0 {
+        return objects.to_vec();
+    }
+    objects.iter().filter(|o| coverage(o) == best).cloned().collect()
+}
+
+fn said_or_named(named: &[String], object: &str, has_fields: bool) -> bool {
+    has_fields && (named.is_empty() || named.iter().any(|n| n == object))
+}
+
+/// The group of a term: the fields it reads, so a term and a value of the same picklist are
+/// joined with OR ("unpaid (sent or overdue)").
+fn term_group(c: &Condition) -> String {
+    let mut f: Vec<&str> = c.fields();
+    f.sort_unstable();
+    f.dedup();
+    f.join("+")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_keep_their_units_and_digits() {
+        let t = tokens("invoices over $50,000 or 2.5M, above 40k and a quarter of a million, 12 percent");
+        let n = numbers(&t, &[]);
+        let values: Vec<f64> = n.iter().map(|s| s.value).collect();
+        assert_eq!(values, vec![50_000.0, 2_500_000.0, 40_000.0, 250_000.0, 12.0]);
+        assert!(n[0].money && n[1].money && n[2].money && n[3].money);
+        assert!(n[4].percent && !n[4].money);
+    }
+
+    #[test]
+    fn comparisons_are_read_before_a_number() {
+        let t = tokens("at least 5 and no more than 7 and under 3");
+        assert_eq!(comparison_before(&t, 2).map(|x| x.0), Some(Op::Gte));
+        assert_eq!(comparison_before(&t, 7).map(|x| x.0), Some(Op::Lte));
+        assert_eq!(comparison_before(&t, 10).map(|x| x.0), Some(Op::Lt));
+    }
+
+    #[test]
+    fn inflected_forms_plurals_and_typos_say_a_value() {
+        let t = tokens("engineers negotiaton invoices");
+        assert!(says(&t[0], &tokens("Engineering")[0]));
+        assert!(says(&t[1], &tokens("negotiation")[0]));
+        assert!(says(&t[2], &tokens("invoice")[0]));
+        assert!(!says(&t[2], &tokens("voice")[0]));
+    }
+}

@@ -1,0 +1,59 @@
+//! Countries by name, code and nationality (`keshvar`'s ISO 3166 data).
+
+use super::*;
+
+/// A country as the question may say it: its names (ISO short name and the usual others,
+/// lower-cased) and its nationality ("German"); its ISO codes only as written in capitals.
+pub(super) struct Place {
+    pub(super) names: Vec<String>,
+    pub(super) nationality: Option<String>,
+    pub(super) codes: Vec<String>,
+}
+
+/// Every country of ISO 3166-1, from the `keshvar` data set.
+pub(super) fn places() -> &'static [Place] {
+    static PLACES: std::sync::OnceLock<Vec<Place>> = std::sync::OnceLock::new();
+    PLACES.get_or_init(|| {
+        keshvar::CountryIterator::new()
+            .map(|c| {
+                let mut names = vec![c.iso_short_name().to_lowercase()];
+                names.extend(c.unofficial_name_list().iter().map(|n| n.to_lowercase()));
+                names.dedup();
+                Place {
+                    names,
+                    nationality: c.maybe_nationality().map(str::to_lowercase),
+                    codes: vec![c.alpha2().to_string(), c.alpha3().to_string()],
+                }
+            })
+            .collect()
+    })
+}
+
+/// The countries the question says by nationality or code, with the words that say each.
+pub(super) fn places_said(t: &[Token]) -> Vec<(&'static Place, Vec<usize>)> {
+    let mut out = vec![];
+    for place in places() {
+        let mut said = vec![];
+        if let Some(n) = &place.nationality {
+            let w = tokens(n);
+            said.extend(
+                runs(t, &w)
+                    .into_iter()
+                    .filter(|&at| {
+                        // Exactly the word: "French", not a stem of something else.
+                        (0..w.len()).all(|i| t[at + i].lower == w[i].lower)
+                    })
+                    .map(|at| (at..at + w.len()).collect::<Vec<_>>()),
+            );
+        }
+        for (i, q) in t.iter().enumerate() {
+            if place.codes.contains(&q.text) {
+                said.push(vec![i]);
+            }
+        }
+        for span in said {
+            out.push((place, span));
+        }
+    }
+    out
+}

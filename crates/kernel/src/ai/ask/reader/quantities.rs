@@ -1,0 +1,250 @@
+//! Quantities the question says: numbers with their units ("40k", "2.5 million"), the
+//! comparison before them ("over", "at least", "between … and …"), and currency words.
+
+use super::*;
+
+/// A number the question says, with its unit applied ("40k" = 40,000; "2.5 million").
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Said {
+    pub(super) value: f64,
+    /// Word indexes it covers.
+    pub(super) from: usize,
+    pub(super) to: usize,
+    pub(super) money: bool,
+    pub(super) percent: bool,
+    /// Written as a plain whole number with no unit (a possible count of rows).
+    pub(super) plain: bool,
+}
+
+pub(super) const NUMBER_WORDS: &[(&str, f64)] = &[
+    ("one", 1.0),
+    ("two", 2.0),
+    ("three", 3.0),
+    ("four", 4.0),
+    ("five", 5.0),
+    ("six", 6.0),
+    ("seven", 7.0),
+    ("eight", 8.0),
+    ("nine", 9.0),
+    ("ten", 10.0),
+    ("eleven", 11.0),
+    ("twelve", 12.0),
+    ("fifteen", 15.0),
+    ("twenty", 20.0),
+    ("fifty", 50.0),
+    ("hundred", 100.0),
+];
+
+pub(super) const SCALES: &[(&str, f64)] = &[
+    ("k", 1e3),
+    ("thousand", 1e3),
+    ("grand", 1e3),
+    ("m", 1e6),
+    ("mm", 1e6),
+    ("mn", 1e6),
+    ("million", 1e6),
+    ("millions", 1e6),
+    ("b", 1e9),
+    ("bn", 1e9),
+    ("billion", 1e9),
+];
+
+pub(super) const MONEY_WORDS: &[&str] =
+    &["$", "€", "£", "¥", "usd", "eur", "gbp", "dollar", "dollars", "euro", "euros", "pound", "pounds"];
+
+/// Currency words and symbols, and the ISO code each stands for.
+pub(super) const CURRENCY_WORDS: &[(&str, &str)] = &[
+    ("dollar", "USD"),
+    ("dollars", "USD"),
+    ("usd", "USD"),
+    ("euro", "EUR"),
+    ("euros", "EUR"),
+    ("eur", "EUR"),
+    ("pound", "GBP"),
+    ("pounds", "GBP"),
+    ("sterling", "GBP"),
+    ("gbp", "GBP"),
+    ("yen", "JPY"),
+    ("jpy", "JPY"),
+    ("franc", "CHF"),
+    ("francs", "CHF"),
+    ("chf", "CHF"),
+    ("cad", "CAD"),
+    ("aud", "AUD"),
+    ("yuan", "CNY"),
+    ("renminbi", "CNY"),
+    ("rupee", "INR"),
+    ("rupees", "INR"),
+    ("krona", "SEK"),
+    ("kronor", "SEK"),
+    ("zloty", "PLN"),
+];
+
+/// The numbers the question says, with units: digits ("50,000", "2.5", "40k", "2.5M"), number
+/// words, "half a million", "a quarter of a million".
+pub(super) fn numbers(t: &[Token], taken: &[usize]) -> Vec<Said> {
+    let mut out: Vec<Said> = vec![];
+    let mut i = 0;
+    while i < t.len() {
+        if taken.contains(&i) {
+            i += 1;
+            continue;
+        }
+        let w = t[i].lower.as_str();
+        let (mut value, mut to, mut plain, mut start) = (None, i, false, i);
+        // "40k", "2.5m", "10bn": digits with the scale stuck on.
+        let digits_end = w.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ',')).unwrap_or(w.len());
+        if digits_end > 0 && w.as_bytes()[0].is_ascii_digit() {
+            let number: Option<f64> = w[..digits_end].replace(',', "").parse().ok();
+            let rest = &w[digits_end..];
+            if let Some(n) = number {
+                if rest.is_empty() {
+                    value = Some(n);
+                    plain = !w.contains('.');
+                } else if let Some((_, s)) = SCALES.iter().find(|(k, _)| *k == rest) {
+                    value = Some(n * s);
+                }
+            }
+        } else if let Some((_, n)) = NUMBER_WORDS.iter().find(|(k, _)| *k == w) {
+            value = Some(*n);
+            plain = true;
+        } else if (w == "half" || w == "quarter") && i + 1 < t.len() {
+            // "half a million", "a quarter of a million"
+            let share = if w == "half" { 0.5 } else { 0.25 };
+            let mut j = i + 1;
+            while j < t.len() && matches!(t[j].lower.as_str(), "a" | "of") {
+                j += 1;
+            }
+            if let Some((_, s)) = t.get(j).and_then(|x| SCALES.iter().find(|(k, _)| *k == x.lower)) {
+                value = Some(share * s);
+                to = j;
+                // "a quarter of a million": the article belongs to the number.
+                if i > 0 && t[i - 1].lower == "a" {
+                    start = i - 1;
+                }
+            }
+        }
+        let Some(mut n) = value else {
+            i += 1;
+            continue;
+        };
+        // A scale word after the number ("2.5 million", "40 thousand").
+        if let Some((_, s)) = t.get(to + 1).and_then(|x| SCALES.iter().find(|(k, _)| *k == x.lower)) {
+            if t[to + 1].lower.len() > 1 {
+                n *= s;
+                to += 1;
+                plain = false;
+            }
+        }
+        let before = start.checked_sub(1).map(|b| t[b].lower.as_str());
+        let after = t.get(to + 1).map(|x| x.lower.as_str());
+        let money = before.is_some_and(|b| MONEY_WORDS.contains(&b))
+            || after.is_some_and(|a| MONEY_WORDS.contains(&a))
+            || to > i
+            || !plain && value.is_some() && w.ends_with(|c: char| c.is_alphabetic());
+        let percent = after.is_some_and(|a| matches!(a, "%" | "percent" | "pct"));
+        let from = if before.is_some_and(|b| MONEY_WORDS.contains(&b) && b.chars().count() == 1) {
+            start - 1
+        } else {
+            start
+        };
+        let to = if percent || after.is_some_and(|a| MONEY_WORDS.contains(&a)) { to + 1 } else { to };
+        out.push(Said { value: n, from, to, money, percent, plain: plain && !percent });
+        i = to + 1;
+    }
+    out
+}
+
+/// A comparison word before a number: its operator and how many words it takes.
+pub(super) fn comparison_before(t: &[Token], at: usize) -> Option<(Op, usize)> {
+    let w = |back: usize| at.checked_sub(back).map(|i| t[i].lower.as_str());
+    // "no more than" / "no less than": three words.
+    if let (Some(a), Some(b), Some("than")) = (w(3), w(2), w(1)) {
+        match (a, b) {
+            ("no" | "not", "more") => return Some((Op::Lte, 3)),
+            ("no" | "not", "less") => return Some((Op::Gte, 3)),
+            _ => {}
+        }
+    }
+    let two = (w(2), w(1));
+    let op = match two {
+        (Some("more" | "greater" | "higher" | "larger" | "bigger"), Some("than")) => Some((Op::Gt, 2)),
+        (Some("less" | "fewer" | "lower" | "smaller"), Some("than")) => Some((Op::Lt, 2)),
+        (Some("at"), Some("least")) => Some((Op::Gte, 2)),
+        (Some("at"), Some("most")) => Some((Op::Lte, 2)),
+        (Some("up"), Some("to")) => Some((Op::Lte, 2)),
+        (Some("no"), Some("more")) | (Some("not"), Some("over")) => Some((Op::Lte, 2)),
+        (Some("no"), Some("less")) => Some((Op::Gte, 2)),
+        _ => None,
+    };
+    if op.is_some() {
+        return op;
+    }
+    match w(1)? {
+        "above" | "over" | "exceeding" | "exceeds" | "exceed" | ">" => Some((Op::Gt, 1)),
+        "below" | "under" | "<" => Some((Op::Lt, 1)),
+        "minimum" | "min" => Some((Op::Gte, 1)),
+        "maximum" | "max" => Some((Op::Lte, 1)),
+        _ => None,
+    }
+}
+
+/// The number as the spec writes it (whole numbers without a fraction).
+pub(super) fn number_value(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        Value::from(n as i64)
+    } else {
+        serde_json::Number::from_f64(n).map(Value::Number).unwrap_or(Value::Null)
+    }
+}
+
+pub(super) fn shown_number(n: f64) -> String {
+    let whole = n.trunc() as i64;
+    let mut s = whole.abs().to_string();
+    let mut grouped = String::new();
+    while s.len() > 3 {
+        let tail = s.split_off(s.len() - 3);
+        grouped = format!(",{tail}{grouped}");
+    }
+    let frac = if n.fract() != 0.0 {
+        format!("{}", n.fract()).trim_start_matches('0').to_string()
+    } else {
+        String::new()
+    };
+    format!("{}{s}{grouped}{frac}", if n < 0.0 { "-" } else { "" })
+}
+
+pub(super) fn op_words(op: Op) -> &'static str {
+    match op {
+        Op::Gt => "more than",
+        Op::Gte => "at least",
+        Op::Lt => "less than",
+        Op::Lte => "at most",
+        _ => "is",
+    }
+}
+
+/// Whether a number fits the field's precision (a percentage field holds no 200,000).
+pub(super) fn fits(f: &ProjectedField, v: f64) -> bool {
+    match f.precision {
+        Some(precision) => {
+            let digits = i32::from(precision) - i32::from(f.scale.unwrap_or(0));
+            v.abs() < 10f64.powi(digits.max(0))
+        }
+        None => true,
+    }
+}
+
+pub(super) fn looks_like_currency_code(v: &str) -> bool {
+    crate::metadata::catalog::is_currency_code(v)
+}
+
+/// Where the question says the currency `code` in words ("euros", "pounds").
+pub(super) fn currency_said(t: &[Token], code: &str) -> Option<Vec<usize>> {
+    if !looks_like_currency_code(code) {
+        return None;
+    }
+    t.iter()
+        .position(|w| CURRENCY_WORDS.iter().any(|(word, c)| *c == code && w.lower == *word))
+        .map(|i| vec![i])
+}
