@@ -203,7 +203,7 @@ fn bench_reader(ws: &Workspace, runs: usize) -> Result<ReaderBench> {
             .collect();
         let probes: Vec<String> =
             words.iter().filter_map(|w| crate::records::value_index::probe(w)).collect();
-        for _ in 0..runs.max(1) {
+        for run in 0..runs.max(1) {
             let t = Instant::now();
             std::hint::black_box(session.read_question(question, &p, &objects)?);
             reader_times.push(t.elapsed());
@@ -218,6 +218,11 @@ fn bench_reader(ws: &Workspace, runs: usize) -> Result<ReaderBench> {
                 }
             }
             raw_times.push(t.elapsed());
+            // The scan is only the reference of what the index saves (seconds on a million
+            // rows): three runs of it are enough.
+            if run >= 3 {
+                continue;
+            }
             let t = Instant::now();
             for (_, table, field) in &text_fields {
                 let col = crate::metadata::catalog::column(field);
@@ -505,8 +510,10 @@ fn bench_ask(ws: &Workspace, runs: usize) -> Result<AskBench> {
     let mut spec = None;
     for _ in 0..runs {
         let t = Instant::now();
-        let run = session.ask_begin(question, model.clone())?;
-        match session.ask_advance(run, Ok(response.clone()))? {
+        let mut run = session.ask_begin(question, model.clone())?;
+        let request = run.request.clone();
+        let response = session.receive(&mut run.invocation, &request, Ok(response.clone()))?;
+        match session.ask_advance(run, response)? {
             AskStep::Done(a) => spec = Some(a.spec),
             AskStep::Call(_) => return Err(crate::Error::internal("the fixed answer needed a repair")),
         }

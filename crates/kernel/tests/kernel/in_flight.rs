@@ -81,11 +81,14 @@ fn the_concurrency_limit_holds_across_processes() {
     let ava_elsewhere = other.session("ava").unwrap();
 
     // A call in flight in one process takes the only slot for the other.
-    let first = begin(&ava).unwrap();
+    let mut first = begin(&ava).unwrap();
     assert_busy(begin(&ava_elsewhere));
     // Completed (here: cancelled), it frees the slot.
-    let e = refused(ava.ask_advance(first, Err(Error::new(Code::Cancelled, "cancelled"))));
+    let request = first.request.clone();
+    let e =
+        refused(ava.receive(&mut first.invocation, &request, Err(Error::new(Code::Cancelled, "cancelled"))));
     assert_eq!(e.code, Code::Cancelled);
+    drop(first);
     let second = begin(&ava_elsewhere).unwrap();
     assert_busy(begin(&ava));
     // Given up without being completed (the caller dropped it), it frees the slot too, and its
@@ -113,7 +116,7 @@ fn a_call_that_comes_back_to_the_kernel_renews_its_claim() {
     let ava = f.ws.session("ava").unwrap();
     let settings = one_at_a_time(&ava);
     let lease = lease_span(&settings);
-    let run = begin(&ava).unwrap();
+    let mut run = begin(&ava).unwrap();
     let id = run.invocation.trace_id.clone();
     // The model answered nonsense near the end of the lease; the kernel asks for a repair and
     // the claim is renewed for the repair call.
@@ -126,7 +129,9 @@ fn a_call_that_comes_back_to_the_kernel_renews_its_claim() {
         first_token_ms: None,
         total_ms: 1.0,
     };
-    let repair = match ava.ask_advance(run, Ok(answer)).unwrap() {
+    let request = run.request.clone();
+    let answer = ava.receive(&mut run.invocation, &request, Ok(answer)).unwrap();
+    let repair = match ava.ask_advance(run, answer).unwrap() {
         AskStep::Call(r) => r,
         AskStep::Done(_) => panic!("nonsense is not an answer"),
     };

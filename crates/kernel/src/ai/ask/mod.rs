@@ -530,10 +530,7 @@ impl Session<'_> {
         let estimate = crate::ai::projection::estimate_prompt_tokens(&chat_prompt);
         let mut inv = self.begin_invocation(&binding, model, question, estimate)?;
         inv.grounding_hash = grounding.hash.clone();
-        let fail = |inv: &Invocation, e: Error| -> Result<AskRun> {
-            self.finish_invocation(inv, Outcome::Failed(&e))?;
-            Err(e)
-        };
+        let fail = |inv: &Invocation, e: Error| -> Result<AskRun> { Err(self.fail_invocation(inv, e)) };
         if objects.is_empty() {
             return fail(&inv, Error::new(Code::Scope, "there are no records you can ask about"));
         }
@@ -594,18 +591,14 @@ impl Session<'_> {
 
     /// Steps 5–7 with the model's response: constrain (or ask for the one repair), resolve
     /// values, run the spec, trace.
-    pub fn ask_advance(&self, mut run: AskRun, response: Result<ChatResponse>) -> Result<AskStep> {
-        let resp = response.map_err(|e| self.fail_invocation(&run.invocation, e))?;
-        run.invocation.record_call(&run.request.prompt.messages(), &resp);
-        self.renew_invocation(&run.invocation)?;
+    pub fn ask_advance(&self, mut run: AskRun, resp: ChatResponse) -> Result<AskStep> {
         match self.constrain(&run, &resp.content) {
             Ok(Constrained::Refusal(reason)) => {
                 let e = Error::new(
                     Code::GroundingInsufficient,
                     format!("The model found no way to answer from your data: {reason}"),
                 );
-                self.finish_invocation(&run.invocation, Outcome::Failed(&e))?;
-                Err(e)
+                Err(self.fail_invocation(&run.invocation, e))
             }
             Ok(Constrained::Plan(plan)) => {
                 let Planned { spec, resolutions, values, dates, terms, written, read, unused } = *plan;
@@ -616,8 +609,7 @@ impl Session<'_> {
                     match self.query(&spec) {
                         Ok(r) => Some(r),
                         Err(e) => {
-                            self.finish_invocation(&run.invocation, Outcome::Failed(&e))?;
-                            return Err(e);
+                            return Err(self.fail_invocation(&run.invocation, e));
                         }
                     }
                 };
@@ -677,8 +669,7 @@ impl Session<'_> {
                     Code::Contract,
                     format!("the model's answer broke the Ask contract twice; last problem: {violation}"),
                 );
-                self.finish_invocation(&run.invocation, Outcome::Failed(&e))?;
-                Err(e)
+                Err(self.fail_invocation(&run.invocation, e))
             }
         }
     }
@@ -746,8 +737,7 @@ impl Session<'_> {
             ..run.request.prompt.clone()
         });
         if let Err(e) = self.preflight_repair(&run.invocation, estimate) {
-            self.finish_invocation(&run.invocation, Outcome::Failed(&e))?;
-            return Err(e);
+            return Err(self.fail_invocation(&run.invocation, e));
         }
         run.request.prompt.parts = parts;
         run.repaired = true;
@@ -1217,11 +1207,14 @@ impl Capability for Ask {
     fn invocation(run: &Self::Run) -> &Invocation {
         &run.invocation
     }
+    fn invocation_mut(run: &mut Self::Run) -> &mut Invocation {
+        &mut run.invocation
+    }
     fn advance(
         &mut self,
         session: &Session<'_>,
         run: Self::Run,
-        response: Result<ChatResponse>,
+        response: ChatResponse,
     ) -> Result<Step<Self::Run, AskAnswer>> {
         Ok(match session.ask_advance(*run, response)? {
             Step::Done(answer) => Step::Done(*answer),

@@ -820,15 +820,15 @@ impl Capability for Choose<'_> {
     fn invocation(run: &Self::Run) -> &Invocation {
         &run.invocation
     }
+    fn invocation_mut(run: &mut Self::Run) -> &mut Invocation {
+        &mut run.invocation
+    }
     fn advance(
         &mut self,
         session: &Session<'_>,
         mut run: Self::Run,
-        response: Result<ChatResponse>,
+        resp: ChatResponse,
     ) -> Result<Step<Self::Run, ()>> {
-        let resp = response.map_err(|e| session.fail_invocation(&run.invocation, e))?;
-        run.invocation.record_call(&run.request.prompt.messages(), &resp);
-        session.renew_invocation(&run.invocation)?;
         match checked_action(&run.schema, &resp.content, self.scope, session) {
             Ok((action, value, target)) => {
                 session

@@ -634,14 +634,7 @@ impl Session<'_> {
     /// Take the model's response: repair once, or check the answer (lookups, spans, the dry
     /// run), record the proposal and the trace — and auto-apply it when the capability's
     /// autonomy and the allowlist say so.
-    pub fn extract_advance(
-        &self,
-        mut run: ExtractRun,
-        response: Result<ChatResponse>,
-    ) -> Result<ExtractStep> {
-        let resp = response.map_err(|e| self.fail_invocation(&run.invocation, e))?;
-        run.invocation.record_call(&run.request.prompt.messages(), &resp);
-        self.renew_invocation(&run.invocation)?;
+    pub fn extract_advance(&self, mut run: ExtractRun, resp: ChatResponse) -> Result<ExtractStep> {
         let validator = jsonschema::validator_for(&run.schema).map_err(|e| Error::internal(e.to_string()))?;
         let parsed = serde_json::from_str::<Value>(resp.content.trim());
         if let Ok(Value::Object(written)) = &parsed {
@@ -803,11 +796,14 @@ impl Capability for Extract {
     fn invocation(run: &Self::Run) -> &Invocation {
         &run.invocation
     }
+    fn invocation_mut(run: &mut Self::Run) -> &mut Invocation {
+        &mut run.invocation
+    }
     fn advance(
         &mut self,
         session: &Session<'_>,
         run: Self::Run,
-        response: Result<ChatResponse>,
+        response: ChatResponse,
     ) -> Result<Step<Self::Run, ExtractAnswer>> {
         Ok(match session.extract_advance(*run, response)? {
             Step::Done(answer) => Step::Done(*answer),

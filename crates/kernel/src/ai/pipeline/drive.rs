@@ -35,18 +35,21 @@ pub trait Capability {
     /// The request the next model call sends.
     fn request(run: &Self::Run) -> &ChatRequest;
     fn invocation(run: &Self::Run) -> &Invocation;
+    fn invocation_mut(run: &mut Self::Run) -> &mut Invocation;
     /// The text streamed so far as the user may see it (the model's own by default; a
     /// capability whose values are slots renders them). What it returns for a longer text
     /// must begin with what it returned for a shorter one.
     fn draft<'r>(_run: &Self::Run, raw: &'r str) -> std::borrow::Cow<'r, str> {
         std::borrow::Cow::Borrowed(raw)
     }
-    /// The steps after a model call (or its failure, which is traced and returned).
+    /// The steps after a model call, with its response (the driver has accounted it on the
+    /// invocation; a failed call never reaches here: the driver ends the invocation). A failure
+    /// of these steps ends the invocation with `Session::fail_invocation`.
     fn advance(
         &mut self,
         session: &Session<'_>,
         run: Self::Run,
-        response: Result<ChatResponse>,
+        response: ChatResponse,
     ) -> Result<Step<Self::Run, Self::Answer>>;
 }
 
@@ -120,6 +123,10 @@ pub async fn drive<C: Capability>(
                     .await
             }
         };
+        let response = sessions.with(|s| {
+            let request = C::request(&run).clone();
+            s.receive(C::invocation_mut(&mut run), &request, response)
+        })?;
         match sessions.with(|s| capability.advance(s, run, response))? {
             Step::Done(answer) => return Ok(answer),
             Step::Call(next) => run = next,

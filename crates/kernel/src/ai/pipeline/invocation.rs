@@ -360,7 +360,21 @@ impl Session<'_> {
         Ok(inv)
     }
 
-    /// Complete the trace row.
+    /// A model call came back to the kernel: a failure ends the invocation
+    /// ([`fail_invocation`](Self::fail_invocation)); a response is accounted on it and its
+    /// in-flight claim renewed. The driver does this before every capability's `advance`.
+    pub fn receive(
+        &self,
+        inv: &mut Invocation,
+        request: &crate::ai::provider::ChatRequest,
+        response: Result<crate::ai::provider::ChatResponse>,
+    ) -> Result<crate::ai::provider::ChatResponse> {
+        let resp = response.map_err(|e| self.fail_invocation(inv, e))?;
+        inv.record_call(&request.prompt.messages(), &resp);
+        self.renew_invocation(inv)?;
+        Ok(resp)
+    }
+
     /// The model call failed: a pin that drifted is marked (it refuses calls until repinned),
     /// the trace row is completed, and the error is returned for the caller.
     pub fn fail_invocation(&self, inv: &Invocation, e: Error) -> Error {

@@ -573,14 +573,7 @@ impl Session<'_> {
         })
     }
 
-    pub fn summarize_advance(
-        &self,
-        mut run: SummarizeRun,
-        response: Result<ChatResponse>,
-    ) -> Result<SummarizeStep> {
-        let resp = response.map_err(|e| self.fail_invocation(&run.invocation, e))?;
-        run.invocation.record_call(&run.request.prompt.messages(), &resp);
-        self.renew_invocation(&run.invocation)?;
+    pub fn summarize_advance(&self, mut run: SummarizeRun, resp: ChatResponse) -> Result<SummarizeStep> {
         if let Some(call) = tool_request(&resp.content) {
             if run.tool_calls < MAX_TOOL_CALLS {
                 self.run_model_tool(&mut run, call);
@@ -805,6 +798,9 @@ impl Capability for Summarize {
     fn invocation(run: &Self::Run) -> &Invocation {
         &run.invocation
     }
+    fn invocation_mut(run: &mut Self::Run) -> &mut Invocation {
+        &mut run.invocation
+    }
     fn draft<'r>(run: &Self::Run, raw: &'r str) -> std::borrow::Cow<'r, str> {
         match &run.slots {
             Some(currency) => std::borrow::Cow::Owned(slots::draft(raw, &run.facts, currency)),
@@ -815,7 +811,7 @@ impl Capability for Summarize {
         &mut self,
         session: &Session<'_>,
         run: Self::Run,
-        response: Result<ChatResponse>,
+        response: ChatResponse,
     ) -> Result<Step<Self::Run, SummaryAnswer>> {
         Ok(match session.summarize_advance(*run, response)? {
             Step::Done((answer, first)) => {
