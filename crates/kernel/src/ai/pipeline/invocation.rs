@@ -2,6 +2,7 @@
 //! end whatever the outcome (refusals before it could begin included), and its figures.
 
 use super::in_flight::{holder, Claim};
+use super::trace::{open_row, OpenRow, RowState};
 use super::*;
 use crate::ai::pins::ModelPin;
 use crate::ai::provider::{Endpoint, Usage};
@@ -319,27 +320,25 @@ impl Session<'_> {
         let currency = self.catalog().definition.currency.clone();
         {
             let tx = self.begin_write()?;
-            tx.execute(
-                "INSERT INTO ai_trace (id, correlation_id, capability, actor, prompt, prompt_version, model_pin, model_id, model_version,
-                    grounding_hash, generation, input, prompt_text, estimated_cost, currency, outcome, started_at, holder)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, '', ?10, ?11, '', ?12, ?13, 'running', ?14, ?15)",
-                params![
-                    inv.trace_id,
-                    inv.correlation_id,
-                    capability.key,
-                    inv.actor,
-                    inv.prompt.prompt,
-                    inv.prompt.version,
-                    inv.model.stored.then_some(inv.model.pin.key.clone()),
-                    inv.model.pin.model_id,
-                    inv.model.pin.digest,
-                    inv.generation,
+            open_row(
+                &tx,
+                &OpenRow {
+                    id: &inv.trace_id,
+                    correlation_id: &inv.correlation_id,
+                    capability: &capability.key,
+                    actor: &inv.actor,
+                    prompt: &inv.prompt.prompt,
+                    prompt_version: inv.prompt.version,
+                    model_pin: inv.model.stored.then_some(inv.model.pin.key.as_str()),
+                    model_id: &inv.model.pin.model_id,
+                    model_version: &inv.model.pin.digest,
+                    generation: inv.generation,
                     input,
                     estimated_cost,
-                    currency,
-                    timestamp(self.ws.clock.now()),
-                    holder()
-                ],
+                    currency: &currency,
+                    started_at: &timestamp(self.ws.clock.now()),
+                    state: RowState::Running { holder: holder() },
+                },
             )?;
             tx.commit()?;
         }
@@ -466,23 +465,25 @@ impl Session<'_> {
             started: Instant::now(),
         };
         let tx = self.begin_write()?;
-        tx.execute(
-            "INSERT INTO ai_trace (id, correlation_id, capability, actor, prompt, prompt_version, model_id, model_version,
-                grounding_hash, generation, input, prompt_text, estimated_cost, currency, outcome, started_at, holder)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, '', '', '', ?7, ?8, '', 0, ?9, 'running', ?10, ?11)",
-            params![
-                call.trace_id,
-                call.correlation_id,
-                call.capability,
-                self.user().key,
-                prompt.prompt,
-                prompt.version,
-                self.catalog().generation,
+        open_row(
+            &tx,
+            &OpenRow {
+                id: &call.trace_id,
+                correlation_id: &call.correlation_id,
+                capability: &call.capability,
+                actor: &self.user().key,
+                prompt: &prompt.prompt,
+                prompt_version: prompt.version,
+                model_pin: None,
+                model_id: "",
+                model_version: "",
+                generation: self.catalog().generation,
                 input,
-                self.catalog().definition.currency,
-                timestamp(self.ws.clock.now()),
-                holder()
-            ],
+                estimated_cost: 0.0,
+                currency: &self.catalog().definition.currency,
+                started_at: &timestamp(self.ws.clock.now()),
+                state: RowState::Running { holder: holder() },
+            },
         )?;
         // The call's slot of the capability's concurrency, as an invocation takes one; refused,
         // the row is not written and the refusal is traced.
@@ -542,27 +543,30 @@ impl Session<'_> {
             code = e.code.as_str(),
             "invocation refused before it began"
         );
-        let now = timestamp(self.ws.clock.now());
-        let _ = self.ws.conn().execute(
-            "INSERT INTO ai_trace (id, correlation_id, capability, actor, prompt, prompt_version, model_id, model_version,
-                grounding_hash, generation, input, prompt_text, estimated_cost, currency, outcome, code, fault, message,
-                started_at, finished_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, 0, '', '', '', ?6, ?7, '', 0, ?8, ?9, ?10, ?11, ?12, ?13, ?13)",
-            params![
-                self.ws.ids.record_id("trace"),
-                self.correlation_id(),
-                capability.key,
-                self.user().key,
-                capability.prompt,
-                self.catalog().generation,
+        let _ = open_row(
+            self.ws.conn(),
+            &OpenRow {
+                id: &self.ws.ids.record_id("trace"),
+                correlation_id: &self.correlation_id(),
+                capability: &capability.key,
+                actor: &self.user().key,
+                prompt: &capability.prompt,
+                prompt_version: 0,
+                model_pin: None,
+                model_id: "",
+                model_version: "",
+                generation: self.catalog().generation,
                 input,
-                self.catalog().definition.currency,
-                kind.as_str(),
-                e.code.as_str(),
-                fault,
-                e.message,
-                now
-            ],
+                estimated_cost: 0.0,
+                currency: &self.catalog().definition.currency,
+                started_at: &timestamp(self.ws.clock.now()),
+                state: RowState::Refused {
+                    outcome: kind,
+                    code: e.code.as_str(),
+                    fault: fault.as_deref(),
+                    message: &e.message,
+                },
+            },
         );
         e
     }

@@ -10,6 +10,72 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
+/// A trace row as it opens. Every call's row is written by [`open_row`]: `running` (held by
+/// this process) for an invocation or a served call, or finished at once for a call refused
+/// before it began. Its completion is `finish_invocation` / `finish_served_call`.
+pub(super) struct OpenRow<'a> {
+    pub id: &'a str,
+    pub correlation_id: &'a str,
+    pub capability: &'a str,
+    pub actor: &'a str,
+    pub prompt: &'a str,
+    pub prompt_version: i64,
+    /// The stored pin, when the call runs one.
+    pub model_pin: Option<&'a str>,
+    pub model_id: &'a str,
+    pub model_version: &'a str,
+    pub generation: i64,
+    pub input: &'a str,
+    pub estimated_cost: f64,
+    pub currency: &'a str,
+    pub started_at: &'a str,
+    pub state: RowState<'a>,
+}
+
+pub(super) enum RowState<'a> {
+    /// In flight, held by this process (`in_flight::holder`).
+    Running { holder: String },
+    /// Refused before it began: finished when it started.
+    Refused { outcome: TraceOutcome, code: &'a str, fault: Option<&'a str>, message: &'a str },
+}
+
+pub(super) fn open_row(conn: &rusqlite::Connection, row: &OpenRow<'_>) -> rusqlite::Result<usize> {
+    let (outcome, code, fault, message, finished_at, holder) = match &row.state {
+        RowState::Running { holder } => ("running", None, None, None, None, Some(holder.as_str())),
+        RowState::Refused { outcome, code, fault, message } => {
+            (outcome.as_str(), Some(*code), *fault, Some(*message), Some(row.started_at), None)
+        }
+    };
+    conn.execute(
+        "INSERT INTO ai_trace (id, correlation_id, capability, actor, prompt, prompt_version, model_pin, model_id,
+            model_version, grounding_hash, generation, input, prompt_text, estimated_cost, currency, outcome, code,
+            fault, message, started_at, finished_at, holder)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, '', ?10, ?11, '', ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+        params![
+            row.id,
+            row.correlation_id,
+            row.capability,
+            row.actor,
+            row.prompt,
+            row.prompt_version,
+            row.model_pin,
+            row.model_id,
+            row.model_version,
+            row.generation,
+            row.input,
+            row.estimated_cost,
+            row.currency,
+            outcome,
+            code,
+            fault,
+            message,
+            row.started_at,
+            finished_at,
+            holder
+        ],
+    )
+}
+
 /// How an invocation's trace row stands: `running` until it is completed as `answered`,
 /// `refused` (a limit, a permission, a contract or grounding refusal) or `failed`; `abandoned`
 /// when its caller gave up or its process stopped before completing it.
