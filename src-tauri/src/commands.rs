@@ -580,7 +580,7 @@ pub async fn turn_on_built_in_model(
     model: Option<String>,
     source: Option<String>,
     progress: Channel<DownloadProgress>,
-) -> Result<pins::ModelInUse> {
+) -> Result<countersign_kernel::ai::pipeline::ModelInUse> {
     let running = calls.begin(&call)?;
     let data = app_data(&app)?;
     let sessions = UserDesk::current(&desk)?;
@@ -600,7 +600,7 @@ pub async fn turn_on_built_in_model(
 pub async fn choose_built_in_model_file(
     app: AppHandle,
     desk: State<'_, Desk>,
-) -> Result<Option<pins::ModelInUse>> {
+) -> Result<Option<countersign_kernel::ai::pipeline::ModelInUse>> {
     let Some(path) = desktop::pick_model_file(&app) else { return Ok(None) };
     let data = app_data(&app)?;
     let sessions = UserDesk::current(&desk)?;
@@ -629,8 +629,9 @@ pub async fn use_found_server(
     kind: ProviderKind,
     base_url: String,
     model: String,
-) -> Result<pins::ModelInUse> {
-    pins::use_found_server(&UserDesk::current(&desk)?, kind, &base_url, &model).await
+) -> Result<countersign_kernel::ai::pipeline::ModelInUse> {
+    countersign_kernel::ai::pipeline::use_found_server(&UserDesk::current(&desk)?, kind, &base_url, &model)
+        .await
 }
 
 /// Settings → "Use your records from other AI apps": the MCP server of this workspace, its

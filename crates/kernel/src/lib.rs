@@ -4,16 +4,18 @@
 //! The modules are layers, each importing only the layers below it (a test holds this; see
 //! `ARCHITECTURE.md` at the repository root for the map and the invariants):
 //!
-//! 1. foundation — [`error`], [`clock`], [`store`] (the SQLite file and its migrations),
-//!    [`ingest`] (documents to text and a source map), [`logging`] (where events go);
+//! 1. foundation — [`error`], [`clock`], [`digest`] (file digests), [`store`] (the SQLite file
+//!    and its migrations), [`ingest`] (documents to text and a source map), [`logging`] (where
+//!    events go);
 //! 2. [`metadata`] — the workspace definition, its types, conditions and limits, the compiled
 //!    catalog;
 //! 3. [`records`] — the workspace, sessions and the one enforcement path for reads, the one save
 //!    path, queries, CSV, the corpus index, deploying a definition;
 //! 4. [`proposals`] — proposals, review, accept, undo, retention, the auto-apply allowlist;
-//! 5. [`ai`] — providers, model pins, secrets, the projection, kernel tools and the pipeline
-//!    (generic), then the capabilities, then the compositions that run capabilities (the MCP
-//!    server's tools), all registered with the pipeline;
+//! 5. [`ai`] — providers, secrets, model pins, the projection, kernel tools, the pipeline and
+//!    the built-in runtime (generic, in that order), then the capabilities, then the
+//!    compositions that run capabilities (the MCP server's tools), all registered with the
+//!    pipeline;
 //! 6. [`open`] — opening and creating a workspace for use, the same for every caller; [`eval`]
 //!    and [`bench`] — measurements over everything below.
 //!
@@ -23,6 +25,7 @@
 
 pub mod backup;
 pub mod clock;
+pub mod digest;
 pub mod error;
 pub mod ingest;
 pub mod logging;

@@ -9,13 +9,13 @@
 //! a mismatch is `model.drift` (fault: admin) and calls stay refused until someone repins.
 //! Managing providers and pins needs `ai.manage`. Endpoints must be on this machine (loopback).
 
-use crate::ai::pipeline::drive::Sessions;
 use crate::ai::provider::{provider, Endpoint, ModelInfo, ProviderKind, StructuredForm};
 use crate::ai::secrets::{self, SecretRef};
 use crate::clock::timestamp;
+use crate::digest::file_sha256;
 use crate::error::{Code, Error, Result};
 use crate::metadata::permissions::AI_MANAGE;
-use crate::records::access::Session;
+use crate::records::access::{Session, Sessions};
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -23,6 +23,10 @@ use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use ts_rs::TS;
+
+/// The base URL a provider of kind `built_in` stores: the built-in runtime says where it
+/// serves on each call (`provider::serve_built_in`).
+pub const BUILT_IN_ADDRESS: &str = "built-in";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ProviderConfig {
@@ -43,11 +47,11 @@ pub struct ProviderConfig {
     pub retention: String,
 }
 
-fn local() -> String {
+pub(crate) fn local() -> String {
     "this machine".into()
 }
 
-fn no_retention() -> String {
+pub(crate) fn no_retention() -> String {
     "none".into()
 }
 
@@ -183,22 +187,6 @@ fn canonical_sha(v: &Value) -> String {
     format!("{:x}", Sha256::digest(text.as_bytes()))
 }
 
-/// sha256 of a local file (a GGUF), streamed.
-pub fn file_sha256(path: &Path) -> Result<String> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0; 1 << 20];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(format!("{:x}", h.finalize()))
-}
-
 fn floating(kind: ProviderKind, model_id: &str) -> bool {
     let id = model_id.trim();
     id.is_empty()
@@ -301,80 +289,6 @@ pub async fn pin_served_model(
     sessions.with(|s| s.pin_model(key, provider, model, &fp, settings))
 }
 
-/// A model put to use in one step ("Use the built-in model", "Use this server"): its provider,
-/// its pin, and the capabilities now bound to it.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelInUse {
-    pub pin: ModelPin,
-    /// The capabilities bound to it (those that had no model of their own).
-    pub bound: Vec<String>,
-    /// Those the eval gate held back, with its reason.
-    pub not_bound: Vec<crate::ai::pipeline::NotBound>,
-}
-
-/// Put `model` of `provider` to use (`ai.manage`): the provider is added (or updated), the
-/// model pinned under the provider's key by what its server serves, and bound to every
-/// capability without a model of its own — through the eval gate, which passes untouched when
-/// this is the workspace's only pin (the model those capabilities already fell back to).
-pub async fn use_model(
-    sessions: &impl Sessions,
-    provider: &ProviderConfig,
-    model: &str,
-    weights: Weights<'_>,
-) -> Result<ModelInUse> {
-    sessions.with(|s| s.add_provider(provider))?;
-    let pin =
-        pin_served_model(sessions, &provider.key, &provider.key, model, weights, &PinSettings::default())
-            .await?;
-    let (bound, not_bound) = sessions.with(|s| s.bind_where_unbound(&pin.key))?;
-    tracing::info!(bound = bound.len(), held_back = not_bound.len(), "a model was put to use");
-    Ok(ModelInUse { pin, bound, not_bound })
-}
-
-/// "Use this server" (`ai.manage`), for a model server [`discover`] found: the server is asked
-/// again, added as a provider named after it (`llama-cpp`, `ollama`, `local`; numbered when
-/// that key is taken by another address) and `model` — one it serves — put to use
-/// ([`use_model`]).
-pub async fn use_found_server(
-    sessions: &impl Sessions,
-    kind: ProviderKind,
-    base_url: &str,
-    model: &str,
-) -> Result<ModelInUse> {
-    sessions.with(|s| s.require(AI_MANAGE))?;
-    check_local(base_url)?;
-    let report = test_connection(&Endpoint::new(kind, base_url)).await?;
-    if !report.models.iter().any(|m| m.id == model) {
-        return Err(Error::on_field(
-            Code::InvalidValue,
-            "model",
-            format!("the server at {base_url} does not serve `{model}`"),
-        ));
-    }
-    let name = match report.server.as_str() {
-        "llama.cpp" => "llama-cpp",
-        "ollama" => "ollama",
-        _ => "local",
-    };
-    let base = report.base_url.trim_end_matches('/');
-    let providers = sessions.with(|s| s.providers())?;
-    let key = (1..)
-        .map(|n| if n == 1 { name.to_string() } else { format!("{name}-{n}") })
-        .find(|k| providers.iter().all(|p| &p.key != k || p.base_url == base))
-        .unwrap_or_else(|| name.to_string());
-    let config = ProviderConfig {
-        key,
-        kind,
-        base_url: base.into(),
-        credential_ref: None,
-        structured_form: Default::default(),
-        region: local(),
-        retention: no_retention(),
-    };
-    use_model(sessions, &config, model, Weights::Served).await
-}
-
 /// Check the pin `key` against its server (the app's Check button, `model check`). Drift is
 /// recorded on the pin, which then refuses calls until repinned, and returned as
 /// `model.drift`; an unreachable server is an `integration` error and records nothing.
@@ -452,11 +366,11 @@ impl Session<'_> {
         self.require(AI_MANAGE)?;
         match cfg.kind {
             // It has no address of its own: the runtime says where it serves at each call.
-            ProviderKind::BuiltIn if cfg.base_url != crate::ai::runtime::BUILT_IN_ADDRESS => {
+            ProviderKind::BuiltIn if cfg.base_url != BUILT_IN_ADDRESS => {
                 return Err(Error::on_field(
                     Code::InvalidValue,
                     "base_url",
-                    format!("the built-in provider's address is `{}`", crate::ai::runtime::BUILT_IN_ADDRESS),
+                    format!("the built-in provider's address is `{}`", BUILT_IN_ADDRESS),
                 ))
             }
             ProviderKind::BuiltIn => {}

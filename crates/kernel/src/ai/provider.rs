@@ -256,6 +256,26 @@ pub fn provider(endpoint: Endpoint) -> Result<Box<dyn ModelProvider>> {
     })
 }
 
+/// This process's built-in runtime as the provider layer reaches it: the runtime registers
+/// itself here when the app starts it ([`serve_built_in`]), so this layer knows where it
+/// serves without knowing how it runs.
+pub trait BuiltInServer: Send + Sync {
+    /// Where it serves now (started on first use; it may have moved to another port).
+    fn serving_endpoint(&self) -> BoxFuture<'_, Result<Endpoint>>;
+}
+
+static BUILT_IN_SERVER: std::sync::Mutex<Option<std::sync::Arc<dyn BuiltInServer>>> =
+    std::sync::Mutex::new(None);
+
+/// The refusal of a call to the built-in model when this process runs none.
+pub const BUILT_IN_NOT_RUNNING: &str =
+    "the built-in model is not running here: install a model for it (Settings, or `model install`)";
+
+/// Register this process's built-in runtime (`None`: it has none).
+pub fn serve_built_in(server: Option<std::sync::Arc<dyn BuiltInServer>>) {
+    *BUILT_IN_SERVER.lock().unwrap_or_else(|e| e.into_inner()) = server;
+}
+
 /// The built-in runtime, started on first use: each call asks it where it serves now (it may
 /// have been restarted on another port) and then speaks OpenAI-compatible to it.
 struct BuiltIn {
@@ -264,7 +284,12 @@ struct BuiltIn {
 
 impl BuiltIn {
     async fn serving(&self) -> Result<OpenAiCompatible> {
-        let live = crate::ai::runtime::built_in()?.endpoint().await?;
+        let server = BUILT_IN_SERVER
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .ok_or_else(|| Error::new(Code::RuntimeUnavailable, BUILT_IN_NOT_RUNNING))?;
+        let live = server.serving_endpoint().await?;
         let endpoint = Endpoint {
             structured: self.endpoint.structured,
             max_response_bytes: self.endpoint.max_response_bytes,

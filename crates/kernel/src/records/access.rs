@@ -230,3 +230,30 @@ impl<'w> Session<'w> {
         }
     }
 }
+
+/// Where a caller that awaits between steps (the model-call driver, a model check) gets the
+/// user's session for each step: a caller that keeps its workspace behind a lock (the app)
+/// lends it for each step only.
+pub trait Sessions {
+    fn with<T>(&self, step: impl FnOnce(&Session<'_>) -> Result<T>) -> Result<T>;
+}
+
+/// A caller that holds its session for the whole call (the CLI, the evals, the tests).
+impl Sessions for Session<'_> {
+    fn with<T>(&self, step: impl FnOnce(&Session<'_>) -> Result<T>) -> Result<T> {
+        step(self)
+    }
+}
+
+/// Sessions whose every step joins one correlation (a conversation's turn, a call from another
+/// app): the trace rows and proposals of the capabilities it drives are grouped under it.
+pub struct Correlated<'s, S: Sessions> {
+    pub sessions: &'s S,
+    pub correlation: String,
+}
+
+impl<S: Sessions> Sessions for Correlated<'_, S> {
+    fn with<T>(&self, step: impl FnOnce(&Session<'_>) -> Result<T>) -> Result<T> {
+        self.sessions.with(|s| step(&s.correlated(&self.correlation)))
+    }
+}

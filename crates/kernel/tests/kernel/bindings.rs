@@ -26,7 +26,7 @@ fn export(dir: &Path) {
     countersign_kernel::ai::pins::ConnectionReport::export_all_to(dir).unwrap();
     countersign_kernel::ai::pins::PinSettings::export_all_to(dir).unwrap();
     countersign_kernel::ai::runtime::BuiltInModel::export_all_to(dir).unwrap();
-    countersign_kernel::ai::pins::ModelInUse::export_all_to(dir).unwrap();
+    countersign_kernel::ai::pipeline::ModelInUse::export_all_to(dir).unwrap();
     countersign_kernel::ai::mcp::ServerSetup::export_all_to(dir).unwrap();
     countersign_kernel::ai::mcp::ServerSettings::export_all_to(dir).unwrap();
     countersign_kernel::ai::assistant::Turn::export_all_to(dir).unwrap();

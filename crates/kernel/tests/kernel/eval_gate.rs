@@ -220,7 +220,7 @@ fn a_suite_is_revised_into_its_next_version_and_a_case_a_run_could_not_read_is_r
 /// the workspace's only pin and holds a capability back (with its reason) where it would not.
 #[test]
 fn a_found_server_is_put_to_use_and_bound_only_where_the_gate_lets_it() {
-    use countersign_kernel::ai::pins::use_found_server;
+    use countersign_kernel::ai::pipeline::use_found_server;
     let kind = ProviderKind::OpenaiCompatible;
 
     // First run: no provider, no pin.

@@ -3,7 +3,7 @@
 //!
 //! Layers, lowest first (the list in `src/lib.rs`), and inside `metadata` the order of
 //! [`METADATA`]:
-//! 0 foundation (`error`, `clock`, `store`, `backup`, `recent`, `ingest`, `logging`) · 1 `metadata` · 2 `records` ·
+//! 0 foundation (`error`, `clock`, `digest`, `store`, `backup`, `recent`, `ingest`, `logging`) · 1 `metadata` · 2 `records` ·
 //! 3 `proposals` · 4 generic `ai` · 5 the capabilities (`ai/ask`, `ai/extract`,
 //! `ai/summarize`) · 6 the compositions, which run capabilities (`ai/mcp`), and
 //! `ai/capabilities.rs` where all register · 7 `open`, `eval`, `bench`, the crate root.
@@ -26,12 +26,26 @@ fn metadata_rank(path: &[&str]) -> Option<usize> {
     Some(path.get(1).and_then(|m| METADATA.iter().position(|k| k == m)).unwrap_or(0))
 }
 
+/// The generic AI layer's modules in their order: each names only those before it (the model
+/// providers know nothing of pins, pins nothing of the runtime that serves a model, and the
+/// pipeline nothing of the runtime).
+const GENERIC_AI: &[&str] =
+    &["provider", "secrets", "pins", "contract", "dates", "projection", "tools", "pipeline", "runtime"];
+
+/// A generic AI module's place in [`GENERIC_AI`]; `None` outside it (`ai/mod.rs` included).
+fn generic_ai_rank(path: &[&str]) -> Option<usize> {
+    if path.first() != Some(&"ai") {
+        return None;
+    }
+    GENERIC_AI.iter().position(|k| Some(k) == path.get(1))
+}
+
 /// The layer of a module path (`["ai", "pipeline", "trace"]`), and the capability it belongs
 /// to, if any. `None` for a path that names no module of the kernel.
 fn layer(path: &[&str]) -> Option<(u8, Option<&'static str>)> {
     let first = *path.first()?;
     Some(match first {
-        "error" | "clock" | "store" | "backup" | "recent" | "ingest" | "logging" => (0, None),
+        "error" | "clock" | "digest" | "store" | "backup" | "recent" | "ingest" | "logging" => (0, None),
         "metadata" => (1, None),
         "records" => (2, None),
         "proposals" => (3, None),
@@ -147,6 +161,16 @@ fn violations(src: &Path) -> Vec<String> {
                 }
                 continue;
             };
+            if let (Some(mine), Some(named)) = (generic_ai_rank(&module_refs), generic_ai_rank(&refs)) {
+                if named > mine {
+                    found.push(format!(
+                        "{}:{line}: names `crate::{}`; the generic AI modules go {} and name only those before them",
+                        file.display(),
+                        path.join("::"),
+                        GENERIC_AI.join(" → ")
+                    ));
+                }
+            }
             if let (Some(mine), Some(named)) = (metadata_rank(&module_refs), metadata_rank(&refs)) {
                 if named > mine {
                     found.push(format!(
@@ -205,18 +229,27 @@ fn the_layer_check_finds_what_it_should() {
         "ai/summarize/mod.rs",
         "use super::ask::Candidate;\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n",
     );
+    write(
+        "ai/provider.rs",
+        "fn f() { crate::ai::runtime::built_in(); }\nuse crate::ai::secrets::SecretRef;\n",
+    );
     let found = violations(&dir);
     std::fs::remove_dir_all(&dir).unwrap();
-    assert_eq!(found.len(), 6, "{found:#?}");
+    assert_eq!(found.len(), 8, "{found:#?}");
     assert!(found[0].contains("ai/extract/mod.rs:1") && found[0].contains("capability"), "{found:#?}");
     assert!(found[1].contains("ai/pipeline/mod.rs:2") && found[1].contains("layer 4"), "{found:#?}");
     assert!(
-        found[2].contains("ai/summarize/mod.rs:1") && found[2].contains("ai::ask::Candidate"),
+        found[2].contains("ai/provider.rs:1") && found[2].contains("generic AI modules go"),
         "{found:#?}"
     );
-    assert!(found[3].contains("metadata/value.rs:1"), "{found:#?}");
-    assert!(found[4].contains("metadata/value.rs:2") && found[4].contains("types → value"), "{found:#?}");
-    assert!(found[5].contains("records/save.rs:2") && found[5].contains("layer 3"), "{found:#?}");
+    assert!(found[3].contains("ai/provider.rs:2") && found[3].contains("ai::secrets"), "{found:#?}");
+    assert!(
+        found[4].contains("ai/summarize/mod.rs:1") && found[4].contains("ai::ask::Candidate"),
+        "{found:#?}"
+    );
+    assert!(found[5].contains("metadata/value.rs:1"), "{found:#?}");
+    assert!(found[6].contains("metadata/value.rs:2") && found[6].contains("types → value"), "{found:#?}");
+    assert!(found[7].contains("records/save.rs:2") && found[7].contains("layer 3"), "{found:#?}");
 }
 
 /// The model loop exists once: in the kernel only `pipeline::drive` calls the model (the

@@ -612,7 +612,7 @@ async fn pins_are_exact_checked_for_drift_and_need_ai_manage() {
     let gguf = fx.dir.path().join("model.gguf");
     std::fs::write(&gguf, b"GGUF fake weights").unwrap();
     let fp = pins::fingerprint(&ep, "local-model", Some(&gguf)).await.unwrap();
-    assert_eq!(fp.digest, format!("sha256:{}", pins::file_sha256(&gguf).unwrap()));
+    assert_eq!(fp.digest, format!("sha256:{}", countersign_kernel::digest::file_sha256(&gguf).unwrap()));
 
     assert_eq!(ava.remove_provider("llama").unwrap_err().code, Code::InUse);
     assert_eq!(ava.providers().unwrap().len(), 1);

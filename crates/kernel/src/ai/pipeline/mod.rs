@@ -25,6 +25,7 @@ pub mod gate;
 mod in_flight;
 mod invocation;
 mod prompts;
+mod put_to_use;
 mod trace;
 
 pub use bindings::*;
@@ -32,4 +33,5 @@ pub(crate) use in_flight::close_abandoned;
 pub use in_flight::{lease_span, LEASE_MARGIN};
 pub use invocation::{FieldValue, Invocation, ModelChoice, Outcome, RunFigures, ServedCall};
 pub use prompts::{example_turns, PromptVersion};
+pub use put_to_use::{use_found_server, use_model, ModelInUse};
 pub use trace::{Activity, CapabilityBudget, SpendRow, TraceEntry, TraceFilter, TraceOutcome, TRACE_DAYS};

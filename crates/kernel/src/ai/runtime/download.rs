@@ -144,7 +144,7 @@ pub fn check_file(path: &Path, wanted: &Wanted<'_>) -> Result<()> {
     if size != wanted.size {
         return Err(checksum(wanted, &format!("it has {size} bytes, not {}", wanted.size)));
     }
-    let digest = crate::ai::pins::file_sha256(path)?;
+    let digest = crate::digest::file_sha256(path)?;
     if digest != wanted.sha256 {
         return Err(checksum(wanted, &format!("its sha256 is {digest}, not {}", wanted.sha256)));
     }

@@ -16,8 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use ts_rs::TS;
 
-/// What a provider of kind `built_in` has for an address.
-pub const BUILT_IN_ADDRESS: &str = "built-in";
+pub use crate::ai::pins::BUILT_IN_ADDRESS;
 
 /// The key of the provider and of the pin "Use the built-in model" makes.
 pub const BUILT_IN_KEY: &str = "builtin";
@@ -25,13 +24,14 @@ pub const BUILT_IN_KEY: &str = "builtin";
 /// "Use the built-in model" (`ai.manage`): this process's runtime becomes the provider `builtin`,
 /// its model is pinned as `builtin` by the GGUF file's sha256 — the runtime is started (and the
 /// model loaded) to read what it serves — and bound to every capability without a model of its
-/// own ([`use_model`](crate::ai::pins::use_model)). `sha256`: the file's digest when the caller
+/// own ([`use_model`](crate::ai::pipeline::use_model)). `sha256`: the file's digest when the caller
 /// just checked it.
 pub async fn use_built_in_model(
-    sessions: &impl crate::ai::pipeline::drive::Sessions,
+    sessions: &impl crate::records::access::Sessions,
     sha256: Option<&str>,
-) -> Result<crate::ai::pins::ModelInUse> {
-    use crate::ai::pins::{use_model, ProviderConfig, Weights};
+) -> Result<crate::ai::pipeline::ModelInUse> {
+    use crate::ai::pins::{ProviderConfig, Weights};
+    use crate::ai::pipeline::use_model;
     let runtime = built_in()?;
     let provider = ProviderConfig {
         key: BUILT_IN_KEY.into(),
@@ -44,7 +44,7 @@ pub async fn use_built_in_model(
     };
     let sha256 = match sha256 {
         Some(sha) => sha.to_string(),
-        None => crate::ai::pins::file_sha256(runtime.model())?,
+        None => crate::digest::file_sha256(runtime.model())?,
     };
     let in_use = use_model(sessions, &provider, process::SERVED_NAME, Weights::Sha256(&sha256)).await?;
     tracing::info!("the built-in model was pinned");
@@ -215,7 +215,7 @@ impl RunSettings {
 /// Change how this machine runs the built-in model (`ai.manage`). A runtime serving now is
 /// replaced: the next call starts it with the new settings.
 pub fn set_run_settings(
-    sessions: &impl crate::ai::pipeline::drive::Sessions,
+    sessions: &impl crate::records::access::Sessions,
     app_data: &Path,
     settings: RunSettings,
 ) -> Result<RunSettings> {
@@ -252,12 +252,12 @@ pub enum ModelChoice<'a> {
 /// yet — fetched, resumable, checked; or the picked file copied in — served, and pinned (see
 /// [`use_built_in_model`]).
 pub async fn turn_on(
-    sessions: &impl crate::ai::pipeline::drive::Sessions,
+    sessions: &impl crate::records::access::Sessions,
     app_data: &Path,
     choice: ModelChoice<'_>,
     cancel: &Cancel,
     on_progress: &mut (dyn FnMut(Progress) + Send),
-) -> Result<crate::ai::pins::ModelInUse> {
+) -> Result<crate::ai::pipeline::ModelInUse> {
     sessions.with(|s| s.require(AI_MANAGE))?;
     // Fail before a long download when there is nothing to run it with.
     process::find_server(None)?;
@@ -289,19 +289,27 @@ pub fn source_url(model: &CatalogModel, source: Option<&str>) -> Option<String> 
 /// workspace is open. The app sets it at start; a provider of kind `built_in` calls it.
 static BUILT_IN: Mutex<Option<Arc<process::Runtime>>> = Mutex::new(None);
 
-/// Make `runtime` this process's built-in runtime (`None`: it has none). Returns the one it had.
+/// Make `runtime` this process's built-in runtime (`None`: it has none), where providers of
+/// kind `built_in` reach it too. Returns the one it had.
 pub fn set_built_in(runtime: Option<Arc<process::Runtime>>) -> Option<Arc<process::Runtime>> {
+    let server = runtime.clone().map(|r| r as Arc<dyn crate::ai::provider::BuiltInServer>);
+    crate::ai::provider::serve_built_in(server);
     std::mem::replace(&mut *BUILT_IN.lock().unwrap_or_else(|e| e.into_inner()), runtime)
+}
+
+impl crate::ai::provider::BuiltInServer for process::Runtime {
+    fn serving_endpoint(&self) -> crate::ai::provider::BoxFuture<'_, Result<crate::ai::provider::Endpoint>> {
+        Box::pin(self.endpoint())
+    }
 }
 
 /// This process's built-in runtime.
 pub fn built_in() -> Result<Arc<process::Runtime>> {
-    BUILT_IN.lock().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| {
-        Error::new(
-            Code::RuntimeUnavailable,
-            "the built-in model is not running here: install a model for it (Settings, or `model install`)",
-        )
-    })
+    BUILT_IN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .ok_or_else(|| Error::new(Code::RuntimeUnavailable, crate::ai::provider::BUILT_IN_NOT_RUNNING))
 }
 
 /// The models folder under the app's data directory.
@@ -378,7 +386,7 @@ pub fn install_file(models: &Path, source: &Path) -> Result<InstalledModel> {
         ));
     }
     let size = std::fs::metadata(source)?.len();
-    let sha256 = crate::ai::pins::file_sha256(source)?;
+    let sha256 = crate::digest::file_sha256(source)?;
     let known = CATALOG.iter().find(|m| m.file == name.to_string_lossy());
     if let Some(m) = known {
         if m.size != size || m.sha256 != sha256 {
