@@ -23,6 +23,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use ts_rs::TS;
 
+mod auto_apply;
+mod retention;
+mod review;
+
+pub use auto_apply::*;
+pub use retention::*;
+pub use review::*;
+
 pub const OPEN_DAYS: i64 = 30;
 pub const UNDO_DAYS: i64 = 30;
 pub const DISCARDED_KEEP_DAYS: i64 = 90;
@@ -233,14 +241,6 @@ pub struct Proposal {
     /// field the proposal left out), kept apart from what the capability proposed.
     #[ts(type = "{ [key: string]: JsonValue }")]
     pub reviewer_edits: Map<String, Value>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct RetentionReport {
-    pub expired: u32,
-    pub purged_discarded: u32,
-    pub purged_accepted: u32,
 }
 
 fn parse_time(s: &str) -> Result<DateTime<Utc>> {
@@ -679,43 +679,6 @@ impl Session<'_> {
         Ok(saved)
     }
 
-    /// Auto-apply: apply an open update proposal without a reviewer when every field is on the
-    /// capability's allowlist for the object and the dry run found no problem; the change is
-    /// this user's save (their edit rights and the rules apply), audited with the proposal as
-    /// proposedBy, and undoable like any other. `None` = left open for review.
-    /// `autonomy` is the capability's, from its binding.
-    pub fn auto_apply(&self, p: &Proposal, autonomy: Autonomy) -> Result<Option<Proposal>> {
-        if p.operation != ProposalOperation::Update || autonomy != Autonomy::AutoApply {
-            return Ok(None);
-        }
-        let allowed = self.auto_apply_fields(&p.capability, &p.object)?;
-        let tx = self.begin_write()?;
-        // Everything is decided on the stored proposal, inside the write transaction.
-        let current = self.load_proposal(&tx, &p.id)?;
-        let instructed = self.source_document(&tx, &p.id)?.is_some_and(|d| !d.injections.is_empty());
-        if current.state != ProposalState::Open
-            || instructed
-            || !current.children.is_empty()
-            || current.fields.iter().any(|f| {
-                f.problem.is_some()
-                    || !allowed.contains(&f.field)
-                    || f.confidence.is_some_and(|c| c < AUTO_APPLY_MIN_CONFIDENCE)
-            })
-        {
-            return Ok(None);
-        }
-        match self.apply_within(&tx, &current, Choice { fields: None, edits: &Map::new(), rows: None }, true)
-        {
-            Ok(_) => {
-                tx.commit()?;
-                Ok(Some(self.proposal(&p.id)?))
-            }
-            // Not applied (a rule, a right, a moved record): the proposal stays for a reviewer.
-            Err(e) if e.fault != crate::error::Fault::Platform => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
     fn source_document(&self, conn: &rusqlite::Connection, id: &str) -> Result<Option<SourceDocument>> {
         Ok(conn
             .query_row("SELECT document FROM proposal_document WHERE proposal_id = ?1", [id], |r| {
@@ -723,52 +686,6 @@ impl Session<'_> {
             })
             .optional()?
             .and_then(|d| serde_json::from_str::<SourceDocument>(&d).ok()))
-    }
-
-    /// The fields of `object` a capability may change without review.
-    pub fn auto_apply_fields(&self, capability: &str, object: &str) -> Result<Vec<String>> {
-        let mut stmt = self
-            .ws
-            .conn()
-            .prepare("SELECT field FROM auto_apply WHERE capability = ?1 AND object = ?2 ORDER BY field")?;
-        let rows = stmt.query_map(params![capability, object], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-
-    /// Set the auto-apply allowlist of (capability, object) — `ai.approve` only; the fields must
-    /// be fields of the object the setter can edit. The caller has checked that the capability
-    /// exists.
-    pub(crate) fn set_auto_apply_fields(
-        &self,
-        capability: &str,
-        object: &str,
-        fields: &[String],
-    ) -> Result<Vec<String>> {
-        self.require(AI_APPROVE)?;
-        let (meta, _) = self.readable_object(object)?;
-        for f in fields {
-            let (i, _) = self.readable_field(meta, f)?;
-            if self.field_level(meta, i) != crate::metadata::definition::FieldLevel::Edit {
-                return Err(Error::on_field(
-                    Code::Permission,
-                    f.clone(),
-                    format!("you cannot edit `{f}`, so you cannot let {capability} change it without review"),
-                ));
-            }
-        }
-        let tx = self.begin_write()?;
-        tx.execute(
-            "DELETE FROM auto_apply WHERE capability = ?1 AND object = ?2",
-            params![capability, object],
-        )?;
-        for f in fields {
-            tx.execute(
-                "INSERT OR IGNORE INTO auto_apply (capability, object, field, set_by, set_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![capability, object, f, self.user().key, timestamp(self.ws.clock.now())],
-            )?;
-        }
-        tx.commit()?;
-        self.auto_apply_fields(capability, object)
     }
 
     /// Discard an open proposal, with an optional reason for the record.
@@ -885,331 +802,6 @@ impl Session<'_> {
         log_decision("undo", id, started, out.as_ref().map(|_| ()));
         out
     }
-
-    fn expire_if_due(&self, id: &str) -> Result<()> {
-        let cutoff = timestamp(self.ws.clock.now() - Duration::days(OPEN_DAYS));
-        let tx = crate::store::immediate(self.ws.conn())?;
-        tx.execute(
-            "UPDATE proposal SET state = 'expired', state_reason = ?2 WHERE id = ?1 AND state = 'open' AND created_at <= ?3",
-            params![id, format!("not reviewed within {OPEN_DAYS} days"), cutoff],
-        )?;
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// The retention job: open proposals expire at 30 days (with the reason), discarded ones
-    /// are purged at 90 days, accepted and undone ones at 13 months. Trace rows stay.
-    pub fn run_retention(&self) -> Result<RetentionReport> {
-        let now = self.ws.clock.now();
-        let before = |days: i64| timestamp(now - Duration::days(days));
-        // Read first: every open runs the job, and most find nothing due and take no write lock.
-        let due: bool = self.ws.conn().query_row(
-            "SELECT EXISTS (SELECT 1 FROM proposal WHERE (state = 'open' AND created_at <= ?1)
-                OR (state = 'discarded' AND decided_at <= ?2) OR (state IN ('accepted', 'undone') AND decided_at <= ?3))",
-            params![before(OPEN_DAYS), before(DISCARDED_KEEP_DAYS), before(ACCEPTED_KEEP_DAYS)],
-            |r| r.get(0),
-        )?;
-        if !due {
-            return Ok(RetentionReport { expired: 0, purged_discarded: 0, purged_accepted: 0 });
-        }
-        let tx = crate::store::immediate(self.ws.conn())?;
-        let expired = tx.execute(
-            "UPDATE proposal SET state = 'expired', state_reason = ?1 WHERE state = 'open' AND created_at <= ?2",
-            params![format!("not reviewed within {OPEN_DAYS} days"), before(OPEN_DAYS)],
-        )?;
-        let purged_discarded = tx.execute(
-            "DELETE FROM proposal WHERE state = 'discarded' AND decided_at <= ?1",
-            [before(DISCARDED_KEEP_DAYS)],
-        )?;
-        let purged_accepted = tx.execute(
-            "DELETE FROM proposal WHERE state IN ('accepted', 'undone') AND decided_at <= ?1",
-            [before(ACCEPTED_KEEP_DAYS)],
-        )?;
-        tx.commit()?;
-        Ok(RetentionReport {
-            expired: expired as u32,
-            purged_discarded: purged_discarded as u32,
-            purged_accepted: purged_accepted as u32,
-        })
-    }
-}
-
-/// What a reviewer accepts: the fields (`None` = all), their own values, the child rows (`None`
-/// = all).
-struct Choice<'a> {
-    fields: Option<&'a [String]>,
-    edits: &'a Map<String, Value>,
-    rows: Option<&'a [usize]>,
-}
-
-/// Auto-apply leaves for a reviewer any proposal with a field stated with less confidence.
-pub const AUTO_APPLY_MIN_CONFIDENCE: f64 = 0.9;
-
-/// How far a capability's proposals go without a reviewer: `read_only` proposes nothing,
-/// `propose` leaves every proposal for review (the default), `auto_apply` applies the fields on
-/// the (capability, object) allowlist as the user's own save.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum Autonomy {
-    ReadOnly,
-    Propose,
-    AutoApply,
-}
-
-/// The auto-apply allowlist: which fields of an object a capability may change without review.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct AutoApplyList {
-    pub capability: String,
-    pub object: String,
-    pub autonomy: Autonomy,
-    pub fields: Vec<String>,
-    /// Whether this user may change the list (`ai.approve`).
-    pub can_set: bool,
-}
-
-/// One piece of a word-level diff.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct DiffPart {
-    /// `equal`, `delete` (only in before) or `insert` (only in the proposed value).
-    pub op: String,
-    pub text: String,
-}
-
-/// Word-level diff of two texts (runs of the same operation merged).
-pub fn word_diff(before: &str, after: &str) -> Vec<DiffPart> {
-    let mut out: Vec<DiffPart> = vec![];
-    for change in similar::TextDiff::from_words(before, after).iter_all_changes() {
-        let op = match change.tag() {
-            similar::ChangeTag::Equal => "equal",
-            similar::ChangeTag::Delete => "delete",
-            similar::ChangeTag::Insert => "insert",
-        };
-        match out.last_mut() {
-            Some(last) if last.op == op => last.text.push_str(change.value()),
-            _ => out.push(DiffPart { op: op.into(), text: change.value().into() }),
-        }
-    }
-    out
-}
-
-/// One field of a proposal as the review screen shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct FieldReview {
-    pub field: String,
-    pub label: String,
-    pub field_type: String,
-    pub before: Value,
-    pub value: Value,
-    /// The record's value now, when it moved since the basis (base / current / proposed).
-    #[ts(optional)]
-    pub current: Option<Value>,
-    /// Word-level diff before → proposed, for text values.
-    pub diff: Vec<DiffPart>,
-    #[ts(optional)]
-    pub confidence: Option<f64>,
-    #[ts(optional)]
-    pub source: Option<SourceSpan>,
-    #[ts(optional)]
-    pub problem: Option<String>,
-    pub candidates: Vec<crate::records::names::Candidate>,
-    /// Whether this reviewer may write the field.
-    pub can_edit: bool,
-}
-
-/// Everything the review screen needs about one proposal.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ProposalReview {
-    pub proposal: Proposal,
-    /// Uncertain first: fields with a problem, then by confidence, then in layout order.
-    pub fields: Vec<FieldReview>,
-    #[ts(optional)]
-    pub document: Option<SourceDocument>,
-    /// The record's version now (updates), and whether it moved since the basis.
-    #[ts(optional, type = "number")]
-    pub current_version: Option<i64>,
-    pub stale: bool,
-    /// Whether this user may accept, discard or undo (`ai.approve`).
-    pub can_decide: bool,
-    /// Why undo is not offered (accepted proposals only), e.g. the 30-day window has passed.
-    #[ts(optional)]
-    pub undo_blocked: Option<String>,
-    /// Required fields a new record needs that the proposal leaves out (no default): the
-    /// reviewer fills them in when accepting.
-    pub missing_required: Vec<MissingField>,
-    /// The currency the record's amounts are in before and after the proposal (its own
-    /// currency field, or its parent's through the lookup, as the patch leaves them); the
-    /// proposed child rows' amounts are in `currency_after` when they take the record's.
-    /// `None`: the workspace's currency.
-    #[ts(optional)]
-    pub currency_before: Option<String>,
-    #[ts(optional)]
-    pub currency_after: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct MissingField {
-    pub field: String,
-    pub label: String,
-    pub field_type: String,
-    pub can_edit: bool,
-}
-
-impl Session<'_> {
-    /// The currency of the proposal's record's amounts before and after it: the record's own
-    /// currency field, or its parent's (read through this session), as the patch leaves them.
-    fn review_currencies(
-        &self,
-        meta: &ObjectMeta,
-        p: &Proposal,
-        current: Option<&Record>,
-    ) -> (Option<String>, Option<String>) {
-        let Some(amount) = meta.fields().iter().find(|f| f.field_type == FieldType::Currency) else {
-            return (None, None);
-        };
-        let Some(path) = self.currency_path(meta, &amount.key) else { return (None, None) };
-        let (field, parent) = match path.split_once('.') {
-            Some((lookup, cf)) => (lookup, Some(cf)),
-            None => (path.as_str(), None),
-        };
-        let now = current.and_then(|c| c.fields.get(field)).cloned().unwrap_or(Value::Null);
-        let patched = p.fields.iter().find(|f| f.field == field);
-        let before =
-            patched
-                .map_or(now.clone(), |f| if p.record_id.is_some() { f.before.clone() } else { Value::Null });
-        let after = patched.map_or(now, |f| f.value.clone());
-        let code = |v: &Value| -> Option<String> {
-            let v = v.as_str()?;
-            match (parent, meta.def.fields.iter().find(|f| f.key == field).and_then(|f| f.target.as_deref()))
-            {
-                (None, _) => Some(v.to_string()),
-                (Some(cf), Some(target)) => {
-                    self.get(target, v).ok()?.fields.get(cf).and_then(Value::as_str).map(String::from)
-                }
-                (Some(_), None) => None,
-            }
-        };
-        (code(&before), code(&after))
-    }
-
-    /// The currency of a proposal's amounts before and after it (see
-    /// [`ProposalReview::currency_before`]).
-    pub fn proposal_currencies(&self, p: &Proposal) -> Result<(Option<String>, Option<String>)> {
-        let (meta, _) = self.readable_object(&p.object)?;
-        let current = p.record_id.as_deref().and_then(|r| self.get(&p.object, r).ok());
-        Ok(self.review_currencies(meta, p, current.as_ref()))
-    }
-
-    /// The review of one proposal: fields before → after with diffs, the source document, and
-    /// whether the record moved since the basis.
-    pub fn review_proposal(&self, id: &str) -> Result<ProposalReview> {
-        let p = self.proposal(id)?;
-        let (meta, _) = self.readable_object(&p.object)?;
-        let current = match (&p.record_id, p.state) {
-            (Some(r), ProposalState::Open | ProposalState::Accepted) => self.get(&p.object, r).ok(),
-            _ => None,
-        };
-        let stale = match (p.state, &current) {
-            (ProposalState::Open, Some(c)) => Some(c.version) != p.basis_version,
-            (ProposalState::Accepted, Some(c)) => Some(c.version) != p.result_version,
-            _ => false,
-        };
-        let mut fields: Vec<(usize, FieldReview)> = p
-            .fields
-            .iter()
-            .filter_map(|f| {
-                let (i, def) = self.readable_field(meta, &f.field).ok()?;
-                let diff = match (f.before.as_str(), f.value.as_str()) {
-                    (Some(b), Some(a))
-                        if !b.is_empty()
-                            && matches!(def.field_type, FieldType::Text | FieldType::LongText) =>
-                    {
-                        word_diff(b, a)
-                    }
-                    _ => vec![],
-                };
-                Some((
-                    i,
-                    FieldReview {
-                        field: f.field.clone(),
-                        label: def.label.clone(),
-                        field_type: def.field_type.key(),
-                        before: f.before.clone(),
-                        value: f.value.clone(),
-                        current: current
-                            .as_ref()
-                            .filter(|_| stale)
-                            .map(|c| c.fields.get(&f.field).cloned().unwrap_or(Value::Null)),
-                        diff,
-                        confidence: f.confidence,
-                        source: f.source.clone(),
-                        problem: f.problem.clone(),
-                        candidates: f.candidates.clone(),
-                        can_edit: self.field_level(meta, i) == FieldLevel::Edit,
-                    },
-                ))
-            })
-            .collect();
-        fields.sort_by(|(ia, a), (ib, b)| {
-            let rank = |f: &FieldReview| (f.problem.is_none(), f.confidence.unwrap_or(f64::INFINITY));
-            let (ra, rb) = (rank(a), rank(b));
-            ra.0.cmp(&rb.0).then(ra.1.total_cmp(&rb.1)).then(ia.cmp(ib))
-        });
-        // The document states the values of every field of the patch: a reader who may not see
-        // some of them does not get the document either.
-        let document = if p.hidden_fields > 0 { None } else { self.source_document(self.ws.conn(), id)? };
-        let can_decide = self.user().has_system_permission(AI_APPROVE);
-        let undo_blocked = (p.state == ProposalState::Accepted)
-            .then(|| {
-                if p.undo_until.as_deref().is_some_and(|u| u < timestamp(self.ws.clock.now()).as_str()) {
-                    Some(format!(
-                        "undo was possible for {UNDO_DAYS} days after acceptance, until {}; edit the record instead",
-                        p.undo_until.as_deref().unwrap_or_default()
-                    ))
-                } else if stale {
-                    Some("the record changed after this proposal was accepted; undo would overwrite that change".into())
-                } else if !can_decide {
-                    Some("undo needs the ai.approve permission".into())
-                } else {
-                    None
-                }
-            })
-            .flatten();
-        let (currency_before, currency_after) = self.review_currencies(meta, &p, current.as_ref());
-        let missing_required = if p.operation == ProposalOperation::Create && p.state == ProposalState::Open {
-            meta.fields()
-                .iter()
-                .enumerate()
-                .filter(|(_, f)| {
-                    f.required && f.default.is_none() && !p.fields.iter().any(|x| x.field == f.key)
-                })
-                .map(|(i, f)| MissingField {
-                    field: f.key.clone(),
-                    label: f.label.clone(),
-                    field_type: f.field_type.key(),
-                    can_edit: self.field_level(meta, i) == FieldLevel::Edit,
-                })
-                .collect()
-        } else {
-            vec![]
-        };
-        Ok(ProposalReview {
-            missing_required,
-            currency_before,
-            currency_after,
-            current_version: current.as_ref().map(|c| c.version),
-            proposal: p,
-            fields: fields.into_iter().map(|(_, f)| f).collect(),
-            document,
-            stale,
-            can_decide,
-            undo_blocked,
-        })
-    }
 }
 
 /// JSON text of a value for a stored column.
@@ -1226,4 +818,12 @@ fn log_decision(action: &str, id: &str, started: std::time::Instant, out: Result
             tracing::info!(action, proposal = id, code = e.code.as_str(), ms, "proposal decision refused")
         }
     }
+}
+
+/// What a reviewer accepts: the fields (`None` = all), their own values, the child rows (`None`
+/// = all).
+struct Choice<'a> {
+    fields: Option<&'a [String]>,
+    edits: &'a Map<String, Value>,
+    rows: Option<&'a [usize]>,
 }
