@@ -161,24 +161,19 @@ fn violations(src: &Path) -> Vec<String> {
                 }
                 continue;
             };
-            if let (Some(mine), Some(named)) = (generic_ai_rank(&module_refs), generic_ai_rank(&refs)) {
-                if named > mine {
-                    found.push(format!(
-                        "{}:{line}: names `crate::{}`; the generic AI modules go {} and name only those before them",
-                        file.display(),
-                        path.join("::"),
-                        GENERIC_AI.join(" → ")
-                    ));
-                }
-            }
-            if let (Some(mine), Some(named)) = (metadata_rank(&module_refs), metadata_rank(&refs)) {
-                if named > mine {
-                    found.push(format!(
-                        "{}:{line}: names `crate::{}`; the metadata modules go {} and name only those before them",
-                        file.display(),
-                        path.join("::"),
-                        METADATA.join(" → ")
-                    ));
+            // Inside a layer with an order of its own, a module names only those before it.
+            let ordered: [(fn(&[&str]) -> Option<usize>, &[&str], &str); 2] =
+                [(generic_ai_rank, GENERIC_AI, "generic AI"), (metadata_rank, METADATA, "metadata")];
+            for (rank, order, what) in ordered {
+                if let (Some(mine), Some(named)) = (rank(&module_refs), rank(&refs)) {
+                    if named > mine {
+                        found.push(format!(
+                            "{}:{line}: names `crate::{}`; the {what} modules go {} and name only those before them",
+                            file.display(),
+                            path.join("::"),
+                            order.join(" → ")
+                        ));
+                    }
                 }
             }
             if theirs > own {
