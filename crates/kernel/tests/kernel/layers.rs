@@ -18,6 +18,9 @@ const COMPOSITIONS: &[&str] = &["mcp", "assistant"];
 /// The metadata layer's modules in their order: each names only those before it.
 const METADATA: &[&str] = &["permissions", "types", "value", "condition", "limits", "definition", "catalog"];
 
+/// A module's place in the order of its layer, if the layer has one.
+type Rank = fn(&[&str]) -> Option<usize>;
+
 /// A metadata module's place in [`METADATA`] (the layer's `mod.rs` comes first).
 fn metadata_rank(path: &[&str]) -> Option<usize> {
     if path.first() != Some(&"metadata") {
@@ -162,7 +165,7 @@ fn violations(src: &Path) -> Vec<String> {
                 continue;
             };
             // Inside a layer with an order of its own, a module names only those before it.
-            let ordered: [(fn(&[&str]) -> Option<usize>, &[&str], &str); 2] =
+            let ordered: [(Rank, &[&str], &str); 2] =
                 [(generic_ai_rank, GENERIC_AI, "generic AI"), (metadata_rank, METADATA, "metadata")];
             for (rank, order, what) in ordered {
                 if let (Some(mine), Some(named)) = (rank(&module_refs), rank(&refs)) {
