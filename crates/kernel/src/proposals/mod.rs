@@ -26,6 +26,9 @@ use ts_rs::TS;
 mod auto_apply;
 mod retention;
 mod review;
+mod stored;
+
+use stored::*;
 
 pub use auto_apply::*;
 pub use retention::*;
@@ -242,93 +245,6 @@ pub struct Proposal {
     #[ts(type = "{ [key: string]: JsonValue }")]
     pub reviewer_edits: Map<String, Value>,
 }
-
-fn parse_time(s: &str) -> Result<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| Error::internal(format!("bad stored time {s}: {e}")))
-}
-
-fn closed(p: &Proposal, what: &str) -> Error {
-    let why = p.state_reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
-    Error::new(
-        Code::ProposalClosed,
-        format!("proposal {} is {}{why}; it cannot be {what}", p.id, p.state.as_str()),
-    )
-}
-
-const COLUMNS: &str = "id, capability, object, record_id, operation, fields, unmapped, rationale, basis_version, grounding_hash,
-    prompt, prompt_version, model_id, model_version, generation, correlation_id, state, state_reason, created_by, created_at,
-    decided_by, decided_at, accepted_fields, accept_correlation, result_version, undone_by, undone_at, auto_applied, reviewer_edits, children";
-
-/// A stored proposal, its columns read by name. A column that does not hold what the kernel
-/// wrote (JSON that does not parse, a state it does not know) is an error naming the column,
-/// never a default that would show a damaged proposal as an open one.
-fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Proposal> {
-    fn damaged(
-        r: &rusqlite::Row<'_>,
-        column: &str,
-        e: impl std::error::Error + Send + Sync + 'static,
-    ) -> rusqlite::Error {
-        let at = r.as_ref().column_index(column).unwrap_or(0);
-        rusqlite::Error::FromSqlConversionFailure(
-            at,
-            rusqlite::types::Type::Text,
-            Box::new(DamagedColumn(column.to_string(), e.to_string())),
-        )
-    }
-    fn parsed<T: serde::de::DeserializeOwned>(r: &rusqlite::Row<'_>, column: &str) -> rusqlite::Result<T> {
-        let text: String = r.get(column)?;
-        serde_json::from_str(&text).map_err(|e| damaged(r, column, e))
-    }
-    let state: String = r.get("state")?;
-    Ok(Proposal {
-        id: r.get("id")?,
-        capability: r.get("capability")?,
-        object: r.get("object")?,
-        record_id: r.get("record_id")?,
-        operation: r.get("operation")?,
-        fields: parsed(r, "fields")?,
-        children: parsed(r, "children")?,
-        unmapped: parsed(r, "unmapped")?,
-        rationale: r.get("rationale")?,
-        basis_version: r.get("basis_version")?,
-        grounding_hash: r.get("grounding_hash")?,
-        prompt: r.get("prompt")?,
-        prompt_version: r.get("prompt_version")?,
-        model_id: r.get("model_id")?,
-        model_version: r.get("model_version")?,
-        generation: r.get("generation")?,
-        correlation_id: r.get("correlation_id")?,
-        state: serde_json::from_value(Value::String(state)).map_err(|e| damaged(r, "state", e))?,
-        state_reason: r.get("state_reason")?,
-        created_by: r.get("created_by")?,
-        created_at: r.get("created_at")?,
-        decided_by: r.get("decided_by")?,
-        decided_at: r.get("decided_at")?,
-        accepted_fields: parsed(r, "accepted_fields")?,
-        accept_correlation: r.get("accept_correlation")?,
-        result_version: r.get("result_version")?,
-        undone_by: r.get("undone_by")?,
-        undone_at: r.get("undone_at")?,
-        undo_until: None,
-        hidden_fields: 0,
-        auto_applied: r.get("auto_applied")?,
-        reviewer_edits: parsed(r, "reviewer_edits")?,
-    })
-}
-
-/// Why a stored proposal column cannot be read: `(column, what the parser said)`.
-#[derive(Debug)]
-struct DamagedColumn(String, String);
-
-impl std::fmt::Display for DamagedColumn {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the proposal's stored `{}` cannot be read ({})", self.0, self.1)
-    }
-}
-
-impl std::error::Error for DamagedColumn {}
 
 impl Session<'_> {
     /// Record a proposal. Nothing is written to records. Needs the capability's `ai.use`; an
@@ -802,11 +718,6 @@ impl Session<'_> {
         log_decision("undo", id, started, out.as_ref().map(|_| ()));
         out
     }
-}
-
-/// JSON text of a value for a stored column.
-fn json_text<T: Serialize>(v: &T) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
 
 /// One line per decision on a proposal: what, which, how it ended, how long it took.
