@@ -272,7 +272,7 @@ pub const BUILT_IN_NOT_RUNNING: &str =
     "the built-in model is not running here: install a model for it (Settings, or `model install`)";
 
 /// Register this process's built-in runtime (`None`: it has none).
-pub fn serve_built_in(server: Option<std::sync::Arc<dyn BuiltInServer>>) {
+pub(crate) fn serve_built_in(server: Option<std::sync::Arc<dyn BuiltInServer>>) {
     *BUILT_IN_SERVER.lock().unwrap_or_else(|e| e.into_inner()) = server;
 }
 

@@ -325,6 +325,10 @@ fn order(a: &Scalar, b: &Scalar) -> Option<Ordering> {
     }
 }
 
+/// The corpus rows of one long text field a full-text query matches (records/corpus.rs holds
+/// every long text, stemmed); its parameters are the words, the object and the field.
+pub const CORPUS_MATCH: &str = "corpus MATCH ? AND object = ? AND field = ?";
+
 /// A full-text comparison that every matching row satisfies: the row alias, object and field
 /// it searches, and its words (the query ranks its rows by it).
 pub struct Ranking {
@@ -438,7 +442,7 @@ impl Predicate {
                             return sql.push_str("(0)");
                         };
                         sql.push_str(&format!(
-                            "({alias}.id IN (SELECT record_id FROM corpus WHERE corpus MATCH ? AND object = ? AND field = ?))"
+                            "({alias}.id IN (SELECT record_id FROM corpus WHERE {CORPUS_MATCH}))"
                         ));
                         params.push(words.clone());
                         params.push(Scalar::Text(object.clone()));

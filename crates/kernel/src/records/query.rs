@@ -9,7 +9,7 @@
 
 use crate::error::{Code, Detail, Error, Result};
 use crate::metadata::catalog::{column, ObjectMeta};
-use crate::metadata::condition::{Condition, Operand};
+use crate::metadata::condition::{Condition, Operand, CORPUS_MATCH};
 use crate::metadata::definition::{FieldDef, FieldType};
 use crate::metadata::limits;
 use crate::metadata::value::Scalar;
@@ -444,7 +444,7 @@ impl Session<'_> {
                 lookup: String::new(),
                 alias: "ft".into(),
                 sql: format!(
-                    " LEFT JOIN (SELECT record_id, min(rank) AS rank FROM corpus WHERE corpus MATCH ? AND object = ? AND field = ? GROUP BY record_id) ft ON ft.record_id = {}.id",
+                    " LEFT JOIN (SELECT record_id, min(rank) AS rank FROM corpus WHERE {CORPUS_MATCH} GROUP BY record_id) ft ON ft.record_id = {}.id",
                     r.alias
                 ),
             });

@@ -65,7 +65,8 @@ fn focus(objects: &[String], reading: &Reading) -> Vec<String> {
     }
 }
 
-/// The output contract of one request under version 4.
+/// The output contract of one request under versions 4 and 5 (`keys`: which of `sort` and
+/// `limit` it writes).
 pub(super) fn choice_schema(
     p: &Projection,
     objects: &[String],

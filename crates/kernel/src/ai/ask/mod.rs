@@ -305,15 +305,12 @@ impl Session<'_> {
             if with_terms { self.learned_for(question, &grounding.projection, &objects) } else { vec![] };
         // From prompt version 4's contract on, the kernel reads the question into candidate
         // conditions and the model only chooses among them.
-        let keys = match contract {
-            AskContract::Choices(keys) => Some(keys),
-            _ => None,
+        let (reading, keys) = match contract {
+            AskContract::Choices(keys) => {
+                (Some(self.read_question(question, &grounding.projection, &objects)?), keys)
+            }
+            _ => (None, ChoiceKeys::Always),
         };
-        let reading = match keys {
-            Some(_) => Some(self.read_question(question, &grounding.projection, &objects)?),
-            None => None,
-        };
-        let keys = keys.unwrap_or(ChoiceKeys::Always);
         // Under version 4, learned examples are the choices their corrections make.
         let mut declined = vec![];
         let learned = match &reading {
