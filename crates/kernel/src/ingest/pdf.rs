@@ -1,0 +1,404 @@
+//! PDF: the text layer, by page, after the checks that keep a hostile file from running the
+//! text output without bounds (page-tree loops, self-drawing forms, nesting, inflation).
+
+use super::*;
+
+pub(super) fn pdf(b: &mut Builder, bytes: &[u8]) -> Result<()> {
+    let name = b.name;
+    if bytes.windows(8).any(|w| w == b"/Encrypt") {
+        return Err(Error::new(
+            Code::DocumentEncrypted,
+            format!("{name} is an encrypted PDF; save an unprotected copy to extract it"),
+        ));
+    }
+    if let Some(depth) = pdf_nesting_over(bytes, MAX_PDF_NESTING) {
+        return Err(invalid(
+            name,
+            format_args!("its objects nest {depth} deep; at most {MAX_PDF_NESTING} levels are read"),
+        ));
+    }
+    let doc = lopdf::Document::load_mem(bytes).map_err(|e| invalid(name, e))?;
+    b.budget.check(name, b.limits)?;
+    // The page tree is walked once for the checks (the text output walks it again itself).
+    let pages = doc.get_pages();
+    if let Some(why) = page_tree_problem(&doc, &pages) {
+        return Err(invalid(name, why));
+    }
+    check_page_contents(&doc, &pages, b)?;
+    if let Some(why) = form_cycle(&doc, &pages) {
+        return Err(invalid(name, why));
+    }
+    let shared = PageSink::default();
+    let mut writer = shared.clone();
+    let mut pages = PdfPages::new(&mut writer, shared, b.budget, name, b.limits);
+    let outcome = pdf_extract::output_doc(&doc, &mut pages);
+    b.budget.check(name, b.limits)?;
+    // As a reader would: the pages before one that cannot be read are still text.
+    let texts = pages.finish();
+    if outcome.is_err() && texts.iter().all(|t| t.trim().is_empty()) {
+        return Err(invalid(name, outcome.err().map_or(String::new(), |e| e.to_string())));
+    }
+    for (p, page) in texts.iter().enumerate() {
+        // The text layer spaces lines with blank ones; keep only lines with text.
+        for (line, l) in page.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).enumerate() {
+            b.push(l, Location::Page { n: p as u32 + 1, line: line as u32 + 1 })?;
+        }
+    }
+    if b.text.is_empty() {
+        return Err(invalid(name, "the PDF has no text layer (a scan?); run it through OCR first"));
+    }
+    Ok(())
+}
+
+/// A PDF's pages by number.
+pub(super) type Pages = std::collections::BTreeMap<u32, lopdf::ObjectId>;
+
+/// Page trees deeper than this are refused (real ones have a few levels).
+pub(super) const MAX_PAGE_TREE_DEPTH: usize = 64;
+
+/// A page whose chain of `/Parent`s loops or runs past [`MAX_PAGE_TREE_DEPTH`]: the text
+/// output looks inherited attributes up that chain without end (a 1.5 KB file kept a core busy
+/// until the deadline; found by the fuzzer).
+pub(super) fn page_tree_problem(doc: &lopdf::Document, pages: &Pages) -> Option<String> {
+    for (&n, &id) in pages {
+        let mut seen = std::collections::HashSet::new();
+        let mut at = id;
+        while let Ok(parent) =
+            doc.get_dictionary(at).and_then(|d| d.get(b"Parent")).and_then(lopdf::Object::as_reference)
+        {
+            if !seen.insert(parent) {
+                return Some(format!("page {n}'s parents loop"));
+            }
+            if seen.len() > MAX_PAGE_TREE_DEPTH {
+                return Some(format!(
+                    "page {n} is more than {MAX_PAGE_TREE_DEPTH} levels deep in the page tree"
+                ));
+            }
+            at = parent;
+        }
+    }
+    None
+}
+
+/// Inflate each page's content streams as the text output will (a stream drawn twice counts
+/// twice) within `max_inflated` per page, and refuse nesting past [`MAX_PDF_NESTING`] in them, before
+/// the text output inflates and parses them without bounds. Streams in filters other than
+/// Flate are left to the reader process's limits.
+pub(super) fn check_page_contents(doc: &lopdf::Document, pages: &Pages, b: &Builder) -> Result<()> {
+    let (name, limits) = (b.name, b.limits);
+    for (&n, &page) in pages {
+        b.budget.check(name, limits)?;
+        // Per page: the text output holds one page's content at a time.
+        let mut inflated: u64 = 0;
+        let mut content = Vec::new();
+        for id in doc.get_page_contents(page) {
+            let Ok(lopdf::Object::Stream(stream)) = doc.get_object(id) else { continue };
+            let filters = stream.filters().unwrap_or_default();
+            let left = limits.max_inflated.saturating_sub(inflated);
+            let before = content.len();
+            match filters.as_slice() {
+                [] => {
+                    content.extend_from_slice(&stream.content[..stream.content.len().min(left as usize + 1)])
+                }
+                [f] if *f == b"FlateDecode" => {
+                    let _ = flate2::read::ZlibDecoder::new(stream.content.as_slice())
+                        .take(left + 1)
+                        .read_to_end(&mut content);
+                }
+                _ => continue,
+            }
+            inflated += (content.len() - before) as u64;
+            if inflated > limits.max_inflated {
+                return Err(too_large(
+                    name,
+                    format_args!(
+                        "draws page {n} from more than {} bytes of inflated content",
+                        limits.max_inflated
+                    ),
+                ));
+            }
+        }
+        if let Some(depth) = pdf_nesting_over(&content, MAX_PDF_NESTING) {
+            return Err(invalid(
+                name,
+                format_args!(
+                    "page {n}'s content nests {depth} deep; at most {MAX_PDF_NESTING} levels are read"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Forms (`/Subtype /Form` XObjects) that draw themselves, directly or through other forms: the
+/// text output follows `Do` into a form without a depth limit. A form's edges are the forms its
+/// own resources name, or — when it has none and inherits them — the forms any page names.
+/// Deeper than [`MAX_PAGE_TREE_DEPTH`] counts as a loop.
+pub(super) fn form_cycle(doc: &lopdf::Document, pages: &Pages) -> Option<String> {
+    use lopdf::{Object, ObjectId};
+    use std::collections::HashMap;
+    let forms_in = |resources: Option<&lopdf::Dictionary>| -> Vec<ObjectId> {
+        let xobjects = resources.and_then(|r| r.get(b"XObject").ok()).and_then(|x| match x {
+            Object::Reference(id) => doc.get_dictionary(*id).ok(),
+            Object::Dictionary(d) => Some(d),
+            _ => None,
+        });
+        xobjects.map_or(vec![], |x| x.iter().filter_map(|(_, v)| v.as_reference().ok()).collect())
+    };
+    pub(super) fn resources_of<'a>(
+        doc: &'a lopdf::Document,
+        d: &'a lopdf::Dictionary,
+    ) -> Option<&'a lopdf::Dictionary> {
+        match d.get(b"Resources").ok()? {
+            lopdf::Object::Reference(id) => doc.get_dictionary(*id).ok(),
+            lopdf::Object::Dictionary(r) => Some(r),
+            _ => None,
+        }
+    }
+    let is_form = |id: &ObjectId| matches!(doc.get_object(*id), Ok(Object::Stream(s)) if s.dict.get(b"Subtype").and_then(Object::as_name).is_ok_and(|n| n == b"Form"));
+    let page_forms: Vec<ObjectId> = pages
+        .values()
+        .filter_map(|p| doc.get_dictionary(*p).ok())
+        .flat_map(|p| forms_in(resources_of(doc, p)))
+        .filter(is_form)
+        .collect();
+    let edges = |id: ObjectId| -> Vec<ObjectId> {
+        let Ok(Object::Stream(s)) = doc.get_object(id) else { return vec![] };
+        match resources_of(doc, &s.dict) {
+            Some(r) => forms_in(Some(r)).into_iter().filter(is_form).collect(),
+            None => page_forms.clone(),
+        }
+    };
+    // Depth-first, iteratively: 1 = on the current path, 2 = done.
+    let mut state: HashMap<ObjectId, u8> = HashMap::new();
+    for &root in &page_forms {
+        let mut stack: Vec<(ObjectId, Vec<ObjectId>)> = vec![];
+        if state.contains_key(&root) {
+            continue;
+        }
+        state.insert(root, 1);
+        stack.push((root, edges(root)));
+        while let Some((id, next)) = stack.last_mut() {
+            match next.pop() {
+                Some(child) => match state.get(&child) {
+                    Some(1) => return Some(format!("a form (object {}) draws itself", child.0)),
+                    Some(_) => {}
+                    None if stack.len() >= MAX_PAGE_TREE_DEPTH => {
+                        return Some(format!("forms draw forms more than {MAX_PAGE_TREE_DEPTH} deep"))
+                    }
+                    None => {
+                        state.insert(child, 1);
+                        let e = edges(child);
+                        stack.push((child, e));
+                    }
+                },
+                None => {
+                    state.insert(*id, 2);
+                    stack.pop();
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Arrays and dictionaries nested deeper than this are refused before the PDF parser (which
+/// recurses once per level) sees them. Real documents nest a handful of levels.
+pub(super) const MAX_PDF_NESTING: usize = 100;
+
+/// The first nesting depth of `[` / `<<` past `max` in PDF syntax (strings, comments and stream
+/// data skipped), if any: of the file itself, and of each page's inflated content.
+pub(super) fn pdf_nesting_over(bytes: &[u8], max: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                while i < bytes.len() && bytes[i] != b'\n' && bytes[i] != b'\r' {
+                    i += 1;
+                }
+            }
+            b'(' => {
+                // A literal string: balanced parentheses, backslash escapes.
+                let mut open = 0usize;
+                while i < bytes.len() {
+                    match bytes[i] {
+                        b'\\' => i += 1,
+                        b'(' => open += 1,
+                        b')' => {
+                            open -= 1;
+                            if open == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            b'<' if bytes.get(i + 1) == Some(&b'<') => {
+                depth += 1;
+                i += 1;
+            }
+            b'<' => {
+                while i < bytes.len() && bytes[i] != b'>' {
+                    i += 1;
+                }
+            }
+            b'>' if bytes.get(i + 1) == Some(&b'>') => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            b'[' => depth += 1,
+            b']' => depth = depth.saturating_sub(1),
+            // Inline image data (`BI … ID <binary> EI` in content) is not syntax.
+            b'I' if bytes[i..].starts_with(b"ID")
+                && i > 0
+                && bytes[i - 1].is_ascii_whitespace()
+                && bytes.get(i + 2).is_some_and(u8::is_ascii_whitespace) =>
+            {
+                let rest = &bytes[i + 2..];
+                let end = rest.windows(4).position(|w| {
+                    w[0].is_ascii_whitespace() && &w[1..3] == b"EI" && w[3].is_ascii_whitespace()
+                });
+                match end {
+                    Some(end) => i += 2 + end + 3,
+                    None => return None,
+                }
+            }
+            b's' if bytes[i..].starts_with(b"stream") && !bytes[..i].ends_with(b"end") => {
+                let rest = &bytes[i + 6..];
+                match rest.windows(9).position(|w| w == b"endstream") {
+                    Some(end) => i += 6 + end + 8,
+                    None => return None,
+                }
+            }
+            _ => {}
+        }
+        if depth > max {
+            return Some(depth);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// pdf-extract's plain-text output split by page, checking the deadline and the size of the
+/// text as it goes (an error ends the walk; what was read so far is kept).
+pub(super) struct PdfPages<'a> {
+    pub(super) inner: pdf_extract::PlainTextOutput<&'a mut dyn std::io::Write>,
+    pub(super) sink: PageSink,
+    pub(super) starts: Vec<usize>,
+    pub(super) budget: &'a Budget,
+    pub(super) name: &'a str,
+    pub(super) limits: &'a Limits,
+}
+
+/// Where the text output writes: a buffer shared with [`PdfPages`], which reads its length at
+/// each page start.
+#[derive(Clone, Default)]
+pub(super) struct PageSink(pub(super) std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl std::io::Write for PageSink {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> PdfPages<'a> {
+    pub(super) fn new(
+        writer: &'a mut dyn std::io::Write,
+        sink: PageSink,
+        budget: &'a Budget,
+        name: &'a str,
+        limits: &'a Limits,
+    ) -> Self {
+        PdfPages {
+            inner: pdf_extract::PlainTextOutput::new(writer),
+            sink,
+            starts: vec![],
+            budget,
+            name,
+            limits,
+        }
+    }
+
+    pub(super) fn guard(&self) -> std::result::Result<(), pdf_extract::OutputError> {
+        let stop = |why: &str| Err(pdf_extract::OutputError::IoError(std::io::Error::other(why.to_string())));
+        if self.budget.tick(self.name, self.limits).is_err() {
+            return stop("deadline");
+        }
+        if self.sink.0.borrow().len() > self.limits.max_chars.saturating_mul(4) {
+            return stop("too much text");
+        }
+        Ok(())
+    }
+
+    pub(super) fn finish(self) -> Vec<String> {
+        let all = String::from_utf8_lossy(&self.sink.0.borrow()).into_owned();
+        let mut ends: Vec<usize> = self.starts.iter().skip(1).copied().collect();
+        ends.push(all.len());
+        self.starts.iter().zip(ends).map(|(&s, e)| all.get(s..e).unwrap_or_default().to_string()).collect()
+    }
+}
+
+impl pdf_extract::OutputDev for PdfPages<'_> {
+    fn begin_page(
+        &mut self,
+        page_num: u32,
+        media_box: &pdf_extract::MediaBox,
+        art_box: Option<(f64, f64, f64, f64)>,
+    ) -> std::result::Result<(), pdf_extract::OutputError> {
+        self.budget
+            .check(self.name, self.limits)
+            .map_err(|e| pdf_extract::OutputError::IoError(std::io::Error::other(e.message)))?;
+        self.starts.push(self.sink.0.borrow().len());
+        self.inner.begin_page(page_num, media_box, art_box)
+    }
+    fn end_page(&mut self) -> std::result::Result<(), pdf_extract::OutputError> {
+        self.inner.end_page()
+    }
+    fn output_character(
+        &mut self,
+        trm: &pdf_extract::Transform,
+        width: f64,
+        spacing: f64,
+        font_size: f64,
+        char: &str,
+    ) -> std::result::Result<(), pdf_extract::OutputError> {
+        self.guard()?;
+        self.inner.output_character(trm, width, spacing, font_size, char)
+    }
+    fn begin_word(&mut self) -> std::result::Result<(), pdf_extract::OutputError> {
+        self.inner.begin_word()
+    }
+    fn end_word(&mut self) -> std::result::Result<(), pdf_extract::OutputError> {
+        self.inner.end_word()
+    }
+    fn end_line(&mut self) -> std::result::Result<(), pdf_extract::OutputError> {
+        self.inner.end_line()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pdf_nesting_over;
+
+    #[test]
+    pub(super) fn pdf_nesting_counts_arrays_and_dictionaries_not_strings_comments_or_streams() {
+        assert_eq!(pdf_nesting_over(b"<< /A [ [ << /B 1 >> ] ] >>", 3), Some(4));
+        assert_eq!(pdf_nesting_over(b"<< /A [ [ << /B 1 >> ] ] >>", 4), None);
+        assert_eq!(pdf_nesting_over(b"[ ] [ ] [ ] [ ] [ ]", 1), None, "siblings are not nesting");
+        let hidden =
+            b"<< /T (x ([[[[) \\) y) /H <5B5B5B> >> % [[[[[[\n<< /Length 4 >>\nstream\n[[[[\nendstream [";
+        assert_eq!(pdf_nesting_over(hidden, 1), None, "strings, hex strings, comments and stream data");
+        assert_eq!(pdf_nesting_over(hidden, 0), Some(1), "and the scan goes on after them");
+        assert_eq!(pdf_nesting_over(&b"[".repeat(101), 100), Some(101));
+        let image = [b"BT ET BI /W 8 /H 8 ID ".as_slice(), &[b'['; 500], b" EI Q"].concat();
+        assert_eq!(pdf_nesting_over(&image, 1), None, "inline image data");
+    }
+}
