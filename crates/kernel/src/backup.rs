@@ -248,32 +248,14 @@ pub fn take_if_due(conn: &Connection, workspace: &Path, now: DateTime<Utc>) -> R
 }
 
 /// Replace the workspace file at `workspace` (closed: nobody may hold it open) with the backup
-/// at `from`. The backup must be a Countersign workspace this build can open — one from a
-/// newer version is refused (`store.too_new`) — and passes its integrity check first. What it
-/// replaces is backed up first (reason `before_restore`); that backup is returned.
+/// at `from`, which the caller has checked is a workspace this build can open
+/// (`store::check_restorable`); it passes its integrity check first. What it replaces is backed
+/// up first (reason `before_restore`); that backup is returned.
 pub fn restore(workspace: &Path, from: &Path, now: DateTime<Utc>) -> Result<Backup> {
     let src = Connection::open_with_flags(from, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|e| Error::new(Code::NotFound, format!("cannot open the backup {}: {e}", from.display())))?;
-    let not_a_workspace =
-        || Error::new(Code::NotAWorkspace, format!("{} is not a Countersign workspace", from.display()));
-    let app_id: i32 =
-        src.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(|_| not_a_workspace())?;
-    let version: i64 =
-        src.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|_| not_a_workspace())?;
-    if app_id != crate::store::APPLICATION_ID {
-        return Err(not_a_workspace());
-    }
-    if version > crate::store::schema_version() {
-        return Err(Error::new(
-            Code::StoreTooNew,
-            format!(
-                "{} was written by a newer Countersign (store version {version}; this build knows up to {}); nothing was restored",
-                from.display(),
-                crate::store::schema_version()
-            ),
-        ));
-    }
     check(&src, from)?;
+    let version: i64 = src.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     let mut dst = Connection::open_with_flags(workspace, OpenFlags::SQLITE_OPEN_READ_WRITE)
         .map_err(|e| io_error(workspace, std::io::Error::other(e.to_string())))?;
     let before = take(&dst, workspace, Reason::BeforeRestore, now)?;

@@ -91,7 +91,7 @@ pub fn restore(path: &Path, from: &Path, user: &str, opts: WorkspaceOptions) -> 
         }
         Err(e) if matches!(e.code, Code::NotAWorkspace | Code::Storage | Code::StoreTooNew) => {
             tracing::info!(code = e.code.as_str(), "restoring over a file that does not open");
-            let replaced = backup::restore(path, from, opts.clock.now())?;
+            let replaced = restore_file(path, from, opts.clock.now())?;
             Ok((open(path, opts)?, replaced))
         }
         Err(e) => Err(e),
@@ -102,11 +102,18 @@ pub fn restore(path: &Path, from: &Path, user: &str, opts: WorkspaceOptions) -> 
 /// (on a refusal it is unchanged).
 pub fn restore_open(ws: &mut Workspace, from: &Path, user: &str) -> Result<Backup> {
     ws.session(user)?.require(crate::records::deploy::DEPLOY_PERMISSION)?;
-    let replaced = backup::restore(ws.path(), from, ws.clock.now())?;
+    let replaced = restore_file(ws.path(), from, ws.clock.now())?;
     let opts = WorkspaceOptions { clock: ws.clock.clone(), ids: ws.ids.clone() };
     let path = ws.path().to_path_buf();
     *ws = open(&path, opts)?;
     Ok(replaced)
+}
+
+/// The backup at `from` over the closed file at `path`, once the backup is known to be a
+/// workspace this build can open.
+fn restore_file(path: &Path, from: &Path, now: chrono::DateTime<chrono::Utc>) -> Result<Backup> {
+    crate::store::check_restorable(from)?;
+    backup::restore(path, from, now)
 }
 
 /// What every open workspace gets before anyone uses it.

@@ -483,6 +483,39 @@ fn configure(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// A store version newer than this build knows is refused; `unchanged` ends the message (what
+/// was left as it was).
+fn refuse_newer(path: &Path, version: i64, unchanged: &str) -> Result<()> {
+    if version > schema_version() {
+        return Err(Error::new(
+            Code::StoreTooNew,
+            format!(
+                "{} was written by a newer Countersign (store version {version}; this build knows up to {}). {unchanged}",
+                path.display(),
+                schema_version()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A backup about to be restored must be a Countersign workspace this build can open
+/// (`workspace.not_a_workspace`, `store.too_new` otherwise). Reads the file, changes nothing.
+pub fn check_restorable(from: &Path) -> Result<()> {
+    let src = Connection::open_with_flags(from, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| Error::new(Code::NotFound, format!("cannot open the backup {}: {e}", from.display())))?;
+    let not_a_workspace =
+        || Error::new(Code::NotAWorkspace, format!("{} is not a Countersign workspace", from.display()));
+    let app_id: i32 =
+        src.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(|_| not_a_workspace())?;
+    let version: i64 =
+        src.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|_| not_a_workspace())?;
+    if app_id != APPLICATION_ID {
+        return Err(not_a_workspace());
+    }
+    refuse_newer(from, version, "Update Countersign to restore it; nothing was restored.")
+}
+
 fn migrate(conn: &Connection, path: &Path, now: chrono::DateTime<chrono::Utc>) -> Result<()> {
     let app_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
@@ -495,17 +528,7 @@ fn migrate(conn: &Connection, path: &Path, now: chrono::DateTime<chrono::Utc>) -
             ));
         }
     }
-    if version > schema_version() {
-        return Err(Error::new(
-            Code::StoreTooNew,
-            format!(
-                "{} was written by a newer Countersign (store version {version}; this build knows up to {}). \
-                 Update Countersign to open it; the file was not changed.",
-                path.display(),
-                schema_version()
-            ),
-        ));
-    }
+    refuse_newer(path, version, "Update Countersign to open it; the file was not changed.")?;
     if version >= schema_version() {
         return Ok(());
     }
