@@ -1,12 +1,12 @@
 //! The kernel's layers, held by reading its sources: a module names only modules of its own
 //! layer or of the layers below it, and a capability names no other capability.
 //!
-//! Layers, lowest first (the list in `src/lib.rs`), and inside `metadata` the order of
-//! [`METADATA`]:
-//! 0 foundation (`error`, `clock`, `digest`, `store`, `backup`, `recent`, `ingest`, `logging`) · 1 `metadata` · 2 `records` ·
-//! 3 `proposals` · 4 generic `ai` · 5 the capabilities (`ai/ask`, `ai/extract`,
-//! `ai/summarize`) · 6 the compositions, which run capabilities (`ai/mcp`), and
-//! `ai/capabilities.rs` where all register · 7 `open`, `eval`, `bench`, the crate root.
+//! Layers, lowest first (the list in `src/lib.rs`):
+//! 0 foundation ([`FOUNDATION`]) · 1 `metadata` ([`METADATA`]) · 2 `records` · 3 `proposals` ·
+//! 4 generic `ai` ([`GENERIC_AI`]) · 5 the capabilities (`ai/ask`, `ai/extract`, `ai/summarize`) ·
+//! 6 the compositions, which run capabilities (`ai/mcp`, `ai/assistant`), and
+//! `ai/capabilities.rs` where all register · 7 the top ([`TOP`]). Inside the layers with a list,
+//! a module names only the modules before it, so no two modules of a layer name each other.
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +14,19 @@ const CAPABILITIES: &[&str] = &["ask", "extract", "summarize"];
 
 /// Capabilities that run other capabilities.
 const COMPOSITIONS: &[&str] = &["mcp", "assistant"];
+
+/// The foundation's modules in their order: each names only those before it (a migration takes
+/// a backup; a backup knows nothing of the store's versions).
+const FOUNDATION: &[&str] = &["error", "clock", "logging", "digest", "backup", "store", "recent", "ingest"];
+
+/// The top layer's modules in their order: the eval runner makes its scratch workspaces itself
+/// (`open` seeds the shipped suites, so it comes after `eval`), and the benchmarks open workspaces.
+const TOP: &[&str] = &["eval", "open", "bench", "lib"];
+
+/// A top-level module's place in `order`.
+fn first_rank(order: &[&str], path: &[&str]) -> Option<usize> {
+    order.iter().position(|k| Some(k) == path.first())
+}
 
 /// The metadata layer's modules in their order: each names only those before it.
 const METADATA: &[&str] = &["permissions", "types", "value", "condition", "limits", "definition", "catalog"];
@@ -48,7 +61,7 @@ fn generic_ai_rank(path: &[&str]) -> Option<usize> {
 fn layer(path: &[&str]) -> Option<(u8, Option<&'static str>)> {
     let first = *path.first()?;
     Some(match first {
-        "error" | "clock" | "digest" | "store" | "backup" | "recent" | "ingest" | "logging" => (0, None),
+        m if FOUNDATION.contains(&m) => (0, None),
         "metadata" => (1, None),
         "records" => (2, None),
         "proposals" => (3, None),
@@ -61,7 +74,7 @@ fn layer(path: &[&str]) -> Option<(u8, Option<&'static str>)> {
             },
             None => (4, None),
         },
-        "open" | "eval" | "bench" | "lib" => (7, None),
+        m if TOP.contains(&m) => (7, None),
         _ => return None,
     })
 }
@@ -165,8 +178,12 @@ fn violations(src: &Path) -> Vec<String> {
                 continue;
             };
             // Inside a layer with an order of its own, a module names only those before it.
-            let ordered: [(Rank, &[&str], &str); 2] =
-                [(generic_ai_rank, GENERIC_AI, "generic AI"), (metadata_rank, METADATA, "metadata")];
+            let ordered: [(Rank, &[&str], &str); 4] = [
+                (|p| first_rank(FOUNDATION, p), FOUNDATION, "foundation"),
+                (metadata_rank, METADATA, "metadata"),
+                (generic_ai_rank, GENERIC_AI, "generic AI"),
+                (|p| first_rank(TOP, p), TOP, "top"),
+            ];
             for (rank, order, what) in ordered {
                 if let (Some(mine), Some(named)) = (rank(&module_refs), rank(&refs)) {
                     if named > mine {
@@ -209,7 +226,8 @@ fn no_layer_names_a_layer_above_it_and_no_capability_names_another() {
 }
 
 /// The check itself: it finds an upward import, a capability naming another, a root item
-/// named below the top, and ignores comments.
+/// named below the top, a module naming one after it in its layer's order (foundation,
+/// metadata, generic AI, top), and ignores comments.
 #[test]
 fn the_layer_check_finds_what_it_should() {
     let dir = std::env::temp_dir().join(format!("countersign-layers-{}", std::process::id()));
@@ -231,9 +249,11 @@ fn the_layer_check_finds_what_it_should() {
         "ai/provider.rs",
         "fn f() { crate::ai::runtime::built_in(); }\nuse crate::ai::secrets::SecretRef;\n",
     );
+    write("backup.rs", "fn f() -> i64 { crate::store::schema_version() }\n");
+    write("eval/suites/runner.rs", "use crate::open::create;\nuse crate::store::immediate;\n");
     let found = violations(&dir);
     std::fs::remove_dir_all(&dir).unwrap();
-    assert_eq!(found.len(), 8, "{found:#?}");
+    assert_eq!(found.len(), 10, "{found:#?}");
     assert!(found[0].contains("ai/extract/mod.rs:1") && found[0].contains("capability"), "{found:#?}");
     assert!(found[1].contains("ai/pipeline/mod.rs:2") && found[1].contains("layer 4"), "{found:#?}");
     assert!(
@@ -245,9 +265,14 @@ fn the_layer_check_finds_what_it_should() {
         found[4].contains("ai/summarize/mod.rs:1") && found[4].contains("ai::ask::Candidate"),
         "{found:#?}"
     );
-    assert!(found[5].contains("metadata/value.rs:1"), "{found:#?}");
-    assert!(found[6].contains("metadata/value.rs:2") && found[6].contains("types → value"), "{found:#?}");
-    assert!(found[7].contains("records/save.rs:2") && found[7].contains("layer 3"), "{found:#?}");
+    assert!(found[5].contains("backup.rs:1") && found[5].contains("foundation modules go"), "{found:#?}");
+    assert!(
+        found[6].contains("eval/suites/runner.rs:1") && found[6].contains("top modules go"),
+        "{found:#?}"
+    );
+    assert!(found[7].contains("metadata/value.rs:1"), "{found:#?}");
+    assert!(found[8].contains("metadata/value.rs:2") && found[8].contains("types → value"), "{found:#?}");
+    assert!(found[9].contains("records/save.rs:2") && found[9].contains("layer 3"), "{found:#?}");
 }
 
 /// The model loop exists once: in the kernel only `pipeline::drive` calls the model (the
