@@ -1,7 +1,8 @@
 // The AI studio's pure logic (tested in studio.test.ts): a run's figures as the history shows
 // them, the default candidate of a suite run, the eval gate's refusal as a list of failing
 // cases, the two versions a prompt diff compares, a capability's binding as a form and back, and
-// a suite's next version as an edit draft and the revision it sends.
+// a suite's next version as an edit draft and the revision it sends; and what the studio's
+// panels share (a change through the eval gate, a suite run in flight).
 import { bannerText } from "./errors";
 import type { Autonomy } from "../bindings/Autonomy";
 import type { Budget } from "../bindings/Budget";
@@ -96,6 +97,20 @@ export function caseCounts(suite: Pick<Suite<CaseOutline>, "cases">): { cases: n
   return { cases: suite.cases.length, hard: suite.cases.filter((c) => c.hard).length };
 }
 
+/**
+ * A suite run as its live progress shows it, while it runs and after: the call's id, the cases
+ * judged of how many, a line per judged case, and the run it stored or the error it ended with.
+ */
+export type LiveRun = {
+  id: string;
+  done: number;
+  total: number;
+  lines: { text: string; pass: boolean }[];
+  running: boolean;
+  result: EvalRun | null;
+  error: string | null;
+};
+
 /** One judged case as the live progress shows it. */
 export function progressLine(p: Pick<SuiteProgress, "result">): string {
   const r = p.result;
@@ -139,6 +154,30 @@ export function gateRefusal(e: KernelError): GateRefusal | null {
   );
   return { message: e.message, cases };
 }
+
+/**
+ * A change the eval gate may refuse (activating a prompt version, binding a model, saving a
+ * binding), and `again`: the same change made once more, with the reason for overriding the
+ * gate's refusal.
+ */
+export type GatedChange = (
+  | { action: "activate"; version: number }
+  | { action: "bind"; pin: string | null }
+  | { action: "save"; binding: CapabilityBinding }
+) & { again: (reason: string) => void };
+
+/**
+ * How a studio panel makes a gated change: `send` it (with the reason for overriding the gate,
+ * if any); `done` is the notice once it went through. The gate's refusal is kept to show; any
+ * other error goes where `failed` says (the banner it returns, by default the error's text).
+ */
+export type Gated = (
+  change: GatedChange,
+  send: (reason: string | null) => Promise<unknown>,
+  done: string,
+  reason?: string | null,
+  failed?: (k: KernelError) => string | null,
+) => Promise<void>;
 
 /** How a gate decision was let through: its passing run, or the override's reason. */
 export function decisionBasis(d: Pick<GateDecision, "overridden" | "reason" | "runId">): string {
