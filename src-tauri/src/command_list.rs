@@ -1,7 +1,7 @@
 // The app's commands, listed once. `with_app_commands!(m)` calls the macro `m` with the list:
 // `main.rs` registers them with Tauri, `build.rs` places them under the capability ACL (and
 // checks `src-tauri/capabilities/default.json` allows exactly these), and a test in `main.rs`
-// checks `ui/src/lib/api.ts` calls exactly these. Adding a command: write it in `commands.rs`,
+// checks `ui/src/lib/api.ts` calls exactly these. Adding a command: write it in its area's file under `commands/`,
 // name it here, allow it in the capability file, wrap it in `api.ts`.
 macro_rules! with_app_commands {
     ($then:ident) => {

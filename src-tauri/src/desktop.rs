@@ -47,7 +47,7 @@ pub fn second_launch(app: &AppHandle, args: Vec<String>, cwd: String) {
         let _ = window.set_focus();
     }
     let Some(path) = workspace_argument(&args, Path::new(&cwd)) else { return };
-    let desk = app.state::<crate::commands::Desk>();
+    let desk = app.state::<crate::desk::Desk>();
     match desk.open_path(&path) {
         Ok(view) => {
             note_recent(app, &path);

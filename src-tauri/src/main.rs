@@ -6,6 +6,7 @@
 #[macro_use]
 mod command_list;
 mod commands;
+mod desk;
 mod desktop;
 
 /// Tauri's handler for the listed commands.
@@ -44,7 +45,7 @@ fn main() {
             let cwd = std::env::current_dir().unwrap_or_default();
             let named = desktop::workspace_argument(&args, &cwd);
             let default = commands::default_workspace_path(app.handle())?;
-            let desk = match named.as_deref().map(commands::Desk::open_at) {
+            let desk = match named.as_deref().map(desk::Desk::open_at) {
                 Some(Ok(desk)) => desk,
                 other => {
                     if let Some(Err(e)) = other {
@@ -53,7 +54,7 @@ fn main() {
                             "the workspace named at launch could not be opened"
                         );
                     }
-                    commands::Desk::open_or_create_demo(&default).inspect_err(|e| {
+                    desk::Desk::open_or_create_demo(&default).inspect_err(|e| {
                         tracing::error!(code = e.code.as_str(), "the workspace could not be opened")
                     })?
                 }
@@ -65,10 +66,10 @@ fn main() {
             tauri::async_runtime::spawn(async move {
                 loop {
                     tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
-                    handle.state::<commands::Desk>().back_up_if_due();
+                    handle.state::<desk::Desk>().back_up_if_due();
                 }
             });
-            app.manage(commands::ModelCalls::default());
+            app.manage(desk::ModelCalls::default());
             // The package's own llama-server (among its resources), and the built-in model if one
             // is installed: served on first use.
             if let Ok(resources) = app.path().resource_dir() {

@@ -1,0 +1,61 @@
+//! Proposals: the inbox, review, accept, discard and undo, and auto-apply.
+
+use super::*;
+
+/// The proposals this user may see, newest first (the inbox filters and counts them).
+#[tauri::command]
+pub async fn proposals(desk: State<'_, Desk>) -> Result<Vec<Proposal>> {
+    desk.session(|s| s.proposals(None, None))
+}
+
+#[tauri::command]
+pub async fn review_proposal(desk: State<'_, Desk>, id: String) -> Result<ProposalReview> {
+    desk.session(|s| s.review_proposal(&id))
+}
+
+/// Accept all fields (`fields: null`) or the chosen ones, with the reviewer's own values in
+/// `edits`, and all child rows (`rows: null`) or the chosen ones, as this user's save.
+#[tauri::command]
+pub async fn accept_proposal(
+    desk: State<'_, Desk>,
+    id: String,
+    fields: Option<Vec<String>>,
+    edits: Option<serde_json::Map<String, serde_json::Value>>,
+    rows: Option<Vec<usize>>,
+) -> Result<Proposal> {
+    desk.session(|s| {
+        Ok(s.accept_proposal_edited(&id, fields.as_deref(), &edits.unwrap_or_default(), rows.as_deref())?.0)
+    })
+}
+
+#[tauri::command]
+pub async fn discard_proposal(desk: State<'_, Desk>, id: String, reason: Option<String>) -> Result<Proposal> {
+    desk.session(|s| s.discard_proposal(&id, reason.as_deref()))
+}
+
+#[tauri::command]
+pub async fn undo_proposal(desk: State<'_, Desk>, id: String) -> Result<Proposal> {
+    desk.session(|s| Ok(s.undo_proposal(&id)?.0))
+}
+
+#[tauri::command]
+pub async fn auto_apply_list(
+    desk: State<'_, Desk>,
+    capability: String,
+    object: String,
+) -> Result<AutoApplyList> {
+    desk.session(|s| s.auto_apply_list(&capability, &object))
+}
+
+#[tauri::command]
+pub async fn set_auto_apply(
+    desk: State<'_, Desk>,
+    capability: String,
+    object: String,
+    fields: Vec<String>,
+) -> Result<AutoApplyList> {
+    desk.session(|s| {
+        s.set_auto_apply(&capability, &object, &fields)?;
+        s.auto_apply_list(&capability, &object)
+    })
+}

@@ -1,0 +1,93 @@
+//! Records: objects described, queries and list views, one record read and saved, its
+//! history, CSV in and out, and the vocabulary (terms) of each object.
+
+use super::*;
+
+#[tauri::command]
+pub async fn describe_object(desk: State<'_, Desk>, object: String) -> Result<ObjectView> {
+    desk.session(|s| s.describe_object(&object))
+}
+
+#[tauri::command]
+pub async fn query_records(desk: State<'_, Desk>, spec: QuerySpec) -> Result<QueryResult> {
+    desk.session(|s| s.query(&spec))
+}
+
+#[tauri::command]
+pub async fn get_record(desk: State<'_, Desk>, object: String, id: String) -> Result<Record> {
+    desk.session(|s| s.get(&object, &id))
+}
+
+#[tauri::command]
+pub async fn save_record(desk: State<'_, Desk>, request: SaveRequest) -> Result<SaveOutcome> {
+    desk.session(|s| s.save(request, &SaveContext::default()))
+}
+
+#[tauri::command]
+pub async fn record_history(desk: State<'_, Desk>, object: String, id: String) -> Result<Vec<HistoryEntry>> {
+    desk.session(|s| s.history_of(&object, &id))
+}
+
+/// Import CSV text (read by the UI from a file the user picked; the app needs no file-system
+/// permission for it). `dry_run` is the mapping preview.
+#[tauri::command]
+pub async fn import_csv(
+    desk: State<'_, Desk>,
+    object: String,
+    content: String,
+    mode: ImportMode,
+    dry_run: bool,
+) -> Result<ImportReport> {
+    desk.session(|s| {
+        csvio::import_csv(s, &object, content.as_bytes(), &ImportOptions { mode, dry_run, mapping: None })
+    })
+}
+
+/// Export a list (its query spec, without paging) as CSV to the file the user chooses in the
+/// native Save dialog (it opens on the Downloads folder with `name.csv`); `None`: cancelled.
+#[tauri::command]
+pub async fn export_csv(
+    app: AppHandle,
+    desk: State<'_, Desk>,
+    spec: QuerySpec,
+    name: String,
+) -> Result<Option<ExportResult>> {
+    let folder = app.path().download_dir().or_else(|_| app.path().home_dir()).ok();
+    let safe: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    let Some(path) = desktop::save_as(&app, "Export as CSV", folder, &format!("{safe}.csv"), ("CSV", "csv"))
+    else {
+        return Ok(None);
+    };
+    desk.session(|s| {
+        let file = std::fs::File::create(&path)?;
+        let records = csvio::export_csv(s, &spec, std::io::BufWriter::new(file))?;
+        Ok(Some(ExportResult { path: path.display().to_string(), records }))
+    })
+}
+
+#[tauri::command]
+pub async fn save_list_view(
+    desk: State<'_, Desk>,
+    name: String,
+    spec: QuerySpec,
+    source: Option<String>,
+) -> Result<ListView> {
+    desk.session(|s| s.save_list_view(&name, &spec, source.as_deref()))
+}
+
+#[tauri::command]
+pub async fn list_views(desk: State<'_, Desk>, object: String) -> Result<Vec<ListView>> {
+    desk.session(|s| s.list_views(&object))
+}
+
+#[tauri::command]
+pub async fn vocabulary(desk: State<'_, Desk>) -> Result<Vec<ObjectVocabulary>> {
+    desk.session(|s| s.vocabulary())
+}
+
+/// Replace one object's terms (a deploy by the current user).
+#[tauri::command]
+pub async fn save_terms(desk: State<'_, Desk>, object: String, terms: Vec<TermDef>) -> Result<()> {
+    desk.with(|open| open.ws.deploy_terms(&open.user, &object, terms).map(|_| ()))
+}
