@@ -293,7 +293,7 @@ fn one_model_loop_in_rust_and_one_in_the_ui() {
         .collect();
     assert_eq!(
         calling,
-        ["crates/kernel/src/ai/pipeline/drive.rs", "crates/kernel/src/ai/provider.rs"],
+        ["crates/kernel/src/ai/pipeline/drive.rs", "crates/kernel/src/ai/provider/retry.rs"],
         "the model is called from drive only"
     );
     let mut ui = vec![];
