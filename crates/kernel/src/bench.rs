@@ -479,7 +479,8 @@ fn bench_save(ws: &Workspace, rows: usize, updates: usize) -> Result<SaveBench> 
 }
 
 fn bench_ask(ws: &Workspace, runs: usize) -> Result<AskBench> {
-    use crate::ai::ask::AskStep;
+    use crate::ai::ask::Ask;
+    use crate::ai::pipeline::drive::{step, Step};
     use crate::ai::provider::{ChatResponse, Usage};
     let admin = ws.session("ava")?;
     let mut binding = admin.capability(crate::ai::ask::CAPABILITY)?;
@@ -510,12 +511,12 @@ fn bench_ask(ws: &Workspace, runs: usize) -> Result<AskBench> {
     let mut spec = None;
     for _ in 0..runs {
         let t = Instant::now();
+        // The steps `drive` takes, with the fixed answer in place of the model's.
+        let mut ask = Ask { question: question.to_string() };
         let mut run = session.ask_begin(question, model.clone())?;
-        let request = run.request.clone();
-        let response = session.receive(&mut run.invocation, &request, Ok(response.clone()))?;
-        match session.ask_advance(run, response)? {
-            AskStep::Done(a) => spec = Some(a.spec),
-            AskStep::Call(_) => return Err(crate::Error::internal("the fixed answer needed a repair")),
+        match step(&session, &mut ask, &mut run, Ok(response.clone()))? {
+            Step::Done(a) => spec = Some(a.spec),
+            Step::Call => return Err(crate::Error::internal("the fixed answer needed a repair")),
         }
         ask_times.push(t.elapsed());
     }

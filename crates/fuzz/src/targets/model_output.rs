@@ -145,13 +145,11 @@ impl Capability {
     ) -> Result<C::Answer, Outcome> {
         let mut run = capability.begin(s, self.model.clone()).map_err(Self::typed_model)?;
         for _ in 0..calls {
-            let request = C::request(&run).clone();
-            let vocab = Self::vocab(&request.prompt, &self.words);
-            let resp = Self::response(rng, request.schema.as_ref().map(|(_, s)| s), &vocab);
-            // What the driver does with a response before `advance`.
-            let resp = s.receive(C::invocation_mut(&mut run), &request, resp).map_err(Self::typed_model)?;
-            match capability.advance(s, run, resp).map_err(Self::typed_model)? {
-                Step::Call(next) => run = next,
+            let vocab = Self::vocab(&run.request.prompt, &self.words);
+            let resp = Self::response(rng, run.request.schema.as_ref().map(|(_, s)| s), &vocab);
+            // The step the driver takes with a response.
+            match drive::step(s, capability, &mut run, resp).map_err(Self::typed_model)? {
+                Step::Call => {}
                 Step::Done(answer) => return Ok(answer),
             }
         }

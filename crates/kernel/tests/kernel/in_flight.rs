@@ -6,7 +6,8 @@
 
 use crate::common;
 
-use countersign_kernel::ai::ask::{AskRun, AskStep};
+use countersign_kernel::ai::ask::{Ask, AskRun};
+use countersign_kernel::ai::pipeline::drive::{step, Step};
 use countersign_kernel::ai::pipeline::{lease_span, CapabilitySettings, ModelChoice, TraceOutcome};
 use countersign_kernel::ai::provider::{ChatResponse, Usage};
 use countersign_kernel::{Code, Error, IdSource, SequentialIds, Session, Workspace, WorkspaceOptions};
@@ -129,19 +130,18 @@ fn a_call_that_comes_back_to_the_kernel_renews_its_claim() {
         first_token_ms: None,
         total_ms: 1.0,
     };
-    let request = run.request.clone();
-    let answer = ava.receive(&mut run.invocation, &request, Ok(answer)).unwrap();
-    let repair = match ava.ask_advance(run, answer).unwrap() {
-        AskStep::Call(r) => r,
-        AskStep::Done(_) => panic!("nonsense is not an answer"),
-    };
+    let mut ask = Ask { question: "Show all accounts.".into() };
+    match step(&ava, &mut ask, &mut run, Ok(answer)).unwrap() {
+        Step::Call => {}
+        Step::Done(_) => panic!("nonsense is not an answer"),
+    }
     f.clock.advance(lease - chrono::Duration::seconds(5));
     // Long after the first lease would have run out, the call still holds its slot, and a
     // process opening the workspace leaves its row alone.
     let other = another_process(&f);
     assert_eq!(outcome(&other, &id), TraceOutcome::Running);
     assert_busy(begin(&other.session("ava").unwrap()));
-    drop(repair);
+    drop(run);
 }
 
 #[test]

@@ -386,7 +386,7 @@ impl Session<'_> {
     /// Check the model's choice and compose the spec from the chosen candidates.
     pub(super) fn choose(&self, run: &AskRun, content: &str) -> std::result::Result<Constrained, Violation> {
         let reading =
-            run.reading.as_ref().ok_or_else(|| Violation::from("internal: no reading".to_string()))?;
+            run.state.reading.as_ref().ok_or_else(|| Violation::from("internal: no reading".to_string()))?;
         let mut doc: Value = serde_json::from_str(content.trim())
             .map_err(|e| format!("the answer is not valid JSON ({e})"))?;
         // An id written twice means the same (a grammar may not hold `uniqueItems`).
@@ -399,8 +399,8 @@ impl Session<'_> {
             });
         }
         // An empty `sort` or a `null` limit written where they may be left out means the same.
-        doc = run.keys.written(doc);
-        let validator = jsonschema::validator_for(&run.schema).map_err(|e| format!("internal: {e}"))?;
+        doc = run.state.keys.written(doc);
+        let validator = jsonschema::validator_for(&run.state.schema).map_err(|e| format!("internal: {e}"))?;
         if let Some(e) = validator.iter_errors(&doc).next() {
             return Err(Violation::from(format!(
                 "at {}: {e}",
@@ -411,8 +411,9 @@ impl Session<'_> {
         // names a field, object, value or term the user can read) gets the repair, which may
         // not refuse.
         if let Some(reason) = doc.get("refusal").and_then(|r| r.get("reason")).and_then(Value::as_str) {
-            if !run.repaired {
-                if let Some(found) = super::evidence::refusal_contradiction(&run.grounding.projection, reason)
+            if !run.state.repaired {
+                if let Some(found) =
+                    super::evidence::refusal_contradiction(&run.state.grounding.projection, reason)
                 {
                     return Err(Violation::answerable(format!(
                         "the refusal \"{reason}\" is contradicted: {found}. Choose the object and the conditions."
@@ -423,7 +424,7 @@ impl Session<'_> {
         }
         let out: ChoiceOut = serde_json::from_value(doc)
             .map_err(|e| format!("the answer does not have the choice's shape ({e})"))?;
-        let p = &run.grounding.projection;
+        let p = &run.state.grounding.projection;
         let allowed = self.ask_objects(p, &run.invocation.capability.settings);
         if !allowed.contains(&out.object) {
             return Err(Violation::from(format!("`{}` is not an object you may query", out.object)));
@@ -468,7 +469,7 @@ impl Session<'_> {
             reading.candidates.iter().filter(|c| c.on(p, &object).is_some()).collect();
         for c in &applicable {
             let sole = !applicable.iter().any(|x| x.id != c.id && overlaps(x, c));
-            let declined = run.declined.contains(&c.meaning);
+            let declined = run.state.declined.contains(&c.meaning);
             if sole && !declined && !chosen.iter().any(|x| overlaps(x, c)) {
                 chosen.push(c);
             }

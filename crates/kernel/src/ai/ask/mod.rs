@@ -23,13 +23,13 @@ pub mod reader;
 mod versions;
 
 use crate::ai::dates::{read_dates, DateRange};
-use crate::ai::pipeline::drive::{Capability, Step};
+use crate::ai::pipeline::drive::{Capability, Run, Step};
 use crate::ai::pipeline::{
     Autonomy, CapabilitySettings, CapabilitySpec, FieldValue, Invocation, ModelChoice, Outcome,
     ShippedVersion,
 };
 use crate::ai::projection::{Grounding, ProjectedField, Projection};
-use crate::ai::provider::{ChatRequest, ChatResponse, Part, Prompt};
+use crate::ai::provider::{ChatResponse, Part, Prompt};
 use crate::error::{Code, Error, Result};
 use crate::metadata::condition::{Comparison, Condition, NotOf, Op};
 use crate::metadata::definition::FieldType;
@@ -222,10 +222,11 @@ pub enum AskProgress {
 }
 
 /// One Ask invocation between model calls.
+pub type AskRun = Run<AskState>;
+
+/// What Ask keeps between model calls.
 #[derive(Debug)]
-pub struct AskRun {
-    pub invocation: Invocation,
-    pub request: ChatRequest,
+pub struct AskState {
     grounding: Arc<Grounding>,
     question: String,
     /// The date phrases the kernel read (prompt version 2's contract); `None` under version 1.
@@ -252,7 +253,7 @@ pub struct AskRun {
 }
 
 /// After a model call: the answer, or the repair to send.
-pub type AskStep = Step<Box<AskRun>, Box<AskAnswer>>;
+pub type AskStep = Step<Box<AskAnswer>>;
 
 impl Session<'_> {
     /// The objects Ask may query for this user: the projection's, within the capability's scope.
@@ -334,7 +335,7 @@ impl Session<'_> {
             parts,
         };
         let estimate = crate::ai::projection::estimate_prompt_tokens(&chat_prompt);
-        let mut inv = self.begin_invocation(&binding, model, question, estimate)?;
+        let mut inv = self.begin_invocation(&binding, prompt, model, question, estimate)?;
         inv.grounding_hash = grounding.hash.clone();
         let fail = |inv: &Invocation, e: Error| -> Result<AskRun> { Err(self.fail_invocation(inv, e)) };
         if objects.is_empty() {
@@ -377,52 +378,42 @@ impl Session<'_> {
             ),
         };
         let request = inv.chat_request(chat_prompt, "ask_plan".into(), schema.clone());
-        Ok(AskRun {
+        Ok(Run {
             invocation: inv,
             request,
-            grounding,
-            question: question.to_string(),
-            dates,
-            terms,
-            learned,
-            reading,
-            keys,
-            declined,
-            unasked: vec![],
-            values_said,
-            schema,
-            repaired: false,
+            state: AskState {
+                grounding,
+                question: question.to_string(),
+                dates,
+                terms,
+                learned,
+                reading,
+                keys,
+                declined,
+                unasked: vec![],
+                values_said,
+                schema,
+                repaired: false,
+            },
         })
     }
 
     /// Steps 5–7 with the model's response: constrain (or ask for the one repair), resolve
     /// values, run the spec, trace.
-    pub fn ask_advance(&self, mut run: AskRun, resp: ChatResponse) -> Result<AskStep> {
-        match self.constrain(&run, &resp.content) {
-            Ok(Constrained::Refusal(reason)) => {
-                let e = Error::new(
-                    Code::GroundingInsufficient,
-                    format!("The model found no way to answer from your data: {reason}"),
-                );
-                Err(self.fail_invocation(&run.invocation, e))
-            }
+    pub fn ask_advance(&self, run: &mut AskRun, resp: ChatResponse) -> Result<AskStep> {
+        match self.constrain(run, &resp.content) {
+            Ok(Constrained::Refusal(reason)) => Err(Error::new(
+                Code::GroundingInsufficient,
+                format!("The model found no way to answer from your data: {reason}"),
+            )),
             Ok(Constrained::Plan(plan)) => {
                 let Planned { spec, resolutions, values, dates, terms, written, read, unused } = *plan;
                 let ambiguous = resolutions.iter().any(|r| r.status == ResolutionStatus::Ambiguous);
-                let result = if ambiguous {
-                    None
-                } else {
-                    match self.query(&spec) {
-                        Ok(r) => Some(r),
-                        Err(e) => {
-                            return Err(self.fail_invocation(&run.invocation, e));
-                        }
-                    }
-                };
+                let result = if ambiguous { None } else { Some(self.query(&spec)?) };
                 // A first plan that finds nothing gets one repair with what the data holds for
                 // its values (never a value swapped in by the kernel).
-                if !run.repaired && result.as_ref().is_some_and(|r| r.records.is_empty()) {
-                    let hints = self.data_hints(&run.grounding.projection, &spec.object, &written);
+                if !run.state.repaired && result.as_ref().is_some_and(|r| r.records.is_empty()) {
+                    let hints = self.data_hints(&run.state.grounding.projection, &spec.object, &written);
                     if !hints.is_empty() {
                         let violation = format!(
                             "the plan finds no {} record. What the data holds: {}. Answer again with a corrected plan.",
@@ -436,17 +427,17 @@ impl Session<'_> {
                 let answer_json = json!({"spec": spec, "resolutions": resolutions, "dates": dates,
                     "chosen": read.iter().filter(|c| c.chosen).map(|c| &c.id).collect::<Vec<_>>(),
                     "terms": terms.iter().map(|t| &t.key).collect::<Vec<_>>(),
-                    "learned": run.learned.iter().map(|(l, _)| &l.id).collect::<Vec<_>>(),
+                    "learned": run.state.learned.iter().map(|(l, _)| &l.id).collect::<Vec<_>>(),
                     "ids": result.as_ref().map(|r| r.records.iter().map(|m| m["id"].clone()).collect::<Vec<_>>())});
                 self.finish_invocation(inv, Outcome::Answered { result: &answer_json, values: &values })?;
                 let total_ms = inv.started.elapsed().as_secs_f64() * 1000.0;
                 Ok(Step::Done(Box::new(AskAnswer {
-                    question: run.question.clone(),
+                    question: run.state.question.clone(),
                     spec,
                     resolutions,
                     dates,
                     terms,
-                    learned: run.learned.iter().map(|(l, _)| l.clone()).collect(),
+                    learned: run.state.learned.iter().map(|(l, _)| l.clone()).collect(),
                     read,
                     unused,
                     result,
@@ -461,13 +452,13 @@ impl Session<'_> {
                         prompt_tokens: inv.usage.prompt_tokens,
                         completion_tokens: inv.usage.completion_tokens,
                         attempts: inv.attempts,
-                        projection_tokens: run.grounding.tokens,
-                        full_projection_tokens: run.grounding.full_tokens,
+                        projection_tokens: run.state.grounding.tokens,
+                        full_projection_tokens: run.state.grounding.full_tokens,
                     },
                 })))
             }
-            Err(Violation { message: violation, refusal_allowed, unasked }) if !run.repaired => {
-                run.unasked.extend(unasked);
+            Err(Violation { message: violation, refusal_allowed, unasked }) if !run.state.repaired => {
+                run.state.unasked.extend(unasked);
                 self.ask_repair(run, &resp.content, &violation, refusal_allowed)
             }
             Err(Violation { message: violation, .. }) => {
@@ -475,7 +466,7 @@ impl Session<'_> {
                     Code::Contract,
                     format!("the model's answer broke the Ask contract twice; last problem: {violation}"),
                 );
-                Err(self.fail_invocation(&run.invocation, e))
+                Err(e)
             }
         }
     }
@@ -485,69 +476,76 @@ impl Session<'_> {
     /// answerable from the schema).
     fn ask_repair(
         &self,
-        mut run: AskRun,
+        run: &mut AskRun,
         answer: &str,
         violation: &str,
         refusal_allowed: bool,
     ) -> Result<AskStep> {
-        let mut parts = match &run.reading {
+        let mut parts = match &run.state.reading {
             Some(r) => {
                 let objects =
-                    self.ask_objects(&run.grounding.projection, &run.invocation.capability.settings);
-                choice::choice_parts(&run.grounding.projection, &objects, &run.question, r, &run.learned)
+                    self.ask_objects(&run.state.grounding.projection, &run.invocation.capability.settings);
+                choice::choice_parts(
+                    &run.state.grounding.projection,
+                    &objects,
+                    &run.state.question,
+                    r,
+                    &run.state.learned,
+                )
             }
             None => ask_parts(
-                &run.grounding,
-                &run.learned,
+                &run.state.grounding,
+                &run.state.learned,
                 &self.today().to_string(),
-                &run.question,
-                run.dates.as_deref(),
-                run.terms.as_deref(),
+                &run.state.question,
+                run.state.dates.as_deref(),
+                run.state.terms.as_deref(),
             ),
         };
         parts.push(Part::Untrusted { label: "your previous answer".into(), content: answer.to_string() });
-        parts.push(Part::Request(if run.reading.is_some() {
+        parts.push(Part::Request(if run.state.reading.is_some() {
                 format!("Your previous answer was rejected: {violation}\nAnswer again with a corrected JSON choice.")
             } else if refusal_allowed {
                 format!("Your previous answer was rejected: {violation}\nAnswer again with a corrected JSON plan, or with a refusal if the schema cannot answer the question.")
             } else {
                 format!("Your previous answer was rejected: {violation}\nAnswer again with a corrected JSON plan.")
             }));
-        if let (Some(r), false) = (&run.reading, refusal_allowed) {
+        if let (Some(r), false) = (&run.state.reading, refusal_allowed) {
             // The repair of a contradicted refusal may not refuse again.
-            let objects = self.ask_objects(&run.grounding.projection, &run.invocation.capability.settings);
-            let schema = choice::choice_schema(&run.grounding.projection, &objects, r, run.keys, false);
+            let objects =
+                self.ask_objects(&run.state.grounding.projection, &run.invocation.capability.settings);
+            let schema =
+                choice::choice_schema(&run.state.grounding.projection, &objects, r, run.state.keys, false);
             run.request.schema = Some(("ask_plan".into(), schema.clone()));
-            run.schema = schema;
+            run.state.schema = schema;
         }
-        if run.reading.is_none() && (!refusal_allowed || !run.unasked.is_empty()) {
+        if run.state.reading.is_none() && (!refusal_allowed || !run.state.unasked.is_empty()) {
             // The question is answerable from the schema (the model's own plan or the
             // schema says so): the repair may not turn into a refusal. A filter the question
             // does not ask for cannot be written again.
-            let objects = self.ask_objects(&run.grounding.projection, &run.invocation.capability.settings);
-            let phrases = phrases_of(run.dates.as_deref());
+            let objects =
+                self.ask_objects(&run.state.grounding.projection, &run.invocation.capability.settings);
+            let phrases = phrases_of(run.state.dates.as_deref());
             let schema = output_schema(
-                &run.grounding.projection,
+                &run.state.grounding.projection,
                 &objects,
                 refusal_allowed,
                 phrases.as_deref(),
-                run.terms.as_deref(),
-                &run.unasked,
-                &run.values_said,
+                run.state.terms.as_deref(),
+                &run.state.unasked,
+                &run.state.values_said,
             );
             run.request.schema = Some(("ask_plan".into(), schema.clone()));
-            run.schema = schema;
+            run.state.schema = schema;
         }
         let estimate = crate::ai::projection::estimate_prompt_tokens(&Prompt {
             parts: parts.clone(),
             ..run.request.prompt.clone()
         });
-        if let Err(e) = self.preflight_repair(&run.invocation, estimate) {
-            return Err(self.fail_invocation(&run.invocation, e));
-        }
+        self.preflight_repair(&run.invocation, estimate)?;
         run.request.prompt.parts = parts;
-        run.repaired = true;
-        Ok(Step::Call(Box::new(run)))
+        run.state.repaired = true;
+        Ok(Step::Call)
     }
 }
 
@@ -588,33 +586,24 @@ pub struct Ask {
 
 impl Capability for Ask {
     const KEY: &'static str = CAPABILITY;
-    type Run = Box<AskRun>;
+    type State = AskState;
     type Answer = AskAnswer;
 
     fn authorize(&mut self, session: &Session<'_>) -> Result<()> {
         session.ask_authorize(&self.question)
     }
-    fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<Self::Run> {
-        Ok(Box::new(session.ask_begin(&self.question, model)?))
-    }
-    fn request(run: &Self::Run) -> &ChatRequest {
-        &run.request
-    }
-    fn invocation(run: &Self::Run) -> &Invocation {
-        &run.invocation
-    }
-    fn invocation_mut(run: &mut Self::Run) -> &mut Invocation {
-        &mut run.invocation
+    fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<AskRun> {
+        session.ask_begin(&self.question, model)
     }
     fn advance(
         &mut self,
         session: &Session<'_>,
-        run: Self::Run,
+        run: &mut AskRun,
         response: ChatResponse,
-    ) -> Result<Step<Self::Run, AskAnswer>> {
-        Ok(match session.ask_advance(*run, response)? {
+    ) -> Result<Step<AskAnswer>> {
+        Ok(match session.ask_advance(run, response)? {
             Step::Done(answer) => Step::Done(*answer),
-            Step::Call(next) => Step::Call(next),
+            Step::Call => Step::Call,
         })
     }
 }

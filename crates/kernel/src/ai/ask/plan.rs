@@ -12,7 +12,7 @@ impl Session<'_> {
         run: &AskRun,
         content: &str,
     ) -> std::result::Result<Constrained, Violation> {
-        if run.reading.is_some() {
+        if run.state.reading.is_some() {
             return self.choose(run, content);
         }
         let doc: Value = serde_json::from_str(content.trim())
@@ -22,8 +22,8 @@ impl Session<'_> {
             if doc.as_object().is_some_and(|m| m.len() == 1) {
                 // A refusal must name something the grounding lacks; one that names a field,
                 // object or value the schema has (or a date, a number) is contradicted.
-                if !run.repaired {
-                    if let Some(found) = refusal_contradiction(&run.grounding.projection, reason) {
+                if !run.state.repaired {
+                    if let Some(found) = refusal_contradiction(&run.state.grounding.projection, reason) {
                         return Err(Violation::answerable(format!(
                             "the refusal \"{reason}\" is contradicted: {found}. Names, dates and numbers are filter values. Answer with a plan."
                         )));
@@ -34,7 +34,7 @@ impl Session<'_> {
         }
         let plan: PlanOut = serde_json::from_value(doc.clone())
             .map_err(|e| format!("the answer does not have the plan's shape ({e})"))?;
-        let p = &run.grounding.projection;
+        let p = &run.state.grounding.projection;
         let allowed = self.ask_objects(p, &run.invocation.capability.settings);
         if !allowed.contains(&plan.object) {
             return Err(Violation::from(format!(
@@ -45,6 +45,7 @@ impl Session<'_> {
         }
         if !plan.terms.is_empty() {
             let offered: Vec<String> = run
+                .state
                 .terms
                 .iter()
                 .flatten()
@@ -77,7 +78,7 @@ impl Session<'_> {
                         f.field
                     )));
                 }
-                let Some(dates) = &run.dates else {
+                let Some(dates) = &run.state.dates else {
                     return Err(Violation::from(format!("filters[{i}]: unknown op `during`")));
                 };
                 if !dates.iter().any(|d| d.phrase == written) {
@@ -128,20 +129,20 @@ impl Session<'_> {
                 )));
             }
         }
-        let validator = jsonschema::validator_for(&run.schema).map_err(|e| format!("internal: {e}"))?;
+        let validator = jsonschema::validator_for(&run.state.schema).map_err(|e| format!("internal: {e}"))?;
         if let Some(e) = validator.iter_errors(&doc).next() {
             return Err(Violation::from(format!(
                 "at {}: {e}",
                 if e.instance_path().as_str().is_empty() { "/" } else { e.instance_path().as_str() }
             )));
         }
-        check_evidence(&run.question, p, &plan).map_err(|u| Violation {
+        check_evidence(&run.state.question, p, &plan).map_err(|u| Violation {
             message: u.message,
             refusal_allowed: false,
             unasked: u.field,
         })?;
-        if !run.repaired {
-            check_unused_values(&run.question, p, &plan, run.terms.is_some())
+        if !run.state.repaired {
+            check_unused_values(&run.state.question, p, &plan, run.state.terms.is_some())
                 .map_err(Violation::answerable)?;
         }
         // The values written for text-like fields and lookups, for the data check below.
@@ -163,7 +164,7 @@ impl Session<'_> {
             })
             .collect();
         let planned =
-            self.plan_to_spec(p, plan, run.dates.as_deref()).map_err(|e| Violation::from(e.message))?;
+            self.plan_to_spec(p, plan, run.state.dates.as_deref()).map_err(|e| Violation::from(e.message))?;
         let (spec, resolutions) = (&planned.spec, &planned.resolutions);
         for r in
             resolutions.iter().filter(|r| r.status == ResolutionStatus::Unmatched && r.object == spec.object)

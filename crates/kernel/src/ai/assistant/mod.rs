@@ -22,13 +22,12 @@
 
 use crate::ai::ask::{self, Ask};
 use crate::ai::extract::Extract;
-use crate::ai::pipeline::drive::{drive, Capability, Correlated, Sessions, Step};
+use crate::ai::pipeline::drive::{drive, Capability, Correlated, Run, Sessions, Step};
 use crate::ai::pipeline::{
-    Autonomy, CapabilitySettings, CapabilitySpec, Invocation, ModelChoice, Outcome, RateLimits,
-    ShippedVersion,
+    Autonomy, CapabilitySettings, CapabilitySpec, ModelChoice, Outcome, RateLimits, ShippedVersion,
 };
 use crate::ai::projection::Projection;
-use crate::ai::provider::{Cancel, ChatRequest, ChatResponse, Part, Prompt};
+use crate::ai::provider::{Cancel, ChatResponse, Part, Prompt};
 use crate::ai::summarize::Summarize;
 use crate::clock::timestamp;
 use crate::error::{Code, Error, Result};
@@ -252,19 +251,17 @@ struct Choose<'a> {
     chosen: Option<(Action, Value, Option<RecordRef>)>,
 }
 
-struct ChooseRun {
-    invocation: Invocation,
-    request: ChatRequest,
+struct ChooseState {
     schema: Value,
     repaired: bool,
 }
 
 impl Capability for Choose<'_> {
     const KEY: &'static str = CAPABILITY;
-    type Run = Box<ChooseRun>;
+    type State = ChooseState;
     type Answer = ();
 
-    fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<Self::Run> {
+    fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<Run<ChooseState>> {
         let binding = session.capability(CAPABILITY)?;
         let prompt = session.active_prompt(&binding.prompt)?;
         let parts = vec![
@@ -280,44 +277,34 @@ impl Capability for Choose<'_> {
             parts,
         };
         let estimate = crate::ai::projection::estimate_prompt_tokens(&chat_prompt);
-        let inv = session.begin_invocation(&binding, model, self.message, estimate)?;
+        let inv = session.begin_invocation(&binding, prompt, model, self.message, estimate)?;
         let schema = self.scope.schema();
         let request = inv.chat_request(chat_prompt, "action".into(), schema.clone());
-        Ok(Box::new(ChooseRun { invocation: inv, request, schema, repaired: false }))
-    }
-    fn request(run: &Self::Run) -> &ChatRequest {
-        &run.request
-    }
-    fn invocation(run: &Self::Run) -> &Invocation {
-        &run.invocation
-    }
-    fn invocation_mut(run: &mut Self::Run) -> &mut Invocation {
-        &mut run.invocation
+        Ok(Run { invocation: inv, request, state: ChooseState { schema, repaired: false } })
     }
     fn advance(
         &mut self,
         session: &Session<'_>,
-        mut run: Self::Run,
+        run: &mut Run<ChooseState>,
         resp: ChatResponse,
-    ) -> Result<Step<Self::Run, ()>> {
-        match checked_action(&run.schema, &resp.content, self.scope, session) {
+    ) -> Result<Step<()>> {
+        match checked_action(&run.state.schema, &resp.content, self.scope, session) {
             Ok((action, value, target)) => {
                 session
                     .finish_invocation(&run.invocation, Outcome::Answered { result: &value, values: &[] })?;
                 self.chosen = Some((action, value, target));
                 Ok(Step::Done(()))
             }
-            Err(problem) if !run.repaired => {
-                run.repaired = true;
+            Err(problem) if !run.state.repaired => {
+                run.state.repaired = true;
                 run.request
                     .prompt
                     .parts
                     .push(Part::Request(format!("That action was refused: {problem}. Choose again.")));
-                Ok(Step::Call(run))
+                Ok(Step::Call)
             }
             Err(problem) => {
-                let e = Error::new(Code::Contract, format!("the assistant's action was refused: {problem}"));
-                Err(session.fail_invocation(&run.invocation, e))
+                Err(Error::new(Code::Contract, format!("the assistant's action was refused: {problem}")))
             }
         }
     }

@@ -13,9 +13,9 @@
 pub mod candidates;
 pub mod pointing;
 
-use crate::ai::pipeline::drive::{Capability, Step};
-use crate::ai::pipeline::{Autonomy, Invocation, ModelChoice, Outcome};
-use crate::ai::provider::{ChatRequest, ChatResponse, Part, Prompt};
+use crate::ai::pipeline::drive::{Capability, Run, Step};
+use crate::ai::pipeline::{Autonomy, ModelChoice, Outcome};
+use crate::ai::provider::{ChatResponse, Part, Prompt};
 use crate::error::{Code, Error, Result};
 use crate::ingest::Document;
 use crate::metadata::definition::{FieldLevel, FieldType};
@@ -27,6 +27,26 @@ use std::time::Instant;
 use ts_rs::TS;
 
 pub const CAPABILITY: &str = "extract";
+
+/// The answer a prompt version's contract asks for, read once from the stored version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtractContract {
+    /// Version 1: one optional property per editable field, its value written by the model.
+    Values,
+    /// Version 2 ([`pointing::CONTRACT_POINTING`]): per field a candidate the kernel read, a
+    /// stated picklist value, or null; the table of child rows.
+    Pointing,
+}
+
+impl ExtractContract {
+    pub fn of(stored: &str) -> ExtractContract {
+        if stored == pointing::CONTRACT_POINTING {
+            ExtractContract::Pointing
+        } else {
+            ExtractContract::Values
+        }
+    }
+}
 
 /// What Extract ships with: its prompt versions and its default binding.
 pub const SPEC: crate::ai::pipeline::CapabilitySpec = crate::ai::pipeline::CapabilitySpec {
@@ -304,7 +324,7 @@ fn settle_shared_spans(
 }
 
 impl Session<'_> {
-    /// Turn the model's answer into proposed fields and unmapped values (see the module doc).
+    /// Run the model's answer into proposed fields and unmapped values (see the module doc).
     fn patch_from(
         &self,
         fields: &[&crate::metadata::definition::FieldDef],
@@ -517,10 +537,11 @@ fn attach(patch: &mut [ProposedField], e: &Error) {
 
 /// One Extract invocation between model calls (owned: no session is held while the model
 /// thinks).
+pub type ExtractRun = Run<ExtractState>;
+
+/// What Extract keeps between model calls.
 #[derive(Debug)]
-pub struct ExtractRun {
-    pub invocation: Invocation,
-    pub request: ChatRequest,
+pub struct ExtractState {
     doc: Document,
     object: String,
     record: Option<String>,
@@ -532,7 +553,7 @@ pub struct ExtractRun {
 }
 
 /// After a model call: the answer, or the repair to send.
-pub type ExtractStep = Step<Box<ExtractRun>, Box<ExtractAnswer>>;
+pub type ExtractStep = Step<Box<ExtractAnswer>>;
 
 impl Session<'_> {
     /// Whether this user may extract into `object` (and `record`), and the fields they may fill.
@@ -579,17 +600,17 @@ impl Session<'_> {
             .map_err(|e| self.refuse_before_begin(&binding, &doc.name, e))?;
         let prompt = self.active_prompt(&binding.prompt)?;
         let injections = find_injections(&doc);
-        let pointing = match prompt.output_contract == pointing::CONTRACT_POINTING {
+        let pointing = match ExtractContract::of(&prompt.output_contract) {
             // Child rows are proposed with a new record only: an existing one may have rows
             // already, and the same lines again would be duplicates.
-            true => Some(self.pointing(
+            ExtractContract::Pointing => Some(self.pointing(
                 self.readable_object(object)?.0,
                 &fields,
                 &doc,
                 &injections,
                 record.is_none(),
             )?),
-            false => None,
+            ExtractContract::Values => None,
         };
         let parts = match &pointing {
             Some(p) => vec![
@@ -607,7 +628,7 @@ impl Session<'_> {
             parts,
         };
         let estimate = crate::ai::projection::estimate_prompt_tokens(&chat_prompt);
-        let mut inv = self.begin_invocation(&binding, model, &doc.name, estimate)?;
+        let mut inv = self.begin_invocation(&binding, prompt, model, &doc.name, estimate)?;
         inv.grounding_hash = doc.sha256.clone();
         let schema = match &pointing {
             Some(p) => p.schema.clone(),
@@ -618,24 +639,27 @@ impl Session<'_> {
             }),
         };
         let request = inv.chat_request(chat_prompt, format!("{object}_fields"), schema.clone());
-        Ok(ExtractRun {
+        Ok(Run {
             invocation: inv,
             request,
-            doc,
-            object: object.into(),
-            record: record.map(String::from),
-            injections,
-            schema,
-            pointing,
-            started,
+            state: ExtractState {
+                doc,
+                object: object.into(),
+                record: record.map(String::from),
+                injections,
+                schema,
+                pointing,
+                started,
+            },
         })
     }
 
     /// Take the model's response: repair once, or check the answer (lookups, spans, the dry
     /// run), record the proposal and the trace — and auto-apply it when the capability's
     /// autonomy and the allowlist say so.
-    pub fn extract_advance(&self, mut run: ExtractRun, resp: ChatResponse) -> Result<ExtractStep> {
-        let validator = jsonschema::validator_for(&run.schema).map_err(|e| Error::internal(e.to_string()))?;
+    pub fn extract_advance(&self, run: &mut ExtractRun, resp: ChatResponse) -> Result<ExtractStep> {
+        let validator =
+            jsonschema::validator_for(&run.state.schema).map_err(|e| Error::internal(e.to_string()))?;
         let parsed = serde_json::from_str::<Value>(resp.content.trim());
         if let Ok(Value::Object(written)) = &parsed {
             // The values the model wrote, whatever becomes of the answer: the trace hides them
@@ -643,7 +667,7 @@ impl Session<'_> {
             for (field, value) in written {
                 let value = value.as_str().map(String::from).unwrap_or_else(|| value.to_string());
                 let v = crate::ai::pipeline::FieldValue {
-                    object: run.object.clone(),
+                    object: run.state.object.clone(),
                     field: field.clone(),
                     value,
                 };
@@ -658,7 +682,7 @@ impl Session<'_> {
                 Some(e) => Err(format!("at {}: {e}", e.instance_path().as_str())),
                 None => {
                     let answer = v.as_object().cloned().unwrap_or_default();
-                    match &run.pointing {
+                    match &run.state.pointing {
                         Some(p) => p.check(&answer).map(|_| answer),
                         None => Ok(answer),
                     }
@@ -675,53 +699,52 @@ impl Session<'_> {
                 run.request.prompt.parts.push(Part::Request(format!(
                     "Your previous answer was rejected: {problem}\nAnswer again."
                 )));
-                return Ok(Step::Call(Box::new(run)));
+                return Ok(Step::Call);
             }
             Err(problem) => {
-                let e = Error::new(
+                return Err(Error::new(
                     Code::Contract,
                     format!("the model's answer broke the Extract contract twice: {problem}"),
-                );
-                return Err(self.fail_invocation(&run.invocation, e));
+                ));
             }
         };
-        let (meta, _) = self.readable_object(&run.object)?;
+        let (meta, _) = self.readable_object(&run.state.object)?;
         let fields = editable_fields(self, meta);
-        let (mut patch, mut children, unmapped) = match &run.pointing {
+        let (mut patch, mut children, unmapped) = match &run.state.pointing {
             Some(p) => {
-                let read = p.read_answer(self, meta, &fields, &run.doc, &answer)?;
+                let read = p.read_answer(self, meta, &fields, &run.state.doc, &answer)?;
                 let mut unmapped = read.unmapped;
                 let mut patch = read.patch;
-                settle_shared_spans(&run.doc, &fields, &mut patch, &mut unmapped);
+                settle_shared_spans(&run.state.doc, &fields, &mut patch, &mut unmapped);
                 (patch, read.children, unmapped)
             }
             None => {
-                let (patch, unmapped) = self.patch_from(&fields, &run.doc, &run.injections, &answer)?;
+                let (patch, unmapped) =
+                    self.patch_from(&fields, &run.state.doc, &run.state.injections, &answer)?;
                 (patch, vec![], unmapped)
             }
         };
         if patch.is_empty() {
-            let e = Error::new(
+            return Err(Error::new(
                 Code::GroundingInsufficient,
-                format!("nothing in {} maps to a field of {}", run.doc.name, meta.def.label),
-            );
-            return Err(self.fail_invocation(&run.invocation, e));
+                format!("nothing in {} maps to a field of {}", run.state.doc.name, meta.def.label),
+            ));
         }
-        self.dry_run(&run.object, run.record.as_deref(), &mut patch, &mut children)?;
-        let doc = &run.doc;
+        self.dry_run(&run.state.object, run.state.record.as_deref(), &mut patch, &mut children)?;
+        let doc = &run.state.doc;
         let mut rationale = format!("Extracted from {} ({:?}).", doc.name, doc.kind);
-        if !run.injections.is_empty() {
+        if !run.state.injections.is_empty() {
             rationale.push_str(&format!(
                 " Warning: the document contains {} instruction(s) addressed to an AI; they were ignored: {}",
-                run.injections.len(),
-                run.injections.iter().map(|i| format!("“{}”", i.text)).collect::<Vec<_>>().join(" ")
+                run.state.injections.len(),
+                run.state.injections.iter().map(|i| format!("“{}”", i.text)).collect::<Vec<_>>().join(" ")
             ));
         }
         let inv = &run.invocation;
         let mut proposal = self.propose(ProposalDraft {
             capability: CAPABILITY.into(),
-            object: run.object.clone(),
-            record_id: run.record.clone(),
+            object: run.state.object.clone(),
+            record_id: run.state.record.clone(),
             fields: patch,
             children,
             unmapped,
@@ -738,10 +761,10 @@ impl Session<'_> {
                 sha256: doc.sha256.clone(),
                 text: doc.text.clone(),
                 segments: doc.segments.clone(),
-                injections: run.injections.clone(),
+                injections: run.state.injections.clone(),
             }),
         })?;
-        if inv.capability.autonomy == Autonomy::AutoApply && run.injections.is_empty() {
+        if inv.capability.autonomy == Autonomy::AutoApply && run.state.injections.is_empty() {
             if let Some(applied) = self.auto_apply(&proposal, inv.capability.autonomy)? {
                 proposal = applied;
             }
@@ -750,7 +773,7 @@ impl Session<'_> {
             .fields
             .iter()
             .map(|f| crate::ai::pipeline::FieldValue {
-                object: run.object.clone(),
+                object: run.state.object.clone(),
                 field: f.field.clone(),
                 value: f.value.as_str().map(String::from).unwrap_or_else(|| f.value.to_string()),
             })
@@ -762,8 +785,8 @@ impl Session<'_> {
         Ok(Step::Done(Box::new(ExtractAnswer {
             document: doc.name.clone(),
             document_sha256: doc.sha256.clone(),
-            injections: run.injections.clone(),
-            figures: inv.figures(run.started),
+            injections: run.state.injections.clone(),
+            figures: inv.figures(run.state.started),
             proposal,
         })))
     }
@@ -779,35 +802,21 @@ pub struct Extract {
 
 impl Capability for Extract {
     const KEY: &'static str = CAPABILITY;
-    type Run = Box<ExtractRun>;
+    type State = ExtractState;
     type Answer = ExtractAnswer;
 
-    fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<Self::Run> {
-        Ok(Box::new(session.extract_begin(
-            self.document.clone(),
-            &self.object,
-            self.record.as_deref(),
-            model,
-        )?))
-    }
-    fn request(run: &Self::Run) -> &ChatRequest {
-        &run.request
-    }
-    fn invocation(run: &Self::Run) -> &Invocation {
-        &run.invocation
-    }
-    fn invocation_mut(run: &mut Self::Run) -> &mut Invocation {
-        &mut run.invocation
+    fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<ExtractRun> {
+        session.extract_begin(self.document.clone(), &self.object, self.record.as_deref(), model)
     }
     fn advance(
         &mut self,
         session: &Session<'_>,
-        run: Self::Run,
+        run: &mut ExtractRun,
         response: ChatResponse,
-    ) -> Result<Step<Self::Run, ExtractAnswer>> {
-        Ok(match session.extract_advance(*run, response)? {
+    ) -> Result<Step<ExtractAnswer>> {
+        Ok(match session.extract_advance(run, response)? {
             Step::Done(answer) => Step::Done(*answer),
-            Step::Call(next) => Step::Call(next),
+            Step::Call => Step::Call,
         })
     }
 }

@@ -12,45 +12,65 @@ use crate::error::Result;
 use crate::records::access::Session;
 
 /// What `advance` decided: the answer, or one more model call.
-pub enum Step<Run, Answer> {
+pub enum Step<Answer> {
     Done(Answer),
     /// Send the run's request (a repair, or a tool's result) and advance again.
-    Call(Run),
+    Call,
+}
+
+/// A run between model calls, whatever the capability: the invocation its calls are
+/// accounted on, the request the next call sends, and the capability's own state.
+#[derive(Debug)]
+pub struct Run<State> {
+    pub invocation: Invocation,
+    pub request: ChatRequest,
+    pub state: State,
 }
 
 /// A capability as the driver runs it.
 pub trait Capability {
     /// The capability's key: its binding, its prompt, its trace rows.
     const KEY: &'static str;
-    /// One invocation between model calls.
-    type Run: Send + Sync;
+    /// What one invocation keeps between model calls, besides its invocation and request.
+    type State: Send + Sync;
     type Answer;
 
     /// Checks made before a model is chosen (a refusal here is traced); none by default.
     fn authorize(&mut self, _session: &Session<'_>) -> Result<()> {
         Ok(())
     }
-    /// The steps before the first model call; the invocation's trace row opens here.
-    fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<Self::Run>;
-    /// The request the next model call sends.
-    fn request(run: &Self::Run) -> &ChatRequest;
-    fn invocation(run: &Self::Run) -> &Invocation;
-    fn invocation_mut(run: &mut Self::Run) -> &mut Invocation;
+    /// The steps before the first model call; the invocation's trace row opens here (a
+    /// failure after it opened ends it here too).
+    fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<Run<Self::State>>;
     /// The text streamed so far as the user may see it (the model's own by default; a
     /// capability whose values are slots renders them). What it returns for a longer text
     /// must begin with what it returned for a shorter one.
-    fn draft<'r>(_run: &Self::Run, raw: &'r str) -> std::borrow::Cow<'r, str> {
+    fn draft<'r>(_run: &Run<Self::State>, raw: &'r str) -> std::borrow::Cow<'r, str> {
         std::borrow::Cow::Borrowed(raw)
     }
-    /// The steps after a model call, with its response (the driver has accounted it on the
-    /// invocation; a failed call never reaches here: the driver ends the invocation). A failure
-    /// of these steps ends the invocation with `Session::fail_invocation`.
+    /// The steps after a model call, with its response (accounted on the invocation; a failed
+    /// call never reaches here). `Step::Call` sends `run.request` again. A failure returned
+    /// here ends the invocation ([`step`] fails it), unless the step finished it first.
     fn advance(
         &mut self,
         session: &Session<'_>,
-        run: Self::Run,
+        run: &mut Run<Self::State>,
         response: ChatResponse,
-    ) -> Result<Step<Self::Run, Self::Answer>>;
+    ) -> Result<Step<Self::Answer>>;
+}
+
+/// What the driver does with a model call's outcome, in one session step: account it on the
+/// invocation (a failed call ends the invocation), then `advance`; a failure there ends the
+/// invocation too. The one place an invocation's failures after `begin` are recorded; callers
+/// that script the model (the benchmarks, the fuzzer) take the same step.
+pub fn step<C: Capability>(
+    session: &Session<'_>,
+    capability: &mut C,
+    run: &mut Run<C::State>,
+    response: Result<ChatResponse>,
+) -> Result<Step<C::Answer>> {
+    let response = session.receive(&mut run.invocation, &run.request, response)?;
+    capability.advance(session, run, response).map_err(|e| session.fail_invocation(&run.invocation, e))
 }
 
 /// Where the driver gets the user's session for each step (they live with sessions, in the
@@ -88,7 +108,7 @@ pub async fn drive<C: Capability>(
         let response = match drift.take() {
             Some(Err(e)) => Err(e),
             _ => {
-                progress(Progress::Thinking { attempt: C::invocation(&run).attempts + 1 });
+                progress(Progress::Thinking { attempt: run.invocation.attempts + 1 });
                 let (mut raw, mut shown) = (String::new(), 0);
                 let mut text = |delta: &str| {
                     raw.push_str(delta);
@@ -98,17 +118,12 @@ pub async fn drive<C: Capability>(
                         shown = draft.len();
                     }
                 };
-                chat_with_retry(&*endpoint, C::request(&run), &RetryPolicy::default(), cancel, &mut text)
-                    .await
+                chat_with_retry(&*endpoint, &run.request, &RetryPolicy::default(), cancel, &mut text).await
             }
         };
-        let response = sessions.with(|s| {
-            let request = C::request(&run).clone();
-            s.receive(C::invocation_mut(&mut run), &request, response)
-        })?;
-        match sessions.with(|s| capability.advance(s, run, response))? {
+        match sessions.with(|s| step(s, capability, &mut run, response))? {
             Step::Done(answer) => return Ok(answer),
-            Step::Call(next) => run = next,
+            Step::Call => {}
         }
     }
 }

@@ -279,16 +279,17 @@ impl Session<'_> {
         Ok(ModelChoice { pin, endpoint, stored: true })
     }
 
-    /// Start an invocation: the trace row (`running`), then authorize and the budget and rate
-    /// pre-flight. A refusal here is traced and returned; nothing was sent.
+    /// Start an invocation of `capability` with the prompt version the run read (once): the
+    /// trace row (`running`), then authorize and the budget and rate pre-flight. A refusal here
+    /// is traced and returned; nothing was sent.
     pub fn begin_invocation(
         &self,
         capability: &CapabilityBinding,
+        prompt: PromptVersion,
         model: ModelChoice,
         input: &str,
         estimated_prompt_tokens: u64,
     ) -> Result<Invocation> {
-        let prompt = self.active_prompt(&capability.prompt)?;
         let max_out = capability.settings.max_output_tokens.min(model.pin.max_output_tokens);
         let estimated_cost = model.cost(estimated_prompt_tokens, max_out as u64);
         let trace_id = self.ws.ids.record_id("trace");
@@ -374,9 +375,13 @@ impl Session<'_> {
         Ok(resp)
     }
 
-    /// The model call failed: a pin that drifted is marked (it refuses calls until repinned),
-    /// the trace row is completed, and the error is returned for the caller.
+    /// The invocation failed (its model call, or a step after it): a pin that drifted is marked
+    /// (it refuses calls until repinned), the trace row is completed, and the error is returned
+    /// for the caller. An invocation already finished (its answer recorded) is left as it is.
     pub fn fail_invocation(&self, inv: &Invocation, e: Error) -> Error {
+        if inv.claim.done.load(Ordering::SeqCst) {
+            return e;
+        }
         if e.code == Code::ModelDrift && inv.model.stored {
             if let Err(m) = self.mark_drift(&inv.model.pin.key, &e.message) {
                 return m;

@@ -18,9 +18,9 @@ mod claims;
 mod rollups;
 mod slots;
 
-use crate::ai::pipeline::drive::{Capability, Step};
-use crate::ai::pipeline::{Invocation, ModelChoice, Outcome, ShippedVersion};
-use crate::ai::provider::{ChatRequest, ChatResponse, Part, Prompt};
+use crate::ai::pipeline::drive::{Capability, Run, Step};
+use crate::ai::pipeline::{ModelChoice, Outcome, ShippedVersion};
+use crate::ai::provider::{ChatResponse, Part, Prompt};
 use crate::ai::tools::{run_tool, ToolCall, ToolFailure};
 use crate::error::{Code, Error, Result};
 use crate::records::access::Session;
@@ -40,6 +40,25 @@ const CONTRACT: &str = "per-request: sentences with [Fn] markers citing the fact
 /// Prompt version 3's contract: sentences whose values are slots naming facts, rendered by the
 /// kernel (`slots`); the facts include the kernel's rollups, ranked and held to a budget.
 pub const CONTRACT_SLOTS: &str = "per-request: sentences whose values are {Fn} slots the kernel renders from ranked facts and rollups, or insufficient";
+
+/// The answer a prompt version's contract asks for, read once from the stored version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummarizeContract {
+    /// Versions 1 and 2: sentences that cite their facts with `[Fn]` markers.
+    Cited,
+    /// Version 3 ([`CONTRACT_SLOTS`]): sentences whose values are `{Fn}` slots the kernel renders.
+    Slots,
+}
+
+impl SummarizeContract {
+    pub fn of(stored: &str) -> SummarizeContract {
+        if stored == CONTRACT_SLOTS {
+            SummarizeContract::Slots
+        } else {
+            SummarizeContract::Cited
+        }
+    }
+}
 
 /// What Summarize ships with: its prompt versions and its default binding.
 pub const SPEC: crate::ai::pipeline::CapabilitySpec = crate::ai::pipeline::CapabilitySpec {
@@ -203,10 +222,11 @@ pub struct SummaryAnswer {
 }
 
 /// One Summarize invocation between model calls.
+pub type SummarizeRun = Run<SummarizeState>;
+
+/// What Summarize keeps between model calls.
 #[derive(Debug)]
-pub struct SummarizeRun {
-    pub invocation: Invocation,
-    pub request: ChatRequest,
+pub struct SummarizeState {
     object: String,
     id: String,
     facts: Vec<Fact>,
@@ -262,7 +282,7 @@ fn answer_schema(tools: bool, slots: Option<&[String]>, most: usize) -> Value {
 
 /// After a model call: the answer with the first answer's problems and citation figures, or
 /// another call (with a tool's result or typed failure, or a repair).
-pub type SummarizeStep = Step<Box<SummarizeRun>, (Box<SummaryAnswer>, FirstAnswer)>;
+pub type SummarizeStep = Step<(Box<SummaryAnswer>, FirstAnswer)>;
 
 /// A sentence as the model wrote it: text with `[F12]` markers after the values it states.
 #[derive(Debug)]
@@ -369,7 +389,7 @@ impl Session<'_> {
     /// on from the last), or its typed failure goes back to the model; either way the run goes
     /// on with another call. With no tool calls left the answer's schema no longer offers them.
     fn run_model_tool(&self, run: &mut SummarizeRun, call: std::result::Result<ToolCall, ToolFailure>) {
-        run.tool_calls += 1;
+        run.state.tool_calls += 1;
         let outcome = call.and_then(|c| run_tool(self, &c).map(|out| (c, out)));
         let part = match outcome {
             Ok((call, out)) => {
@@ -382,16 +402,19 @@ impl Session<'_> {
                 }
                 more.extend(out["hits"].as_array().into_iter().flatten().map(passage));
                 more.retain(|f| {
-                    !run.facts.iter().any(|g| g.object == f.object && g.id == f.id && g.field == f.field)
+                    !run.state
+                        .facts
+                        .iter()
+                        .any(|g| g.object == f.object && g.id == f.id && g.field == f.field)
                 });
                 for f in &mut more {
-                    f.reference = format!("F{}", run.facts.len() + 1);
+                    f.reference = format!("F{}", run.state.facts.len() + 1);
                     run.invocation.values.extend(traced_values(f));
-                    run.facts.push(f.clone());
+                    run.state.facts.push(f.clone());
                 }
                 let lines: Vec<String> = more
                     .iter()
-                    .map(|f| match &run.slots {
+                    .map(|f| match &run.state.slots {
                         Some(currency) => sheet_line(f, currency),
                         None => fact_line(f),
                     })
@@ -407,14 +430,14 @@ impl Session<'_> {
             Err(f) => Part::Untrusted { label: format!("tool failure {}", f.kind), content: f.message },
         };
         run.request.prompt.parts.push(part);
-        let tools_left = run.tool_calls < MAX_TOOL_CALLS;
+        let tools_left = run.state.tool_calls < MAX_TOOL_CALLS;
         if !tools_left {
             run.request.prompt.parts.push(Part::Request("Write the summary now.".into()));
         }
-        let (checked, requested) = match &run.slots {
+        let (checked, requested) = match &run.state.slots {
             // Version 3: the new facts are slots too ({F24}), held at decode time like the rest.
             Some(_) => {
-                let keys: Vec<String> = run.facts.iter().map(|f| f.reference.clone()).collect();
+                let keys: Vec<String> = run.state.facts.iter().map(|f| f.reference.clone()).collect();
                 (answer_schema(tools_left, None, 12), answer_schema(tools_left, Some(&keys), MOST_SENTENCES))
             }
             None => {
@@ -422,7 +445,7 @@ impl Session<'_> {
                 (schema.clone(), schema)
             }
         };
-        run.schema = checked;
+        run.state.schema = checked;
         if let Some((_, schema)) = run.request.schema.as_mut() {
             *schema = requested;
         }
@@ -527,7 +550,7 @@ impl Session<'_> {
         let started = Instant::now();
         let binding = self.capability(CAPABILITY)?;
         let prompt = self.active_prompt(&binding.prompt)?;
-        let slots = prompt.output_contract == CONTRACT_SLOTS;
+        let slots = SummarizeContract::of(&prompt.output_contract) == SummarizeContract::Slots;
         let (facts, failures) = self
             .require(&binding.required_permission)
             .and_then(|()| if slots { self.fact_sheet(object, id) } else { self.summary_facts(object, id) })
@@ -547,7 +570,7 @@ impl Session<'_> {
             parts,
         };
         let estimate = crate::ai::projection::estimate_prompt_tokens(&chat_prompt);
-        let mut inv = self.begin_invocation(&binding, model, &format!("{object} {id}"), estimate)?;
+        let mut inv = self.begin_invocation(&binding, prompt, model, &format!("{object} {id}"), estimate)?;
         inv.grounding_hash = format!("sha256:{:x}", Sha256::digest(facts_text.as_bytes()));
         inv.values = facts.iter().flat_map(traced_values).collect();
         // Under version 3 the request's schema holds the sentences to the sheet's slots (the
@@ -558,37 +581,40 @@ impl Session<'_> {
         let request_schema =
             if slots { answer_schema(true, Some(&keys), MOST_SENTENCES) } else { schema.clone() };
         let request = inv.chat_request(chat_prompt, "summary".into(), request_schema);
-        Ok(SummarizeRun {
+        Ok(Run {
             invocation: inv,
             request,
-            object: object.into(),
-            id: id.into(),
-            facts,
-            schema,
-            started,
-            first: None,
-            tool_calls: 0,
-            repaired: false,
-            slots: slots.then_some(currency),
+            state: SummarizeState {
+                object: object.into(),
+                id: id.into(),
+                facts,
+                schema,
+                started,
+                first: None,
+                tool_calls: 0,
+                repaired: false,
+                slots: slots.then_some(currency),
+            },
         })
     }
 
-    pub fn summarize_advance(&self, mut run: SummarizeRun, resp: ChatResponse) -> Result<SummarizeStep> {
+    pub fn summarize_advance(&self, run: &mut SummarizeRun, resp: ChatResponse) -> Result<SummarizeStep> {
         if let Some(call) = tool_request(&resp.content) {
-            if run.tool_calls < MAX_TOOL_CALLS {
-                self.run_model_tool(&mut run, call);
-                return Ok(Step::Call(Box::new(run)));
+            if run.state.tool_calls < MAX_TOOL_CALLS {
+                self.run_model_tool(run, call);
+                return Ok(Step::Call);
             }
         }
-        let (checked, stats) = match &run.slots {
-            Some(currency) => {
-                (check_slots(&run.schema, &run.facts, &resp.content, currency), CitationStats::default())
-            }
-            None => check(&run.schema, &run.facts, &resp.content),
+        let (checked, stats) = match &run.state.slots {
+            Some(currency) => (
+                check_slots(&run.state.schema, &run.state.facts, &resp.content, currency),
+                CitationStats::default(),
+            ),
+            None => check(&run.state.schema, &run.state.facts, &resp.content),
         };
-        if run.first.is_none() {
+        if run.state.first.is_none() {
             let problems = checked.as_ref().err().cloned().unwrap_or_default();
-            run.first = Some(FirstAnswer { problems, citations: stats });
+            run.state.first = Some(FirstAnswer { problems, citations: stats });
         }
         let problems = match checked {
             Ok(out) => {
@@ -600,20 +626,20 @@ impl Session<'_> {
                 let result = json!({"sentences": sentences.len(), "insufficient": insufficient});
                 self.finish_invocation(inv, Outcome::Answered { result: &result, values: &[] })?;
                 let answer = Box::new(SummaryAnswer {
-                    object: run.object.clone(),
-                    id: run.id.clone(),
+                    object: run.state.object.clone(),
+                    id: run.state.id.clone(),
                     sentences,
                     insufficient,
-                    facts: run.facts.len() as u32,
+                    facts: run.state.facts.len() as u32,
                     attempts: inv.attempts,
-                    figures: inv.figures(run.started),
+                    figures: inv.figures(run.state.started),
                 });
-                return Ok(Step::Done((answer, run.first.take().unwrap_or_default())));
+                return Ok(Step::Done((answer, run.state.first.take().unwrap_or_default())));
             }
             Err(p) => p,
         };
-        if !run.repaired {
-            run.repaired = true;
+        if !run.state.repaired {
+            run.state.repaired = true;
             // The problems quote the sentences; the whole previous answer is not repeated (a
             // small model at temperature 0 tends to copy it back unchanged).
             // At most a dozen problems: a long list costs context and the model fixes few.
@@ -625,7 +651,7 @@ impl Session<'_> {
                 "A previous summary was rejected:\n- {}\nWrite the summary again without these mistakes.",
                 listed.join("\n- ")
             )));
-            return Ok(Step::Call(Box::new(run)));
+            return Ok(Step::Call);
         }
         let e = Error::new(
             Code::Contract,
@@ -634,7 +660,7 @@ impl Session<'_> {
                 problems.join("; ")
             ),
         );
-        Err(self.fail_invocation(&run.invocation, e))
+        Err(e)
     }
 }
 
@@ -786,41 +812,32 @@ impl Summarize {
 
 impl Capability for Summarize {
     const KEY: &'static str = CAPABILITY;
-    type Run = Box<SummarizeRun>;
+    type State = SummarizeState;
     type Answer = SummaryAnswer;
 
-    fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<Self::Run> {
-        Ok(Box::new(session.summarize_begin(&self.object, &self.id, model)?))
+    fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<SummarizeRun> {
+        session.summarize_begin(&self.object, &self.id, model)
     }
-    fn request(run: &Self::Run) -> &ChatRequest {
-        &run.request
-    }
-    fn invocation(run: &Self::Run) -> &Invocation {
-        &run.invocation
-    }
-    fn invocation_mut(run: &mut Self::Run) -> &mut Invocation {
-        &mut run.invocation
-    }
-    fn draft<'r>(run: &Self::Run, raw: &'r str) -> std::borrow::Cow<'r, str> {
-        match &run.slots {
-            Some(currency) => std::borrow::Cow::Owned(slots::draft(raw, &run.facts, currency)),
+    fn draft<'r>(run: &SummarizeRun, raw: &'r str) -> std::borrow::Cow<'r, str> {
+        match &run.state.slots {
+            Some(currency) => std::borrow::Cow::Owned(slots::draft(raw, &run.state.facts, currency)),
             None => std::borrow::Cow::Borrowed(raw),
         }
     }
     fn advance(
         &mut self,
         session: &Session<'_>,
-        run: Self::Run,
+        run: &mut SummarizeRun,
         response: ChatResponse,
-    ) -> Result<Step<Self::Run, SummaryAnswer>> {
-        Ok(match session.summarize_advance(*run, response)? {
+    ) -> Result<Step<SummaryAnswer>> {
+        Ok(match session.summarize_advance(run, response)? {
             Step::Done((answer, first)) => {
                 self.first = Some(first);
                 Step::Done(*answer)
             }
-            Step::Call(next) => {
-                self.first = next.first.clone();
-                Step::Call(next)
+            Step::Call => {
+                self.first = run.state.first.clone();
+                Step::Call
             }
         })
     }
