@@ -9,19 +9,26 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/setup.sh
+# Each step says how long it took, so the slow ones are known.
+step() {
+  local started=$SECONDS
+  "$@"
+  echo "test: $* took $((SECONDS - started)) s"
+}
+
+step bash scripts/setup.sh
 
 # The app crate embeds ui/dist at compile time: build the UI before any cargo command.
 (cd ui && npm run build)
-cargo nextest run --workspace --locked --features custom-protocol --no-fail-fast
+step cargo nextest run --workspace --locked --features custom-protocol --no-fail-fast
 
 (cd ui && npm run check && npm test)
 
 # The provider layer against a real local model (downloads the pinned 0.5B model on first use),
 # and the canary-secret test against a real OS keyring (a throwaway gnome-keyring).
-bash scripts/model-test.sh
-bash scripts/keyring-test.sh
+step bash scripts/model-test.sh
+step bash scripts/keyring-test.sh
 
-bash scripts/e2e.sh
+step bash scripts/e2e.sh
 
-bash scripts/package-test.sh
+step bash scripts/package-test.sh
