@@ -7,4 +7,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -m700 "$work/data" "$work/run"
 export XDG_DATA_HOME="$work/data" XDG_RUNTIME_DIR="$work/run"
-bash scripts/with-keyring.sh cargo nextest run -p countersign-kernel --test kernel --run-ignored only provider:: "$@"
+# The same selection and features as the whole suite's run, so its build is reused.
+bash scripts/with-keyring.sh cargo nextest run --workspace --locked --features custom-protocol \
+  --run-ignored only -E 'binary(kernel) & test(/^provider::/)' "$@"

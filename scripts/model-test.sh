@@ -14,6 +14,10 @@ trap 'rc=$?; if [ $rc -ne 0 ] && [ -f "$server_log" ]; then echo "--- the model 
 export COUNTERSIGN_MODEL_GGUF=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["model"])' "$status")
 export COUNTERSIGN_LLAMA_SERVER=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["server"])' "$status")
 export COUNTERSIGN_MODEL_SHA256=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["sha256"])' "$status")
-COUNTERSIGN_MODEL_URL="$url" cargo nextest run -p countersign-kernel --test kernel --run-ignored only real_model:: --no-capture "$@"
-COUNTERSIGN_MODEL_URL="$url" cargo nextest run -p countersign-cli --test cli --run-ignored only built_in_model::real_ --no-capture "$@"
+# With the same package selection and features as the whole suite's run (scripts/test.sh), so
+# the tests built there are reused: a narrower `-p` resolves other dependency features and
+# builds much of the tree again.
+COUNTERSIGN_MODEL_URL="$url" cargo nextest run --workspace --locked --features custom-protocol \
+  --run-ignored only -E 'binary(kernel) & test(/^real_model::/) | binary(cli) & test(/^built_in_model::real_/)' \
+  --no-capture "$@"
 COUNTERSIGN_MODEL_URL="$url" bash scripts/mcp-client-test.sh
