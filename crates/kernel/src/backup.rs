@@ -247,19 +247,23 @@ pub fn take_if_due(conn: &Connection, workspace: &Path, now: DateTime<Utc>) -> R
     }
 }
 
+/// The backup file at `from`, opened read-only for [`restore`].
+pub fn open_source(from: &Path) -> Result<Connection> {
+    Connection::open_with_flags(from, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| Error::new(Code::NotFound, format!("cannot open the backup {}: {e}", from.display())))
+}
+
 /// Replace the workspace file at `workspace` (closed: nobody may hold it open) with the backup
-/// at `from`, which the caller has checked is a workspace this build can open
-/// (`store::check_restorable`); it passes its integrity check first. What it replaces is backed
-/// up first (reason `before_restore`); that backup is returned.
-pub fn restore(workspace: &Path, from: &Path, now: DateTime<Utc>) -> Result<Backup> {
-    let src = Connection::open_with_flags(from, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .map_err(|e| Error::new(Code::NotFound, format!("cannot open the backup {}: {e}", from.display())))?;
-    check(&src, from)?;
+/// `src` (opened from `from` by [`open_source`]), which the caller has checked is a workspace
+/// this build can open (`store::check_restorable`); it passes its integrity check first. What
+/// it replaces is backed up first (reason `before_restore`); that backup is returned.
+pub fn restore(workspace: &Path, src: &Connection, from: &Path, now: DateTime<Utc>) -> Result<Backup> {
+    check(src, from)?;
     let version: i64 = src.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     let mut dst = Connection::open_with_flags(workspace, OpenFlags::SQLITE_OPEN_READ_WRITE)
         .map_err(|e| io_error(workspace, std::io::Error::other(e.to_string())))?;
     let before = take(&dst, workspace, Reason::BeforeRestore, now)?;
-    copy_all(&src, &mut dst)?;
+    copy_all(src, &mut dst)?;
     // Back to write-ahead logging (the copy brought the backup's journal mode).
     let _: String = dst.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     check(&dst, workspace)?;

@@ -112,8 +112,9 @@ pub fn restore_open(ws: &mut Workspace, from: &Path, user: &str) -> Result<Backu
 /// The backup at `from` over the closed file at `path`, once the backup is known to be a
 /// workspace this build can open.
 fn restore_file(path: &Path, from: &Path, now: chrono::DateTime<chrono::Utc>) -> Result<Backup> {
-    crate::store::check_restorable(from)?;
-    backup::restore(path, from, now)
+    let src = backup::open_source(from)?;
+    crate::store::check_restorable(&src, from)?;
+    backup::restore(path, &src, from, now)
 }
 
 /// What every open workspace gets before anyone uses it.

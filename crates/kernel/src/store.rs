@@ -499,11 +499,10 @@ fn refuse_newer(path: &Path, version: i64, unchanged: &str) -> Result<()> {
     Ok(())
 }
 
-/// A backup about to be restored must be a Countersign workspace this build can open
-/// (`workspace.not_a_workspace`, `store.too_new` otherwise). Reads the file, changes nothing.
-pub fn check_restorable(from: &Path) -> Result<()> {
-    let src = Connection::open_with_flags(from, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .map_err(|e| Error::new(Code::NotFound, format!("cannot open the backup {}: {e}", from.display())))?;
+/// A backup about to be restored (`src`, the file at `from`) must be a Countersign workspace
+/// this build can open (`workspace.not_a_workspace`, `store.too_new` otherwise). Reads, changes
+/// nothing.
+pub fn check_restorable(src: &Connection, from: &Path) -> Result<()> {
     let not_a_workspace =
         || Error::new(Code::NotAWorkspace, format!("{} is not a Countersign workspace", from.display()));
     let app_id: i32 =
