@@ -253,7 +253,7 @@ pub struct AskState {
 }
 
 /// After a model call: the answer, or the repair to send.
-pub type AskStep = Step<Box<AskAnswer>>;
+type AskStep = Step<Box<AskAnswer>>;
 
 impl Session<'_> {
     /// The objects Ask may query for this user: the projection's, within the capability's scope.
@@ -399,8 +399,9 @@ impl Session<'_> {
     }
 
     /// Steps 5–7 with the model's response: constrain (or ask for the one repair), resolve
-    /// values, run the spec, trace.
-    pub fn ask_advance(&self, run: &mut AskRun, resp: ChatResponse) -> Result<AskStep> {
+    /// values, run the spec, trace. Ask's `advance`: callers take it through `drive::step`,
+    /// which ends the invocation on a failure.
+    fn ask_advance(&self, run: &mut AskRun, resp: ChatResponse) -> Result<AskStep> {
         match self.constrain(run, &resp.content) {
             Ok(Constrained::Refusal(reason)) => Err(Error::new(
                 Code::GroundingInsufficient,
@@ -461,13 +462,10 @@ impl Session<'_> {
                 run.state.unasked.extend(unasked);
                 self.ask_repair(run, &resp.content, &violation, refusal_allowed)
             }
-            Err(Violation { message: violation, .. }) => {
-                let e = Error::new(
-                    Code::Contract,
-                    format!("the model's answer broke the Ask contract twice; last problem: {violation}"),
-                );
-                Err(e)
-            }
+            Err(Violation { message: violation, .. }) => Err(Error::new(
+                Code::Contract,
+                format!("the model's answer broke the Ask contract twice; last problem: {violation}"),
+            )),
         }
     }
 

@@ -380,7 +380,7 @@ pub struct ExtractState {
 }
 
 /// After a model call: the answer, or the repair to send.
-pub type ExtractStep = Step<Box<ExtractAnswer>>;
+type ExtractStep = Step<Box<ExtractAnswer>>;
 
 impl Session<'_> {
     /// Whether this user may extract into `object` (and `record`), and the fields they may fill.
@@ -483,8 +483,9 @@ impl Session<'_> {
 
     /// Take the model's response: repair once, or check the answer (lookups, spans, the dry
     /// run), record the proposal and the trace — and auto-apply it when the capability's
-    /// autonomy and the allowlist say so.
-    pub fn extract_advance(&self, run: &mut ExtractRun, resp: ChatResponse) -> Result<ExtractStep> {
+    /// autonomy and the allowlist say so. Extract's `advance`: callers take it through
+    /// `drive::step`, which ends the invocation on a failure.
+    fn extract_advance(&self, run: &mut ExtractRun, resp: ChatResponse) -> Result<ExtractStep> {
         let validator =
             jsonschema::validator_for(&run.state.schema).map_err(|e| Error::internal(e.to_string()))?;
         let parsed = serde_json::from_str::<Value>(resp.content.trim());

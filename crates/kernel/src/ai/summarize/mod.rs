@@ -239,7 +239,7 @@ pub const MAX_TOOL_CALLS: u32 = 2;
 
 /// After a model call: the answer with the first answer's problems and citation figures, or
 /// another call (with a tool's result or typed failure, or a repair).
-pub type SummarizeStep = Step<(Box<SummaryAnswer>, FirstAnswer)>;
+type SummarizeStep = Step<(Box<SummaryAnswer>, FirstAnswer)>;
 
 impl Session<'_> {
     pub fn summarize_begin(&self, object: &str, id: &str, model: ModelChoice) -> Result<SummarizeRun> {
@@ -294,7 +294,9 @@ impl Session<'_> {
         })
     }
 
-    pub fn summarize_advance(&self, run: &mut SummarizeRun, resp: ChatResponse) -> Result<SummarizeStep> {
+    /// Summarize's `advance`: callers take it through `drive::step`, which ends the invocation
+    /// on a failure.
+    fn summarize_advance(&self, run: &mut SummarizeRun, resp: ChatResponse) -> Result<SummarizeStep> {
         if let Some(call) = tool_request(&resp.content) {
             if run.state.tool_calls < MAX_TOOL_CALLS {
                 self.run_model_tool(run, call);
