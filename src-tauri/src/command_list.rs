@@ -8,6 +8,7 @@ macro_rules! with_app_commands {
         $then! {
             app_state,
             open_workspace,
+            workspace_templates,
             create_workspace,
             choose_workspace,
             choose_new_workspace,

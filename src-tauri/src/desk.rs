@@ -5,6 +5,7 @@ use countersign_kernel::ai::pipeline::drive::Sessions;
 use countersign_kernel::ai::provider::Cancel;
 use countersign_kernel::open::{self, Start};
 use countersign_kernel::records::describe::WorkspaceView;
+use countersign_kernel::records::templates;
 use countersign_kernel::{Code, Error, Result, Session, Workspace, WorkspaceOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -73,11 +74,12 @@ impl Desk {
         })
     }
 
-    /// Create a workspace file at `path` (the demo, or its objects and users without records)
+    /// Create a workspace file at `path` from a template (with its sample records or without)
     /// and open it in place of the current one.
-    pub(crate) fn create_at(&self, path: &Path, demo: bool) -> Result<WorkspaceView> {
+    pub(crate) fn create_at(&self, path: &Path, template: &str, records: bool) -> Result<WorkspaceView> {
+        let template = templates::template(template)?;
         self.with(|open| {
-            let start = if demo { Start::Demo } else { Start::DemoWithoutRecords };
+            let start = Start::Template { template, records };
             let (ws, _) = open::create(path, start, WorkspaceOptions::default())?;
             *open = Open::new(ws, Some(&open.user))?;
             Ok(open.ws.session(&open.user)?.describe_workspace())

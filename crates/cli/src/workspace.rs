@@ -4,6 +4,8 @@
 use crate::output::to_json;
 use clap::Subcommand;
 use countersign_kernel::open::{self, Start};
+use countersign_kernel::records::demo::InitReport;
+use countersign_kernel::records::templates;
 use countersign_kernel::{
     Code, DeployOptions, Error, Result, Session, Workspace, WorkspaceDefinition, WorkspaceOptions,
 };
@@ -12,10 +14,16 @@ use std::path::{Path, PathBuf};
 
 #[derive(Subcommand)]
 pub enum WorkspaceCommand {
-    /// Create a workspace: the demo (`--demo`) or a definition file (with its `data` CSVs).
+    /// Create a workspace: the demo (`--demo`), a template (`--template NAME`: blank, crm,
+    /// freelance, inventory) or a definition file (with its `data` CSVs).
     Init {
-        #[arg(long, conflicts_with = "definition")]
+        #[arg(long, conflicts_with_all = ["definition", "template"])]
         demo: bool,
+        #[arg(long, value_name = "NAME", conflicts_with = "definition")]
+        template: Option<String>,
+        /// With `--template`: its objects and users only, no sample records.
+        #[arg(long, requires = "template")]
+        no_records: bool,
         #[arg(long, value_name = "FILE")]
         definition: Option<PathBuf>,
     },
@@ -24,8 +32,12 @@ pub enum WorkspaceCommand {
     Deploy {
         file: PathBuf,
         /// Apply even if existing data would be lost.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "preview")]
         force: bool,
+        /// Print what the deploy would change and every problem it would meet in the data
+        /// (with the rows), and deploy nothing.
+        #[arg(long)]
+        preview: bool,
     },
     /// Back the workspace up now (SQLite's online backup API, beside the file in
     /// `<file>.backups/`); `--list` lists its backups instead, newest first. Backups are also
@@ -109,10 +121,21 @@ pub fn app_data_dir() -> Option<PathBuf> {
 
 pub fn run(file: WorkspaceFile, user: Option<String>, command: WorkspaceCommand) -> Result<Value> {
     match command {
-        WorkspaceCommand::Init { demo, definition } => init(&file.path, demo, definition.as_deref()),
-        WorkspaceCommand::Deploy { file: definition, force } => {
+        WorkspaceCommand::Init { demo, template, no_records, definition } => match template {
+            Some(name) => {
+                let template = templates::template(&name)?;
+                let start = Start::Template { template, records: !no_records };
+                let report = open::create(&file.path, start, WorkspaceOptions::default())?.1;
+                init_report(&file.path, report)
+            }
+            None => init(&file.path, demo, definition.as_deref()),
+        },
+        WorkspaceCommand::Deploy { file: definition, force, preview } => {
             let mut ws = file.open()?;
             let def = WorkspaceDefinition::parse(&std::fs::read_to_string(definition)?)?;
+            if preview {
+                return to_json(&ws.preview_deploy(&def, user.as_deref())?);
+            }
             // The kernel checks the user: metadata.deploy, unless the workspace is still empty.
             to_json(&ws.deploy(&def, &DeployOptions { force, user })?)
         }
@@ -139,7 +162,10 @@ pub fn run(file: WorkspaceFile, user: Option<String>, command: WorkspaceCommand)
 /// names (relative to the file).
 pub fn init(path: &Path, demo: bool, definition: Option<&Path>) -> Result<Value> {
     if !demo && definition.is_none() {
-        return Err(Error::new(Code::InvalidDefinition, "init needs --demo or --definition FILE"));
+        return Err(Error::new(
+            Code::InvalidDefinition,
+            "init needs --demo, --template NAME or --definition FILE",
+        ));
     }
     let report = match definition {
         None => open::create(path, Start::Demo, WorkspaceOptions::default())?.1,
@@ -154,8 +180,14 @@ pub fn init(path: &Path, demo: bool, definition: Option<&Path>) -> Result<Value>
             )?
             .1
         }
-    }
-    .ok_or_else(|| Error::internal("a workspace made from a definition reports what it loaded"))?;
+    };
+    init_report(path, report)
+}
+
+/// What `init` prints: the workspace, its generation and the records loaded per object.
+fn init_report(path: &Path, report: Option<InitReport>) -> Result<Value> {
+    let report =
+        report.ok_or_else(|| Error::internal("a workspace made from a definition reports what it loaded"))?;
     Ok(json!({
         "workspace": path,
         "generation": report.deploy.generation,

@@ -3,14 +3,15 @@
 //!
 //! Opening registers the shipped capabilities, closes model calls whose process stopped
 //! before completing them, and runs the retention job (open proposals past 30 days expire,
-//! old decided ones are purged). Creating makes a new file — the demo, the demo's objects and
-//! users with no records, or a definition with its data — and leaves nothing behind when it
+//! old decided ones are purged). Creating makes a new file — the demo, a template with or without
+//! its sample records, or a definition with its data — and leaves nothing behind when it
 //! fails.
 
 use crate::backup::{self, Backup};
 use crate::error::{Code, Error, Result};
 use crate::metadata::definition::WorkspaceDefinition;
 use crate::records::demo::{self, InitReport};
+use crate::records::templates::Template;
 use crate::records::workspace::{Workspace, WorkspaceOptions};
 use std::path::{Path, PathBuf};
 
@@ -18,8 +19,8 @@ use std::path::{Path, PathBuf};
 pub enum Start<'a> {
     /// The demo: objects, users and records.
     Demo,
-    /// The demo's objects and users, no records.
-    DemoWithoutRecords,
+    /// A template (see `records::templates`), with its sample records or without.
+    Template { template: &'a Template, records: bool },
     /// A definition, its data files read by `load` (paths relative to the definition).
     Definition { definition: &'a WorkspaceDefinition, load: &'a dyn Fn(&str) -> Result<String> },
     /// No definition yet (deploy one later).
@@ -57,11 +58,7 @@ pub fn create(
         let mut ws = Workspace::create(path, opts)?;
         let report = match start {
             Start::Demo => Some(demo::init_demo(&mut ws)?),
-            Start::DemoWithoutRecords => {
-                let mut def = demo::demo_definition();
-                def.data = None;
-                Some(demo::init(&mut ws, &def, &|_| Ok(String::new()))?)
-            }
+            Start::Template { template, records } => Some(template.init(&mut ws, records)?),
             Start::Definition { definition, load } => Some(demo::init(&mut ws, definition, load)?),
             Start::Empty => None,
         };

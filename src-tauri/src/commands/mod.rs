@@ -28,6 +28,7 @@ use countersign_kernel::recent::RecentWorkspace;
 use countersign_kernel::records::csvio::{self, ExportResult, ImportMode, ImportOptions, ImportReport};
 use countersign_kernel::records::describe::{ObjectView, UserRights, WorkspaceView};
 use countersign_kernel::records::query::ListView;
+use countersign_kernel::records::templates::{self, TemplateSummary};
 use countersign_kernel::records::vocabulary::ObjectVocabulary;
 use countersign_kernel::{
     Code, Error, HistoryEntry, QueryResult, QuerySpec, Record, Result, SaveContext, SaveOutcome, SaveRequest,

@@ -21,16 +21,22 @@ pub async fn open_workspace(app: AppHandle, desk: State<'_, Desk>, path: String)
     Ok(view)
 }
 
-/// Create a workspace file: the full demo, or (`demo: false`) the demo's objects and users
-/// with no records.
+/// The templates a new workspace may start from.
+#[tauri::command]
+pub async fn workspace_templates() -> Result<Vec<TemplateSummary>> {
+    Ok(templates::summaries())
+}
+
+/// Create a workspace file from a template, with its sample records or without.
 #[tauri::command]
 pub async fn create_workspace(
     app: AppHandle,
     desk: State<'_, Desk>,
     path: String,
-    demo: bool,
+    template: String,
+    records: bool,
 ) -> Result<WorkspaceView> {
-    let view = desk.create_at(Path::new(&path), demo)?;
+    let view = desk.create_at(Path::new(&path), &template, records)?;
     desktop::note_recent(&app, Path::new(&path));
     Ok(view)
 }
@@ -49,10 +55,11 @@ pub async fn choose_workspace(app: AppHandle, desk: State<'_, Desk>) -> Result<O
 pub async fn choose_new_workspace(
     app: AppHandle,
     desk: State<'_, Desk>,
-    demo: bool,
+    template: String,
+    records: bool,
 ) -> Result<Option<WorkspaceView>> {
     let folder = app.path().document_dir().ok();
-    let name = format!("{}.{}", if demo { "demo" } else { "workspace" }, desktop::EXTENSION);
+    let name = format!("{template}.{}", desktop::EXTENSION);
     let filter = ("Countersign workspace", desktop::EXTENSION);
     let Some(mut path) = desktop::save_as(&app, "Create a workspace", folder, &name, filter) else {
         return Ok(None);
@@ -60,7 +67,7 @@ pub async fn choose_new_workspace(
     if path.extension().is_none() {
         path.set_extension(desktop::EXTENSION);
     }
-    let view = desk.create_at(&path, demo)?;
+    let view = desk.create_at(&path, &template, records)?;
     desktop::note_recent(&app, &path);
     Ok(Some(view))
 }

@@ -2,6 +2,7 @@
 import { invoke, type Channel } from "@tauri-apps/api/core";
 import type { BuiltInModel } from "../bindings/BuiltInModel";
 import type { ModelPin } from "../bindings/ModelPin";
+import type { TemplateSummary } from "../bindings/TemplateSummary";
 import type { ModelInUse } from "../bindings/ModelInUse";
 import type { RunSettings } from "../bindings/RunSettings";
 import type { ProviderKind } from "../bindings/ProviderKind";
@@ -88,11 +89,15 @@ async function call<T>(cmd: string, args?: { [k: string]: unknown }): Promise<T>
 export const api = {
   appState: () => call<WorkspaceView>("app_state"),
   openWorkspace: (path: string) => call<WorkspaceView>("open_workspace", { path }),
-  createWorkspace: (path: string, demo: boolean) => call<WorkspaceView>("create_workspace", { path, demo }),
+  /** The templates a new workspace may start from. */
+  workspaceTemplates: () => call<TemplateSummary[]>("workspace_templates"),
+  createWorkspace: (path: string, template: string, records: boolean) =>
+    call<WorkspaceView>("create_workspace", { path, template, records }),
   /** The native Open dialog, then the workspace chosen is opened (null: cancelled). */
   chooseWorkspace: () => call<WorkspaceView | null>("choose_workspace"),
   /** The native Save dialog, then a new workspace is created there (null: cancelled). */
-  chooseNewWorkspace: (demo: boolean) => call<WorkspaceView | null>("choose_new_workspace", { demo }),
+  chooseNewWorkspace: (template: string, records: boolean) =>
+    call<WorkspaceView | null>("choose_new_workspace", { template, records }),
   /** The workspaces opened lately on this machine, newest first. */
   recentWorkspaces: () => call<RecentWorkspace[]>("recent_workspaces"),
   forgetRecentWorkspace: (path: string) => call<void>("forget_recent_workspace", { path }),

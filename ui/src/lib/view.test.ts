@@ -114,13 +114,13 @@ describe("api", () => {
     });
     expect(await api.exportCsv({ object: "account" }, "accounts")).toBeNull();
     expect(await api.chooseWorkspace()).toBeNull();
-    expect(await api.chooseNewWorkspace(false)).toBeNull();
+    expect(await api.chooseNewWorkspace("freelance", false)).toBeNull();
     await api.forgetRecentWorkspace("/w/gone.countersign");
     await api.restoreBackup("/w/b.countersign.backups/b.20260101T000000Z.daily.countersign");
     expect(seen).toEqual([
       ["export_csv", { spec: { object: "account" }, name: "accounts" }],
       ["choose_workspace", {}],
-      ["choose_new_workspace", { demo: false }],
+      ["choose_new_workspace", { template: "freelance", records: false }],
       ["forget_recent_workspace", { path: "/w/gone.countersign" }],
       ["restore_backup", { path: "/w/b.countersign.backups/b.20260101T000000Z.daily.countersign" }],
     ]);

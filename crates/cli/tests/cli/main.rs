@@ -11,3 +11,4 @@ mod gate;
 mod hardening;
 mod hostile_documents;
 mod mcp;
+mod templates;

@@ -12,20 +12,20 @@ use rmcp::ServiceExt;
 use serde_json::{json, Value};
 use std::path::Path;
 
-type Client = RunningService<RoleClient, ()>;
+pub type Client = RunningService<RoleClient, ()>;
 
-async fn connect(ws: &Path, user: &str) -> Client {
+pub async fn connect(ws: &Path, user: &str) -> Client {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign-cli"));
     command.arg("--workspace").arg(ws).args(["--as", user, "mcp"]).env_remove("COUNTERSIGN_WORKSPACE");
     ().serve(TokioChildProcess::new(command).expect("the server starts")).await.expect("the MCP handshake")
 }
 
-async fn tool_names(client: &Client) -> Vec<String> {
+pub async fn tool_names(client: &Client) -> Vec<String> {
     client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect()
 }
 
 /// A tool's result: `Ok(structured content)`, or `Err(the kernel's typed error)`.
-async fn call(client: &Client, name: &str, arguments: Value) -> Result<Value, Value> {
+pub async fn call(client: &Client, name: &str, arguments: Value) -> Result<Value, Value> {
     let Value::Object(arguments) = arguments else { panic!("arguments are an object") };
     let result: CallToolResult = client
         .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(arguments))

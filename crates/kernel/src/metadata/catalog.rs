@@ -14,7 +14,12 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct Catalog {
     pub generation: i64,
+    /// The live definition: without retired objects and fields. Everything that reads or
+    /// writes records works from this.
     pub definition: WorkspaceDefinition,
+    /// The definition as deployed, retired parts included: what a deploy compares against and
+    /// what an edit of the definition starts from.
+    pub stored: WorkspaceDefinition,
     objects: Vec<ObjectMeta>,
     index: HashMap<String, usize>,
     users: HashMap<String, Arc<UserAccess>>,
@@ -128,7 +133,8 @@ impl UserAccess {
 }
 
 impl Catalog {
-    pub fn compile(generation: i64, definition: WorkspaceDefinition) -> Result<Catalog> {
+    pub fn compile(generation: i64, stored: WorkspaceDefinition) -> Result<Catalog> {
+        let definition = stored.live();
         let mut objects = Vec::new();
         let mut index = HashMap::new();
         for (i, o) in definition.objects.iter().enumerate() {
@@ -189,7 +195,7 @@ impl Catalog {
             .iter()
             .map(|u| (u.key.clone(), Arc::new(effective_access(&definition, u))))
             .collect();
-        Ok(Catalog { generation, definition, objects, index, users })
+        Ok(Catalog { generation, definition, stored, objects, index, users })
     }
 
     pub fn objects(&self) -> &[ObjectMeta] {

@@ -117,7 +117,142 @@ impl WorkspaceDefinition {
         out
     }
 
+    /// The live part of this definition: without retired objects and fields (and without the
+    /// layout places and permission-set entries that name them). This is what the catalog
+    /// compiles; the stored definition keeps the retired parts so restoring them is a deploy.
+    pub fn live(&self) -> WorkspaceDefinition {
+        let retired_objects: HashSet<&str> =
+            self.objects.iter().filter(|o| o.retired).map(|o| o.key.as_str()).collect();
+        let retired_fields: HashSet<String> = self
+            .objects
+            .iter()
+            .flat_map(|o| {
+                o.fields
+                    .iter()
+                    .filter(move |f| o.retired || f.retired)
+                    .map(move |f| format!("{}.{}", o.key, f.key))
+            })
+            .collect();
+        let mut d = self.clone();
+        d.objects.retain(|o| !o.retired);
+        for o in &mut d.objects {
+            let retired: HashSet<String> =
+                o.fields.iter().filter(|f| f.retired).map(|f| f.key.clone()).collect();
+            o.fields.retain(|f| !f.retired);
+            if let Some(layout) = &mut o.layout {
+                for s in &mut layout.sections {
+                    s.fields.retain(|k| !retired.contains(k));
+                }
+                layout.sections.retain(|s| !s.fields.is_empty());
+            }
+        }
+        for set in &mut d.permission_sets {
+            set.objects.retain(|k, _| !retired_objects.contains(k.as_str()));
+            set.fields.retain(|k, _| !retired_fields.contains(k));
+        }
+        if let Some(data) = &mut d.data {
+            data.retain(|k, _| !retired_objects.contains(k.as_str()));
+        }
+        d
+    }
+
+    /// Semantic problems of the live definition (with their pointers into this one), and of
+    /// what is retired: a retired key stays taken, a name field cannot be retired, and nothing
+    /// live may look up a retired object.
     fn semantic_problems(&self) -> Vec<Detail> {
+        let live = self.live();
+        let mut problems: Vec<Detail> = live
+            .live_problems()
+            .into_iter()
+            .map(|d| Detail { path: self.stored_pointer(&live, &d.path), message: d.message })
+            .collect();
+        for (oi, obj) in self.objects.iter().enumerate() {
+            let at = format!("/objects/{oi}");
+            if obj.retired {
+                if live.object(&obj.key).is_none()
+                    && self.objects.iter().filter(|o| o.key == obj.key).count() > 1
+                {
+                    problems.push(Detail {
+                        path: format!("{at}/key"),
+                        message: format!("object key `{}` is used twice", obj.key),
+                    });
+                }
+                continue;
+            }
+            for (fi, f) in obj.fields.iter().enumerate() {
+                let fat = format!("{at}/fields/{fi}");
+                if f.retired {
+                    if f.key == obj.name_field {
+                        problems.push(Detail {
+                            path: format!("{fat}/retired"),
+                            message: format!("`{}` is the name field of `{}`: choose another name field before retiring it", f.key, obj.key),
+                        });
+                    }
+                    if obj.fields.iter().filter(|x| x.key == f.key).count() > 1 {
+                        problems.push(Detail {
+                            path: format!("{fat}/key"),
+                            message: format!(
+                                "field key `{}` is used twice (a retired field keeps its key)",
+                                f.key
+                            ),
+                        });
+                    }
+                    continue;
+                }
+                if let Some(target) =
+                    f.target.as_deref().filter(|t| self.object(t).is_some_and(|o| o.retired))
+                {
+                    problems.push(Detail {
+                        path: format!("{fat}/target"),
+                        message: format!(
+                            "`{target}` is retired: retire `{}.{}` too, or restore `{target}`",
+                            obj.key, f.key
+                        ),
+                    });
+                }
+            }
+            if self.objects.iter().any(|o| o.retired && o.key == obj.key) {
+                problems.push(Detail {
+                    path: format!("{at}/key"),
+                    message: format!(
+                        "object key `{}` is used twice (a retired object keeps its key)",
+                        obj.key
+                    ),
+                });
+            }
+        }
+        problems
+    }
+
+    /// A pointer into `live` (this definition without its retired parts) as a pointer into
+    /// this definition: object and field indices shift past the retired ones.
+    fn stored_pointer(&self, live: &WorkspaceDefinition, path: &str) -> String {
+        let parts: Vec<&str> = path.split('/').collect();
+        let index = |s: &str| s.parse::<usize>().ok();
+        let (Some(&""), Some(&"objects"), Some(oi)) =
+            (parts.first(), parts.get(1), parts.get(2).and_then(|s| index(s)))
+        else {
+            return path.to_string();
+        };
+        let Some(live_obj) = live.objects.get(oi) else { return path.to_string() };
+        let Some(soi) = self.objects.iter().position(|o| o.key == live_obj.key) else {
+            return path.to_string();
+        };
+        let mut out: Vec<String> = parts.iter().map(|s| s.to_string()).collect();
+        out[2] = soi.to_string();
+        if let (Some(&"fields"), Some(fi)) = (parts.get(3), parts.get(4).and_then(|s| index(s))) {
+            if let Some(sfi) = live_obj
+                .fields
+                .get(fi)
+                .and_then(|f| self.objects[soi].fields.iter().position(|x| x.key == f.key))
+            {
+                out[4] = sfi.to_string();
+            }
+        }
+        out.join("/")
+    }
+
+    fn live_problems(&self) -> Vec<Detail> {
         let mut p = Problems::default();
         let objects: HashMap<&str, &ObjectDef> = self.objects.iter().map(|o| (o.key.as_str(), o)).collect();
         let mut seen = HashSet::new();

@@ -47,6 +47,10 @@ pub struct ObjectDef {
     pub plural_label: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Retired: the table and its history are kept, but the object is gone from the live
+    /// catalog (every list, query, form and projection) until it is restored.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub retired: bool,
     pub sharing: Sharing,
     pub name_field: String,
     pub fields: Vec<FieldDef>,
@@ -187,6 +191,10 @@ pub struct FieldDef {
     pub help_text: Option<String>,
     #[serde(default, skip_serializing_if = "is_allowed")]
     pub ai_visibility: AiVisibility,
+    /// Retired: the column, its values and their history are kept, but the field is gone from
+    /// the live catalog until it is restored.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub retired: bool,
     /// Whether a sum over records means something (a number or currency only): false for a unit
     /// price or a rate, which the kernel never totals.
     #[serde(default = "yes", skip_serializing_if = "is_true")]

@@ -1,6 +1,6 @@
 //! Records: the workspace file, sessions (the one enforcement path for every read), the one
 //! save path for every write, query specs, CSV import and export, the corpus index of long
-//! texts, the value index of short texts, deploying a definition (which changes the record tables and their history too), and
+//! texts, the value index of short texts, the templates a new workspace starts from, deploying a definition (which changes the record tables and their history too), and
 //! describing what a user may see, and the business vocabulary (terms) as users read and edit it.
 
 pub mod access;
@@ -12,6 +12,7 @@ pub mod describe;
 pub mod names;
 pub mod query;
 pub mod save;
+pub mod templates;
 pub mod value_index;
 pub mod vocabulary;
 pub mod workspace;

@@ -206,6 +206,7 @@ fn system_field(key: &str) -> Option<FieldDef> {
         default: None,
         help_text: None,
         ai_visibility: Default::default(),
+        retired: false,
         additive: false,
     })
 }

@@ -94,7 +94,7 @@ impl Workspace {
             .filter(|v| v.object == object)
             .flat_map(|v| v.terms.into_iter().map(|t| t.key))
             .collect();
-        let mut def = self.catalog()?.definition.clone();
+        let mut def = self.catalog()?.stored.clone();
         let target = def
             .objects
             .iter_mut()

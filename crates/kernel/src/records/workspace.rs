@@ -8,7 +8,7 @@ use crate::error::{Code, Error, Result};
 use crate::metadata::catalog::Catalog;
 use crate::metadata::definition::{WorkspaceDefinition, SYSTEM_USER};
 use crate::records::access::Session;
-use crate::records::deploy::{self, DeployOptions, DeployReport, DEPLOY_PERMISSION};
+use crate::records::deploy::{self, DeployOptions, DeployPreview, DeployReport, DEPLOY_PERMISSION};
 use crate::store;
 use rusqlite::Connection;
 use std::any::{Any, TypeId};
@@ -106,24 +106,7 @@ impl Workspace {
     /// nothing is changed. The first deploy into an empty workspace (the bootstrap `init`
     /// does) has no users to check against and needs none; it is recorded as `system`.
     pub fn deploy(&mut self, def: &WorkspaceDefinition, opts: &DeployOptions) -> Result<DeployReport> {
-        let actor = match (self.catalog.as_deref(), opts.user.as_deref()) {
-            // Nobody can be checked (or trusted to be who they say) before there are users.
-            (None, _) => SYSTEM_USER.to_string(),
-            (Some(_), None) => {
-                return Err(Error::new(
-                    Code::UnknownUser,
-                    format!(
-                        "deploying a new definition needs a user with the {DEPLOY_PERMISSION} permission; say who deploys"
-                    ),
-                ))
-            }
-            // The same checks as any session's: an active user, with the permission.
-            (Some(_), Some(user)) => {
-                let session = self.session(user)?;
-                session.require(DEPLOY_PERMISSION)?;
-                session.user().key.clone()
-            }
-        };
+        let actor = self.deployer(opts.user.as_deref())?;
         let doc = serde_json::to_value(def).map_err(|e| Error::internal(e.to_string()))?;
         let def = &WorkspaceDefinition::from_json(&doc)?;
         let now = self.clock.now();
@@ -145,6 +128,37 @@ impl Workspace {
         );
         self.catalog = Some(Arc::new(catalog));
         Ok(report)
+    }
+
+    /// What deploying `def` as `user` would change and every problem it would meet in the
+    /// data (each with its rows), without writing anything: the deploy's own transaction,
+    /// rolled back. The same user checks and validation as [`Workspace::deploy`].
+    pub fn preview_deploy(&self, def: &WorkspaceDefinition, user: Option<&str>) -> Result<DeployPreview> {
+        let actor = self.deployer(user)?;
+        let doc = serde_json::to_value(def).map_err(|e| Error::internal(e.to_string()))?;
+        let def = WorkspaceDefinition::from_json(&doc)?;
+        deploy::preview(&self.conn, self.catalog.as_deref(), &def, &actor, self.clock.now())
+    }
+
+    /// Who deploys: `system` into an empty workspace; otherwise an active user of the current
+    /// generation with the deploy permission.
+    fn deployer(&self, user: Option<&str>) -> Result<String> {
+        match (self.catalog.as_deref(), user) {
+            // Nobody can be checked (or trusted to be who they say) before there are users.
+            (None, _) => Ok(SYSTEM_USER.to_string()),
+            (Some(_), None) => Err(Error::new(
+                Code::UnknownUser,
+                format!(
+                    "deploying a new definition needs a user with the {DEPLOY_PERMISSION} permission; say who deploys"
+                ),
+            )),
+            // The same checks as any session's: an active user, with the permission.
+            (Some(_), Some(user)) => {
+                let session = self.session(user)?;
+                session.require(DEPLOY_PERMISSION)?;
+                Ok(session.user().key.clone())
+            }
+        }
     }
 
     /// Back the workspace up now (reason `manual`).

@@ -58,6 +58,8 @@ fn export(dir: &Path) {
     countersign_kernel::ai::pipeline::Activity::export_all_to(dir).unwrap();
     countersign_kernel::ai::pipeline::TraceFilter::export_all_to(dir).unwrap();
     countersign_kernel::records::describe::UserRights::export_all_to(dir).unwrap();
+    countersign_kernel::records::templates::TemplateSummary::export_all_to(dir).unwrap();
+    countersign_kernel::records::deploy::DeployPreview::export_all_to(dir).unwrap();
     countersign_kernel::eval::suites::Fitness::export_all_to(dir).unwrap();
     countersign_kernel::eval::suites::FitnessProgress::export_all_to(dir).unwrap();
 }

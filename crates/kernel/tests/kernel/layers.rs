@@ -29,7 +29,8 @@ fn first_rank(order: &[&str], path: &[&str]) -> Option<usize> {
 }
 
 /// The metadata layer's modules in their order: each names only those before it.
-const METADATA: &[&str] = &["permissions", "types", "value", "condition", "limits", "definition", "catalog"];
+const METADATA: &[&str] =
+    &["permissions", "types", "value", "condition", "limits", "definition", "diff", "catalog"];
 
 /// A module's place in the order of its layer, if the layer has one.
 type Rank = fn(&[&str]) -> Option<usize>;

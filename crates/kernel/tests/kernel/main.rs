@@ -14,6 +14,7 @@ mod bindings;
 mod corpus;
 mod csv_io;
 mod definition_and_store;
+mod deploy_preview;
 mod eval_gate;
 mod extract;
 mod extract_pointing;

@@ -1,164 +1,28 @@
-//! Deploying a definition: one IMMEDIATE transaction that brings the record tables in line
-//! with the new definition and appends a metadata generation.
-//!
-//! Every change that would lose data is found by looking at the data itself: dropping an
-//! object or field that holds values, a type change or narrowing (shorter `maxLength`, smaller
-//! precision or scale, a removed picklist value, a new lookup target) that existing values do
-//! not survive, removing a user who owns records. Such a deploy is refused with every loss
-//! listed, unless forced; forced, the values that do not survive are cleared (and listed).
+//! The data side of a deploy: the record tables brought in line with the new definition inside
+//! the deploy's transaction, and every problem that finds in the data.
 
-use crate::clock::timestamp;
-use crate::error::{Code, Detail, Error, Result};
+use super::{DeployProblem, ProblemKind, ROWS_NAMED};
+use crate::error::{Code, Error, Result};
 use crate::metadata::catalog::{column, table, Catalog};
 use crate::metadata::definition::{FieldDef, FieldType, ObjectDef, WorkspaceDefinition};
 use crate::metadata::value::{coerce, Scalar};
-use crate::store;
-use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection};
-use serde::Serialize;
 use serde_json::Value;
-
-#[derive(Debug, Clone, Default)]
-pub struct DeployOptions {
-    /// Apply even if data would be lost.
-    pub force: bool,
-    /// Who deploys: a user key of the current generation with the `metadata.deploy`
-    /// permission (recorded with the generation). The first deploy into an empty workspace
-    /// (the bootstrap `init`) needs none and is recorded as `system`.
-    pub user: Option<String>,
-}
-
-impl DeployOptions {
-    /// Deploy as `user` (not forced).
-    pub fn by(user: &str) -> DeployOptions {
-        DeployOptions { force: false, user: Some(user.to_string()) }
-    }
-}
-
-/// The system permission a user needs to deploy a new definition to an initialized workspace.
-pub use crate::metadata::permissions::METADATA_DEPLOY as DEPLOY_PERMISSION;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct DeployReport {
-    pub generation: i64,
-    /// One line per schema change applied.
-    pub changes: Vec<String>,
-    /// Values cleared by a forced deploy.
-    pub lost: Vec<Detail>,
-}
-
-pub(crate) fn apply(
-    conn: &Connection,
-    old: Option<&Catalog>,
-    new: &WorkspaceDefinition,
-    opts: &DeployOptions,
-    actor: &str,
-    now: DateTime<Utc>,
-) -> Result<(DeployReport, Catalog)> {
-    let generation = old.map_or(0, |c| c.generation) + 1;
-    let catalog = Catalog::compile(generation, new.clone())?;
-    let tx = store::immediate(conn)?;
-    let mut plan = Plan {
-        changes: vec![],
-        lost: vec![],
-        actor: actor.to_string(),
-        at: timestamp(now),
-        correlation: format!("deploy-{generation}"),
-    };
-    let old_def = old.map(|c| &c.definition);
-    for o in &new.objects {
-        match old_def.and_then(|d| d.object(&o.key)) {
-            None => plan.create_object(&tx, o)?,
-            Some(prev) => plan.alter_object(&tx, prev, o, &catalog)?,
-        }
-    }
-    if let Some(prev) = old_def {
-        for o in prev.objects.iter().filter(|o| new.object(&o.key).is_none()) {
-            let n = count(&tx, &format!("SELECT count(*) FROM {}", table(&o.key)))?;
-            if n > 0 {
-                plan.loss(format!("/objects/{}", o.key), format!("object `{}` has {n} record(s)", o.key));
-            }
-            tx.execute_batch(&format!("DROP TABLE {}", table(&o.key)))?;
-            plan.changes.push(format!("dropped object {}", o.key));
-        }
-        let kept: Vec<&str> = new.users.iter().map(|u| u.key.as_str()).collect();
-        for u in prev.users.iter().filter(|u| !kept.contains(&u.key.as_str())) {
-            for o in &new.objects {
-                let n: i64 = tx.query_row(
-                    &format!("SELECT count(*) FROM {} WHERE owner = ?1", table(&o.key)),
-                    [&u.key],
-                    |r| r.get(0),
-                )?;
-                if n > 0 {
-                    plan.loss(
-                        format!("/users/{}", u.key),
-                        format!("user `{}` owns {n} {} record(s)", u.key, o.key),
-                    );
-                }
-            }
-            plan.changes.push(format!("removed user {}", u.key));
-        }
-    }
-    if !plan.lost.is_empty() && !opts.force {
-        return Err(Error::new(
-            Code::DestructiveChange,
-            format!(
-                "this deploy would lose data in {} place(s); nothing was changed. Deploy with force to accept the loss.",
-                plan.lost.len()
-            ),
-        )
-        .with_details(plan.lost));
-    }
-    crate::records::value_index::follow_deploy(&tx, old, &catalog)?;
-    let definition = serde_json::to_string(new).map_err(|e| Error::internal(e.to_string()))?;
-    tx.execute(
-        "INSERT INTO metadata_generation (generation, definition, deployed_at, deployed_by, forced, summary)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![
-            generation,
-            definition,
-            timestamp(now),
-            actor,
-            opts.force && !plan.lost.is_empty(),
-            serde_json::to_string(&plan.changes).unwrap_or_default()
-        ],
-    )?;
-    tx.commit()?;
-    Ok((DeployReport { generation, changes: plan.changes, lost: plan.lost }, catalog))
-}
-
-/// Load the newest generation, if any.
-pub(crate) fn load_latest(conn: &Connection) -> Result<Option<Catalog>> {
-    let row: Option<(i64, String)> = conn
-        .query_row(
-            "SELECT generation, definition FROM metadata_generation ORDER BY generation DESC LIMIT 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .map(Some)
-        .or_else(|e| match e {
-            rusqlite::Error::QueryReturnedNoRows => Ok(None),
-            e => Err(e),
-        })?;
-    match row {
-        None => Ok(None),
-        Some((generation, text)) => {
-            let def: WorkspaceDefinition = serde_json::from_str(&text).map_err(|e| {
-                Error::internal(format!("stored generation {generation} does not parse: {e}"))
-            })?;
-            Ok(Some(Catalog::compile(generation, def)?))
-        }
-    }
-}
 
 fn count(conn: &Connection, sql: &str) -> Result<i64> {
     Ok(conn.query_row(sql, [], |r| r.get(0))?)
 }
 
-#[derive(Default)]
-struct Plan {
-    changes: Vec<String>,
-    lost: Vec<Detail>,
+/// The ids a query returns (its first column), at most [`ROWS_NAMED`].
+fn ids(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Vec<String>> {
+    let sql = format!("{sql} LIMIT {ROWS_NAMED}");
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(params, |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
+pub(super) struct Plan {
+    pub(super) problems: Vec<DeployProblem>,
     /// Who deploys, when, and the correlation id of the history rows for the values it changes.
     actor: String,
     at: String,
@@ -166,6 +30,69 @@ struct Plan {
 }
 
 impl Plan {
+    pub(super) fn new(actor: &str, at: String, generation: i64) -> Plan {
+        Plan { problems: vec![], actor: actor.to_string(), at, correlation: format!("deploy-{generation}") }
+    }
+
+    /// Bring the record tables from `old` to `new` (inside the caller's transaction), noting
+    /// every problem on the way.
+    pub(super) fn apply(
+        &mut self,
+        tx: &Connection,
+        old: Option<&WorkspaceDefinition>,
+        new: &WorkspaceDefinition,
+        catalog: &Catalog,
+    ) -> Result<()> {
+        for o in &new.objects {
+            match old.and_then(|d| d.object(&o.key)) {
+                None => self.create_object(tx, o)?,
+                Some(prev) => self.alter_object(tx, prev, o, catalog)?,
+            }
+        }
+        let Some(prev) = old else { return Ok(()) };
+        for o in prev.objects.iter().filter(|o| new.object(&o.key).is_none()) {
+            let t = table(&o.key);
+            let n = count(tx, &format!("SELECT count(*) FROM {t}"))?;
+            if n > 0 {
+                let rows = ids(tx, &format!("SELECT id FROM {t} ORDER BY id"), [])?;
+                let message = format!("object `{}` has {n} record(s); retire it to keep them", o.key);
+                self.problem(ProblemKind::Loss, format!("/objects/{}", o.key), message, rows, n);
+            }
+            tx.execute_batch(&format!("DROP TABLE {t}"))?;
+        }
+        let kept: Vec<&str> = new.users.iter().map(|u| u.key.as_str()).collect();
+        for u in prev.users.iter().filter(|u| !kept.contains(&u.key.as_str())) {
+            for o in &new.objects {
+                let t = table(&o.key);
+                let n: i64 =
+                    tx.query_row(&format!("SELECT count(*) FROM {t} WHERE owner = ?1"), [&u.key], |r| {
+                        r.get(0)
+                    })?;
+                if n > 0 {
+                    let rows =
+                        ids(tx, &format!("SELECT id FROM {t} WHERE owner = ?1 ORDER BY id"), [&u.key])?;
+                    let message = format!(
+                        "user `{}` owns {n} {} record(s); make them inactive to keep them",
+                        u.key, o.key
+                    );
+                    self.problem(ProblemKind::Loss, format!("/users/{}", u.key), message, rows, n);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn problem(
+        &mut self,
+        kind: ProblemKind,
+        path: String,
+        message: String,
+        rows: Vec<String>,
+        count: i64,
+    ) {
+        self.problems.push(DeployProblem { kind, path, message, rows, count: count.max(0) as u64 });
+    }
+
     /// Record that the deploy changed `field` of record `id` from `old` to `new`, as any save
     /// would: the record's version moves on (a proposal computed before is now stale) and data
     /// history keeps the old value, with the deploying user as actor.
@@ -197,10 +124,6 @@ impl Plan {
         Ok(())
     }
 
-    fn loss(&mut self, path: String, message: String) {
-        self.lost.push(Detail { path, message });
-    }
-
     fn create_object(&mut self, conn: &Connection, o: &ObjectDef) -> Result<()> {
         let cols: Vec<String> = o.fields.iter().map(|f| column(&f.key)).collect();
         let mut sql = format!(
@@ -222,7 +145,6 @@ impl Plan {
         for f in &o.fields {
             index_field(conn, o, f)?;
         }
-        self.changes.push(format!("created object {}", o.key));
         Ok(())
     }
 
@@ -235,44 +157,50 @@ impl Plan {
     ) -> Result<()> {
         let t = table(&o.key);
         for f in prev.fields.iter().filter(|f| !o.fields.iter().any(|n| n.key == f.key)) {
-            let n = count(conn, &format!("SELECT count(*) FROM {t} WHERE {} IS NOT NULL", column(&f.key)))?;
+            let c = column(&f.key);
+            let n = count(conn, &format!("SELECT count(*) FROM {t} WHERE {c} IS NOT NULL"))?;
             if n > 0 {
-                self.loss(
+                let rows = ids(conn, &format!("SELECT id FROM {t} WHERE {c} IS NOT NULL ORDER BY id"), [])?;
+                let message =
+                    format!("field `{}.{}` holds {n} value(s); retire it to keep them", o.key, f.key);
+                self.problem(
+                    ProblemKind::Loss,
                     format!("/objects/{}/fields/{}", o.key, f.key),
-                    format!("field `{}.{}` holds {n} value(s)", o.key, f.key),
+                    message,
+                    rows,
+                    n,
                 );
             }
             drop_indexes(conn, &o.key, &f.key)?;
-            conn.execute_batch(&format!("ALTER TABLE {t} DROP COLUMN {}", column(&f.key)))?;
-            self.changes.push(format!("dropped field {}.{}", o.key, f.key));
+            conn.execute_batch(&format!("ALTER TABLE {t} DROP COLUMN {c}"))?;
         }
         for f in &o.fields {
+            // What the data must now satisfy: a live field newly required (or restored).
+            let live = !o.retired && !f.retired;
             match prev.fields.iter().find(|p| p.key == f.key) {
                 None => {
                     conn.execute_batch(&format!("ALTER TABLE {t} ADD COLUMN {}", column(&f.key)))?;
-                    if let Some(d) = &f.default {
-                        let v = coerce(f, d).map_err(|m| Error::new(Code::InvalidDefinition, m))?;
-                        let ids: Vec<String> = conn
-                            .prepare(&format!("SELECT id FROM {t}"))?
-                            .query_map([], |r| r.get(0))?
-                            .collect::<rusqlite::Result<_>>()?;
-                        conn.execute(&format!("UPDATE {t} SET {} = ?1", column(&f.key)), [&v])?;
-                        for id in &ids {
-                            self.changed_value(conn, &o.key, id, f, &Scalar::Null, &v)?;
-                        }
+                    self.fill_blanks(conn, o, f)?;
+                    if live && f.required {
+                        self.check_required(conn, o, f)?;
                     }
-                    check_unique(conn, &o.key, f)?;
-                    index_field(conn, o, f)?;
-                    self.changes.push(format!("added field {}.{}", o.key, f.key));
+                    if self.check_unique(conn, &o.key, f)? {
+                        index_field(conn, o, f)?;
+                    }
                 }
                 Some(p) if p != f => {
                     if storage_changed(p, f) {
                         self.convert_values(conn, &o.key, f, catalog)?;
                     }
+                    let newly_required = f.required && (!p.required || p.retired || prev.retired);
+                    if live && newly_required {
+                        self.fill_blanks(conn, o, f)?;
+                        self.check_required(conn, o, f)?;
+                    }
                     drop_indexes(conn, &o.key, &f.key)?;
-                    check_unique(conn, &o.key, f)?;
-                    index_field(conn, o, f)?;
-                    self.changes.push(format!("changed field {}.{}", o.key, f.key));
+                    if self.check_unique(conn, &o.key, f)? {
+                        index_field(conn, o, f)?;
+                    }
                 }
                 Some(_)
                     if prev.name_field != o.name_field
@@ -288,6 +216,70 @@ impl Plan {
         Ok(())
     }
 
+    /// Fill the blanks of `f` with its default, if it has one (each a recorded change).
+    fn fill_blanks(&mut self, conn: &Connection, o: &ObjectDef, f: &FieldDef) -> Result<()> {
+        let Some(d) = &f.default else { return Ok(()) };
+        let v = coerce(f, d).map_err(|m| Error::new(Code::InvalidDefinition, m))?;
+        let (t, c) = (table(&o.key), column(&f.key));
+        let blank: Vec<String> = conn
+            .prepare(&format!("SELECT id FROM {t} WHERE {c} IS NULL"))?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        conn.execute(&format!("UPDATE {t} SET {c} = ?1 WHERE {c} IS NULL"), [&v])?;
+        for id in &blank {
+            self.changed_value(conn, &o.key, id, f, &Scalar::Null, &v)?;
+        }
+        Ok(())
+    }
+
+    /// A required field must hold a value on every row.
+    fn check_required(&mut self, conn: &Connection, o: &ObjectDef, f: &FieldDef) -> Result<()> {
+        let (t, c) = (table(&o.key), column(&f.key));
+        let n = count(conn, &format!("SELECT count(*) FROM {t} WHERE {c} IS NULL"))?;
+        if n > 0 {
+            let rows = ids(conn, &format!("SELECT id FROM {t} WHERE {c} IS NULL ORDER BY id"), [])?;
+            let message = format!(
+                "`{}.{}` cannot be required: {n} record(s) leave it blank (give it a default, or fill them first)",
+                o.key, f.key
+            );
+            self.problem(
+                ProblemKind::RequiredBlanks,
+                format!("/objects/{}/fields/{}", o.key, f.key),
+                message,
+                rows,
+                n,
+            );
+        }
+        Ok(())
+    }
+
+    /// A unique field's values must not repeat. False (and a problem noted) when they do.
+    fn check_unique(&mut self, conn: &Connection, object: &str, f: &FieldDef) -> Result<bool> {
+        if !f.unique {
+            return Ok(true);
+        }
+        let (t, c) = (table(object), column(&f.key));
+        let repeated = format!("SELECT {c} FROM {t} WHERE {c} IS NOT NULL GROUP BY {c} HAVING count(*) > 1");
+        let values = count(conn, &format!("SELECT count(*) FROM ({repeated})"))?;
+        if values == 0 {
+            return Ok(true);
+        }
+        let n = count(conn, &format!("SELECT count(*) FROM {t} WHERE {c} IN ({repeated})"))?;
+        let rows = ids(conn, &format!("SELECT id FROM {t} WHERE {c} IN ({repeated}) ORDER BY {c}, id"), [])?;
+        let message = format!(
+            "`{object}.{}` cannot be made unique: {values} value(s) occur more than once, on {n} record(s)",
+            f.key
+        );
+        self.problem(
+            ProblemKind::Duplicates,
+            format!("/objects/{object}/fields/{}", f.key),
+            message,
+            rows,
+            n,
+        );
+        Ok(false)
+    }
+
     /// Re-coerce every stored value of `f` under its new definition; rewrite those whose
     /// stored form changes, clear (and record as lost) those that no longer fit.
     fn convert_values(
@@ -300,7 +292,8 @@ impl Plan {
         let t = table(object);
         let c = column(&f.key);
         let mut rewrites: Vec<(String, Scalar, Scalar)> = Vec::new();
-        let mut lost = 0usize;
+        let mut lost = 0i64;
+        let mut lost_rows = Vec::new();
         let mut example = None;
         {
             let mut stmt = conn.prepare(&format!("SELECT id, {c} FROM {t} WHERE {c} IS NOT NULL"))?;
@@ -336,6 +329,9 @@ impl Plan {
                     Ok(v) => rewrites.push((id, stored, v)),
                     Err(m) => {
                         lost += 1;
+                        if lost_rows.len() < ROWS_NAMED {
+                            lost_rows.push(id.clone());
+                        }
                         example.get_or_insert(m);
                         rewrites.push((id, stored, Scalar::Null));
                     }
@@ -348,13 +344,17 @@ impl Plan {
             self.changed_value(conn, object, id, f, old, new)?;
         }
         if lost > 0 {
-            self.loss(
+            let message = format!(
+                "{lost} value(s) of `{object}.{}` do not fit the new definition (e.g. {})",
+                f.key,
+                example.unwrap_or_default()
+            );
+            self.problem(
+                ProblemKind::Loss,
                 format!("/objects/{object}/fields/{}", f.key),
-                format!(
-                    "{lost} value(s) of `{object}.{}` do not fit the new definition (e.g. {})",
-                    f.key,
-                    example.unwrap_or_default()
-                ),
+                message,
+                lost_rows,
+                lost,
             );
         }
         Ok(())
@@ -370,28 +370,6 @@ fn storage_changed(p: &FieldDef, f: &FieldDef) -> bool {
         || p.scale != f.scale
         || p.target != f.target
         || picklist_values(p) != picklist_values(f)
-}
-
-fn check_unique(conn: &Connection, object: &str, f: &FieldDef) -> Result<()> {
-    if !f.unique {
-        return Ok(());
-    }
-    let c = column(&f.key);
-    let dup = count(
-        conn,
-        &format!(
-            "SELECT count(*) FROM (SELECT {c} FROM {} WHERE {c} IS NOT NULL GROUP BY {c} HAVING count(*) > 1)",
-            table(object)
-        ),
-    )?;
-    if dup > 0 {
-        return Err(Error::new(
-            Code::InvalidDefinition,
-            format!("`{object}.{}` cannot be made unique: {dup} value(s) occur more than once", f.key),
-        )
-        .with_field(f.key.clone()));
-    }
-    Ok(())
 }
 
 /// Indexes of a field: unique fields get a unique index; lookups, picklists and dates an
