@@ -4,7 +4,8 @@
 use crate::output::{self, to_json};
 use clap::Subcommand;
 use countersign_kernel::error::Detail;
-use countersign_kernel::records::csvio::{export_csv, import_csv, ImportMode, ImportOptions, ImportReport};
+use countersign_kernel::records::csvio::export_csv;
+use countersign_kernel::records::import::{self, FileFormat, ImportMode, ImportOptions, ImportReport, Table};
 use countersign_kernel::{Code, Error, QuerySpec, Result, SaveContext, SaveRequest, Session};
 use serde_json::{json, Map, Value};
 use std::io::Write;
@@ -44,7 +45,8 @@ pub enum RecordCommand {
     },
     /// The data history of a record.
     History { object: String, id: String },
-    /// Import a CSV file into an object (all rows or none, unless --skip-invalid).
+    /// Import a file into an object: CSV, a spreadsheet (.xlsx, .ods) or vCards (.vcf). All
+    /// rows or none, unless --skip-invalid.
     Import {
         object: String,
         file: PathBuf,
@@ -53,6 +55,19 @@ pub enum RecordCommand {
         /// Check every row and report, write nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Column → field mapping: a JSON object `{"Column": "field", …}` (`""` leaves a
+        /// column out), or `{"mapping": {…}, "values": {"field": {"their word": "value"}}}`.
+        /// Without it columns map by field key or label.
+        #[arg(long, value_name = "FILE")]
+        mapping: Option<PathBuf>,
+        /// Print the suggested mapping (by name and content), the detected types and the
+        /// picklist values the object does not hold; import nothing.
+        #[arg(long, conflicts_with_all = ["mapping", "dry_run", "skip_invalid"])]
+        suggest: bool,
+        /// With --suggest: the tool the file was exported from (hubspot, salesforce,
+        /// google_contacts), whose column names are tried first.
+        #[arg(long, value_name = "TOOL", requires = "suggest")]
+        from: Option<String>,
     },
     /// Export a query spec's result as CSV (to stdout, or --out FILE).
     Export {
@@ -82,8 +97,30 @@ pub fn run(session: &Session<'_>, command: RecordCommand) -> Result<Value> {
         RecordCommand::History { object, id } => {
             Ok(json!({ "entries": to_json(&session.history_of(&object, &id)?)? }))
         }
-        RecordCommand::Import { object, file, skip_invalid, dry_run } => {
-            import(session, &object, &file, skip_invalid, dry_run)
+        RecordCommand::Import { object, file, skip_invalid, dry_run, mapping, suggest, from } => {
+            let format = FileFormat::of_name(&file.to_string_lossy())?;
+            let bytes = std::fs::read(&file)?;
+            if suggest {
+                let tool = from.map(|t| {
+                    serde_json::from_value(Value::String(t.clone())).map_err(|_| {
+                        Error::new(
+                            Code::InvalidValue,
+                            format!("--from takes hubspot, salesforce or google_contacts, not `{t}`"),
+                        )
+                    })
+                });
+                let table = Table::read(format, &bytes)?;
+                return to_json(&import::suggest(session, &object, table, tool.transpose()?)?);
+            }
+            let mut opts = ImportOptions {
+                mode: if skip_invalid { ImportMode::SkipInvalid } else { ImportMode::AllOrNothing },
+                dry_run,
+                ..Default::default()
+            };
+            if let Some(path) = mapping {
+                read_mapping(&std::fs::read_to_string(path)?, &mut opts)?;
+            }
+            import(session, &object, format, &bytes, &opts)
         }
         RecordCommand::Export { spec, out } => export(session, &parse_spec(&spec)?, out.as_deref()),
         RecordCommand::Describe { object } => describe(session, object.as_deref()),
@@ -110,23 +147,36 @@ pub fn set_values(set: Vec<String>) -> Result<Map<String, Value>> {
     Ok(values)
 }
 
-/// Import a CSV file. An all-or-nothing import that refused the file is an error naming each
+/// A mapping file: a plain column → field object, or one with `mapping` and `values`.
+fn read_mapping(text: &str, opts: &mut ImportOptions) -> Result<()> {
+    let bad = |e: serde_json::Error| {
+        Error::new(Code::InvalidValue, format!("the mapping file is not a mapping: {e}"))
+    };
+    let doc: Value = serde_json::from_str(text).map_err(bad)?;
+    if doc.get("mapping").is_some_and(Value::is_object) {
+        opts.mapping = Some(serde_json::from_value(doc["mapping"].clone()).map_err(bad)?);
+        if let Some(values) = doc.get("values") {
+            opts.value_map = serde_json::from_value(values.clone()).map_err(bad)?;
+        }
+    } else {
+        opts.mapping = Some(serde_json::from_value(doc).map_err(bad)?);
+    }
+    Ok(())
+}
+
+/// Import a file. An all-or-nothing import that refused the file is an error naming each
 /// failed row (a dry run reports instead).
 fn import(
     session: &Session<'_>,
     object: &str,
-    file: &Path,
-    skip_invalid: bool,
-    dry_run: bool,
+    format: FileFormat,
+    bytes: &[u8],
+    opts: &ImportOptions,
 ) -> Result<Value> {
-    let f = std::fs::File::open(file)?;
-    let opts = ImportOptions {
-        mode: if skip_invalid { ImportMode::SkipInvalid } else { ImportMode::AllOrNothing },
-        dry_run,
-        mapping: None,
-    };
-    let report = import_csv(session, object, std::io::BufReader::new(f), &opts)?;
-    if report.failed > 0 && !report.committed && !dry_run {
+    let mut quiet = |_: &import::ImportProgress| {};
+    let watch = import::Watch { progress: &mut quiet, cancelled: &|| false };
+    let report = import::import_file(session, object, format, bytes, opts, watch)?;
+    if report.failed > 0 && !report.committed && !opts.dry_run {
         return Err(refused_import(&report));
     }
     to_json(&report)

@@ -39,7 +39,12 @@ pub async fn import_csv(
     dry_run: bool,
 ) -> Result<ImportReport> {
     desk.session(|s| {
-        csvio::import_csv(s, &object, content.as_bytes(), &ImportOptions { mode, dry_run, mapping: None })
+        import::import_csv(
+            s,
+            &object,
+            content.as_bytes(),
+            &ImportOptions { mode, dry_run, ..Default::default() },
+        )
     })
 }
 

@@ -111,7 +111,7 @@ impl crate::Target for CsvImport {
         let opts = ImportOptions {
             mode: if rng.chance(0.5) { ImportMode::SkipInvalid } else { ImportMode::AllOrNothing },
             dry_run: rng.chance(0.2),
-            mapping: None,
+            ..Default::default()
         };
         let since = history_len(&self.ws);
         let last_seq = scalar(self.ws.raw_connection(), "SELECT coalesce(max(seq), 0) FROM data_history");

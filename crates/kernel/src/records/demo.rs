@@ -3,8 +3,8 @@
 
 use crate::error::{Code, Error, Result};
 use crate::metadata::definition::WorkspaceDefinition;
-use crate::records::csvio::{import_csv, ImportMode, ImportOptions, ImportReport};
 use crate::records::deploy::{DeployOptions, DeployReport};
+use crate::records::import::{import_csv, ImportMode, ImportOptions, ImportReport};
 use crate::records::workspace::Workspace;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};

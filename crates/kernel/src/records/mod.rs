@@ -1,5 +1,5 @@
 //! Records: the workspace file, sessions (the one enforcement path for every read), the one
-//! save path for every write, query specs, CSV import and export, the corpus index of long
+//! save path for every write, query specs, importing files (CSV, spreadsheets, vCards) and CSV export, the corpus index of long
 //! texts, the value index of short texts, the templates a new workspace starts from, deploying a definition (which changes the record tables and their history too), and
 //! describing what a user may see, and the business vocabulary (terms) as users read and edit it.
 
@@ -9,6 +9,7 @@ pub mod csvio;
 pub mod demo;
 pub mod deploy;
 pub mod describe;
+pub mod import;
 pub mod names;
 pub mod query;
 pub mod save;

@@ -2,8 +2,9 @@
 //! committed in `ui/src/bindings`. This test fails when they are stale; regenerate with
 //! `COUNTERSIGN_UPDATE_BINDINGS=1 cargo test -p countersign-kernel --test kernel bindings::`.
 
-use countersign_kernel::records::csvio::{ExportResult, ImportMode, ImportReport};
+use countersign_kernel::records::csvio::ExportResult;
 use countersign_kernel::records::describe::{ObjectView, WorkspaceView};
+use countersign_kernel::records::import::{ImportMode, ImportReport};
 use countersign_kernel::{Error, HistoryEntry, QueryResult, QuerySpec, Record, SaveOutcome, SaveRequest};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,8 @@
 use crate::common;
 
 use common::*;
-use countersign_kernel::records::csvio::{export_csv, import_csv, ImportMode, ImportOptions};
+use countersign_kernel::records::csvio::export_csv;
+use countersign_kernel::records::import::{import_csv, ImportMode, ImportOptions};
 use countersign_kernel::{Code, QuerySpec};
 use serde_json::json;
 

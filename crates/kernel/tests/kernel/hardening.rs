@@ -7,7 +7,8 @@
 use crate::common;
 
 use common::*;
-use countersign_kernel::records::csvio::{export_csv, import_csv, ImportMode, ImportOptions};
+use countersign_kernel::records::csvio::export_csv;
+use countersign_kernel::records::import::{import_csv, ImportMode, ImportOptions};
 use countersign_kernel::{Code, DeployOptions, QuerySpec, Workspace, WorkspaceDefinition};
 use serde_json::{json, Value};
 

@@ -11,7 +11,7 @@ use countersign_kernel::ai::extract::Extract;
 use countersign_kernel::ai::pipeline::drive::drive;
 use countersign_kernel::ai::provider::{Cancel, Secret};
 use countersign_kernel::ai::summarize::Summarize;
-use countersign_kernel::records::csvio::{import_csv, ImportOptions};
+use countersign_kernel::records::import::{import_csv, ImportOptions};
 use serde_json::json;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -128,7 +128,7 @@ fn no_record_value_and_no_key_reaches_the_log() {
         "record saved",
         "save refused",
         "record written",
-        "CSV imported",
+        "file imported",
         "document read",
         "invocation began",
         "model answered",

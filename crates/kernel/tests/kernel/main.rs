@@ -19,6 +19,7 @@ mod eval_gate;
 mod extract;
 mod extract_pointing;
 mod hardening;
+mod import;
 mod in_flight;
 mod ingest;
 mod layers;

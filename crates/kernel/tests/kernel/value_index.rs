@@ -6,7 +6,7 @@ use crate::common;
 
 use countersign_kernel::metadata::catalog::{column, table};
 use countersign_kernel::metadata::definition::FieldType;
-use countersign_kernel::records::csvio::{import_csv, ImportMode, ImportOptions};
+use countersign_kernel::records::import::{import_csv, ImportMode, ImportOptions};
 use countersign_kernel::records::value_index::{probe, words, MAX_WORDS};
 use countersign_kernel::{SaveContext, SaveRequest, Workspace};
 use serde_json::json;
