@@ -325,7 +325,8 @@ fn detect(samples: &[String]) -> Detected {
             && s.chars().all(|c| c.is_ascii_digit() || " +-().".contains(c) || c == 'x')
     }) {
         Detected::Phone
-    } else if all(|s| s.replace([',', ' '], "").trim_start_matches(['$', '€', '£']).parse::<f64>().is_ok()) {
+    } else if all(|s| s.replace([',', ' '], "").trim_start_matches(['$', '€', '£']).parse::<f64>().is_ok())
+    {
         Detected::Number
     } else {
         Detected::Text

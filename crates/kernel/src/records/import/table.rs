@@ -51,14 +51,8 @@ impl<'a> Table<'a> {
     pub fn read(format: FileFormat, bytes: &'a [u8]) -> Result<Table<'a>> {
         match format {
             FileFormat::Csv => csv_table(bytes),
-            FileFormat::Xlsx => {
-                let (headers, rows) = super::xlsx::read(bytes)?;
-                Ok(Table::of_rows(headers, rows))
-            }
-            FileFormat::Vcard => {
-                let (headers, rows) = super::vcard::read(bytes)?;
-                Ok(Table::of_rows(headers, rows))
-            }
+            FileFormat::Xlsx => super::xlsx::read(bytes),
+            FileFormat::Vcard => super::vcard::read(bytes),
         }
     }
 

@@ -4,6 +4,7 @@
 //! address fill them (a preferred one first). Folded lines are unfolded, escapes undone and
 //! quoted-printable values (2.1) decoded; properties this table has no column for are left out.
 
+use super::table::Table;
 use crate::error::{Code, Error, Result};
 
 pub(super) const COLUMNS: [&str; 13] = [
@@ -22,7 +23,7 @@ pub(super) const COLUMNS: [&str; 13] = [
     "Note",
 ];
 
-pub(super) fn read(bytes: &[u8]) -> Result<(Vec<String>, Vec<(u64, Vec<String>)>)> {
+pub(super) fn read(bytes: &[u8]) -> Result<Table<'static>> {
     let text = String::from_utf8_lossy(bytes);
     let mut rows = Vec::new();
     let mut card: Option<(u64, Card)> = None;
@@ -50,7 +51,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<(Vec<String>, Vec<(u64, Vec<String>)>
     if rows.is_empty() {
         return Err(Error::new(Code::InvalidCsv, "the file holds no vCard (BEGIN:VCARD … END:VCARD)"));
     }
-    Ok((COLUMNS.iter().map(|c| c.to_string()).collect(), rows))
+    Ok(Table::of_rows(COLUMNS.iter().map(|c| c.to_string()).collect(), rows))
 }
 
 #[derive(Default)]

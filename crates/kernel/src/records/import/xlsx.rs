@@ -3,10 +3,11 @@
 //! numbers without `.0`, dates as ISO dates (date-times as ISO date-times), booleans as
 //! `true`/`false`; an error cell (`#DIV/0!`) fails its row.
 
+use super::table::Table;
 use crate::error::{Code, Error, Result};
 use calamine::{open_workbook_auto_from_rs, Data, Reader};
 
-pub(super) fn read(bytes: &[u8]) -> Result<(Vec<String>, Vec<(u64, Vec<String>)>)> {
+pub(super) fn read(bytes: &[u8]) -> Result<Table<'static>> {
     let bad = |e: String| Error::new(Code::InvalidCsv, format!("cannot read the spreadsheet: {e}"));
     let mut book = open_workbook_auto_from_rs(std::io::Cursor::new(bytes)).map_err(|e| bad(e.to_string()))?;
     let range = book
@@ -36,7 +37,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<(Vec<String>, Vec<(u64, Vec<String>)>
         }
         out.push((line, cells));
     }
-    Ok((headers, out))
+    Ok(Table::of_rows(headers, out))
 }
 
 /// A cell as the text a CSV of the same sheet would hold.
