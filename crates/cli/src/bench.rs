@@ -12,6 +12,9 @@ pub struct BenchArgs {
     /// Invoice rows to generate.
     #[arg(long, default_value_t = 1_000_000)]
     rows: usize,
+    /// Accounts in the import benchmark's CSV, 10 columns (0: skip it).
+    #[arg(long, default_value_t = 100_000)]
+    import_rows: usize,
     /// Single-field updates to time (each path).
     #[arg(long, default_value_t = 20_000)]
     updates: usize,
@@ -24,6 +27,6 @@ pub struct BenchArgs {
 }
 
 pub fn run(args: BenchArgs) -> Result<Value> {
-    let BenchArgs { rows, updates, queries, dir } = args;
-    to_json(&bench::run(&BenchOptions { rows, updates, queries, dir })?)
+    let BenchArgs { rows, import_rows, updates, queries, dir } = args;
+    to_json(&bench::run(&BenchOptions { rows, import_rows, updates, queries, dir })?)
 }

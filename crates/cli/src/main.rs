@@ -11,6 +11,7 @@ mod bench;
 mod evals;
 mod mcp;
 mod output;
+mod people;
 mod proposals;
 mod providers;
 mod records;
@@ -46,6 +47,16 @@ enum Command {
     Workspace(workspace::WorkspaceCommand),
     #[command(flatten)]
     Records(records::RecordCommand),
+    /// Users: list, add, change (each change a deploy, as a user with metadata.deploy).
+    User {
+        #[command(subcommand)]
+        command: people::UserCommand,
+    },
+    /// Permission sets: object rights, field levels, system permissions, view-all.
+    PermissionSet {
+        #[command(subcommand)]
+        command: people::PermissionSetCommand,
+    },
     /// Model providers on this machine (needs ai.manage to change).
     Provider {
         #[command(subcommand)]
@@ -154,6 +165,10 @@ fn run(cli: Cli) -> Result<Value> {
         Command::Runtime { command } => runtime::run(command),
         Command::Model { command } if command.on_model_files() => runtime::model_files(command),
         Command::Workspace(command) => workspace::run(WorkspaceFile::locate(workspace)?, user, command),
+        Command::User { command } => people::user(WorkspaceFile::locate(workspace)?, user, command),
+        Command::PermissionSet { command } => {
+            people::permission_set(WorkspaceFile::locate(workspace)?, user, command)
+        }
         Command::Eval { command } if command.on_stored_suites() => {
             acting(workspace, user, |s| evals::on_session(s, command))
         }

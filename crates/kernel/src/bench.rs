@@ -9,6 +9,9 @@
 //! - **save**: single-field updates, each its own transaction, through the save path (access,
 //!   coercion, validation rules, version guard, history) versus raw `UPDATE`, and versus raw
 //!   `UPDATE` plus a raw history `INSERT`.
+//! - **import**: a CSV of `import_rows` accounts, 10 columns, imported all-or-nothing through
+//!   the import (mapping, one savepoint and one save per row, history per field) versus the
+//!   same rows as raw `INSERT`s in one transaction, and raw `INSERT`s plus their history rows.
 
 use crate::clock::timestamp;
 use crate::error::{Error, Result};
@@ -23,6 +26,8 @@ use std::time::{Duration, Instant};
 
 pub struct BenchOptions {
     pub rows: usize,
+    /// Accounts in the import benchmark's CSV (0: no import benchmark).
+    pub import_rows: usize,
     pub updates: usize,
     pub queries: usize,
     pub dir: Option<PathBuf>,
@@ -39,6 +44,19 @@ pub struct BenchReport {
     /// The question reader alone, on the demo before the rows are generated and after.
     pub reader_demo: ReaderBench,
     pub reader: ReaderBench,
+    pub import: Option<ImportBench>,
+}
+
+/// Rows per second importing a CSV, against raw inserts of the same rows.
+#[derive(Debug, Serialize)]
+pub struct ImportBench {
+    pub rows: usize,
+    pub columns: usize,
+    pub kernel_rows_per_sec: f64,
+    pub raw_insert_rows_per_sec: f64,
+    pub raw_insert_and_history_rows_per_sec: f64,
+    pub ratio_vs_raw_insert: f64,
+    pub ratio_vs_raw_insert_and_history: f64,
 }
 
 /// Ask's question reader (prompt versions 4 and 5) alone: the candidate conditions of a few
@@ -129,7 +147,7 @@ const STATUSES: [&str; 5] = ["draft", "sent", "paid", "overdue", "void"];
 
 /// Run the benchmarks; progress and a summary go to stderr, the figures are returned.
 pub fn run(opts: &BenchOptions) -> Result<BenchReport> {
-    let BenchOptions { rows, updates, queries, dir } = opts;
+    let BenchOptions { rows, import_rows, updates, queries, dir } = opts;
     let (rows, updates, queries) = (*rows, *updates, (*queries).max(1));
     let dir = dir.clone().unwrap_or_else(std::env::temp_dir);
     std::fs::create_dir_all(&dir)?;
@@ -145,6 +163,23 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport> {
     };
     let reader_demo = bench_reader(&ws, queries)?;
     say(reader_line("demo", &reader_demo));
+    let import = match *import_rows {
+        0 => None,
+        n => {
+            let i = bench_import(&ws, n)?;
+            say(format!(
+                "import  kernel {:>8.0} rows/s   raw INSERT {:>8.0} rows/s   raw INSERT+history {:>8.0} rows/s   ratio {:.2} (goal >= 0.5), {:.2} vs raw+history   ({} rows x {} columns)",
+                i.kernel_rows_per_sec,
+                i.raw_insert_rows_per_sec,
+                i.raw_insert_and_history_rows_per_sec,
+                i.ratio_vs_raw_insert,
+                i.ratio_vs_raw_insert_and_history,
+                i.rows,
+                i.columns
+            ));
+            Some(i)
+        }
+    };
     say(format!("bench: generating {ACCOUNTS} accounts and {rows} invoices in {}", path.display()));
     let t = Instant::now();
     generate(&ws, rows)?;
@@ -176,7 +211,17 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport> {
     ));
     let reader = bench_reader(&ws, queries)?;
     say(reader_line(&format!("{rows} invoices"), &reader));
-    Ok(BenchReport { invoices: rows, accounts: ACCOUNTS, query, save, list, ask, reader_demo, reader })
+    Ok(BenchReport {
+        invoices: rows,
+        accounts: ACCOUNTS,
+        query,
+        save,
+        list,
+        ask,
+        reader_demo,
+        reader,
+        import,
+    })
 }
 
 /// Questions of the kinds the reader reads (names, values, terms, quantities, dates, related).
@@ -418,6 +463,103 @@ fn bench_list(ws: &Workspace, rows: usize) -> Result<ListBench> {
             "filters": {"field": "number", "op": "contains", "value": "0042"}}),
         )?,
         sort_by_total_ms: time(page(json!([{"field": "total", "direction": "desc"}]), 0))?,
+    })
+}
+
+/// The import benchmark's columns: ten account fields of every kind the CSV holds.
+const IMPORT_COLUMNS: [&str; 10] = [
+    "name",
+    "industry",
+    "type",
+    "rating",
+    "annual_revenue",
+    "employees",
+    "website",
+    "phone",
+    "billing_city",
+    "billing_country",
+];
+
+fn import_row(i: usize, rng: &mut Rng) -> [String; 10] {
+    const INDUSTRIES: [&str; 5] = ["software", "retail", "finance", "healthcare", "logistics"];
+    const CITIES: [&str; 4] = ["Berlin", "Lyon", "Toronto", "Austin"];
+    [
+        format!("Imported {i}"),
+        INDUSTRIES[rng.below(5) as usize].to_string(),
+        "customer".to_string(),
+        "warm".to_string(),
+        format!("{}.00", 10_000 + rng.below(9_000_000)),
+        rng.below(5000).to_string(),
+        format!("https://imported{i}.example"),
+        format!("+1 555 {:04}", rng.below(10_000)),
+        CITIES[rng.below(4) as usize].to_string(),
+        "Germany".to_string(),
+    ]
+}
+
+fn bench_import(ws: &Workspace, rows: usize) -> Result<ImportBench> {
+    let mut rng = Rng(7);
+    let mut csv = IMPORT_COLUMNS.join(",");
+    csv.push('\n');
+    for i in 0..rows {
+        csv.push_str(&import_row(i, &mut rng).join(","));
+        csv.push('\n');
+    }
+    let session = ws.session("ava")?;
+    let t = Instant::now();
+    let report =
+        crate::records::import::import_csv(&session, "account", csv.as_bytes(), &Default::default())?;
+    let kernel = rows as f64 / t.elapsed().as_secs_f64();
+    if !report.committed || report.imported as usize != rows {
+        return Err(Error::internal(format!(
+            "the import benchmark's CSV did not import: {:?}",
+            report.errors.first()
+        )));
+    }
+    let conn = ws.raw_connection();
+    let cols: Vec<String> = IMPORT_COLUMNS.iter().map(|c| crate::metadata::catalog::column(c)).collect();
+    let insert = format!(
+        "INSERT INTO {} (id, owner, version, created_at, updated_at, {}) VALUES (?1, 'ava', 1, ?2, ?2, {})",
+        table_of("account"),
+        cols.join(", "),
+        (3..13).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ")
+    );
+    let history = "INSERT INTO data_history (object, record_id, op, field, old_value, new_value, actor, proposed_by, correlation_id, at, record_version)
+         VALUES ('account', ?1, 'create', ?2, NULL, ?3, 'ava', NULL, 'raw-import', ?4, 1)";
+    let raw = |prefix: &str, with_history: bool| -> Result<f64> {
+        let mut rng = Rng(7);
+        let at = timestamp(chrono::Utc::now());
+        let t = Instant::now();
+        let tx = crate::store::immediate(conn)?;
+        {
+            let mut ins = tx.prepare_cached(&insert)?;
+            let mut hist = tx.prepare_cached(history)?;
+            for i in 0..rows {
+                let id = format!("{prefix}{i:07}");
+                let row = import_row(i, &mut rng);
+                let mut values: Vec<&dyn rusqlite::ToSql> = vec![&id, &at];
+                values.extend(row.iter().map(|v| v as &dyn rusqlite::ToSql));
+                ins.execute(values.as_slice())?;
+                if with_history {
+                    for (c, v) in IMPORT_COLUMNS.iter().zip(&row) {
+                        hist.execute(params![id, c, Value::String(v.clone()).to_string(), at])?;
+                    }
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(rows as f64 / t.elapsed().as_secs_f64())
+    };
+    let raw_insert = raw("rawimp_", false)?;
+    let raw_history = raw("rawhist_", true)?;
+    Ok(ImportBench {
+        rows,
+        columns: IMPORT_COLUMNS.len(),
+        kernel_rows_per_sec: kernel,
+        raw_insert_rows_per_sec: raw_insert,
+        raw_insert_and_history_rows_per_sec: raw_history,
+        ratio_vs_raw_insert: kernel / raw_insert,
+        ratio_vs_raw_insert_and_history: kernel / raw_history,
     })
 }
 

@@ -610,10 +610,11 @@ pub(crate) fn once(
 /// Run `f` inside a savepoint: on error everything `f` wrote is undone and the outer
 /// transaction goes on. Used to keep one bad row of an import from leaving anything behind.
 pub fn savepoint<T>(conn: &Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    conn.execute_batch("SAVEPOINT row_write")?;
+    // Prepared once per connection (an import takes one savepoint per row).
+    conn.prepare_cached("SAVEPOINT row_write")?.execute([])?;
     match f() {
         Ok(v) => {
-            conn.execute_batch("RELEASE row_write")?;
+            conn.prepare_cached("RELEASE row_write")?.execute([])?;
             Ok(v)
         }
         Err(e) => {

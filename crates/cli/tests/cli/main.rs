@@ -11,4 +11,5 @@ mod gate;
 mod hardening;
 mod hostile_documents;
 mod mcp;
+mod people;
 mod templates;

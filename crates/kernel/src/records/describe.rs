@@ -340,3 +340,42 @@ impl Session<'_> {
         Ok(out)
     }
 }
+
+/// One object as another user sees it: what they may do with it and which fields they see,
+/// the first rows of its list, and one record (absent when they may not see it).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SeenAs {
+    pub user: String,
+    /// `None`: the user cannot read the object at all.
+    pub object: Option<ObjectView>,
+    pub list: Option<crate::records::query::QueryResult>,
+    pub record: Option<crate::records::save::Record>,
+}
+
+/// Rows of the list a "see as" shows.
+const SEEN_ROWS: u32 = 20;
+
+impl Session<'_> {
+    /// `object` (and record `id`) as `user` sees them, through `user`'s own session: the same
+    /// enforcement path as everything they read. For a user who may deploy (the one who sets
+    /// permissions up).
+    pub fn see_as(&self, user: &str, object: &str, id: Option<&str>) -> Result<SeenAs> {
+        self.require(crate::metadata::permissions::METADATA_DEPLOY)?;
+        let other = self.workspace().session(user)?;
+        let Ok(view) = other.describe_object(object) else {
+            return Ok(SeenAs { user: user.to_string(), object: None, list: None, record: None });
+        };
+        let spec = crate::records::query::QuerySpec {
+            object: object.to_string(),
+            fields: view.list_columns.clone(),
+            filters: None,
+            sort: vec![],
+            limit: Some(SEEN_ROWS),
+            offset: None,
+        };
+        let list = other.query(&spec)?;
+        let record = id.and_then(|id| other.get(object, id).ok());
+        Ok(SeenAs { user: user.to_string(), object: Some(view), list: Some(list), record })
+    }
+}

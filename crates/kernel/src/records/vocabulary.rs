@@ -7,7 +7,7 @@
 use crate::error::{Code, Error, Result};
 use crate::metadata::definition::{FieldLevel, FieldType, TermDef};
 use crate::records::access::Session;
-use crate::records::deploy::{DeployOptions, DeployReport, DEPLOY_PERMISSION};
+use crate::records::deploy::{DeployReport, DEPLOY_PERMISSION};
 use crate::records::workspace::Workspace;
 use serde::Serialize;
 use ts_rs::TS;
@@ -94,14 +94,15 @@ impl Workspace {
             .filter(|v| v.object == object)
             .flat_map(|v| v.terms.into_iter().map(|t| t.key))
             .collect();
-        let mut def = self.catalog()?.stored.clone();
-        let target = def
-            .objects
-            .iter_mut()
-            .find(|o| o.key == object)
-            .ok_or_else(|| Error::new(Code::UnknownObject, format!("no object `{object}`")))?;
-        let unseen = target.terms.iter().filter(|t| !seen.contains(&t.key)).cloned();
-        target.terms = terms.into_iter().chain(unseen).collect();
-        self.deploy(&def, &DeployOptions::by(user))
+        self.redeploy(user, |def| {
+            let target = def
+                .objects
+                .iter_mut()
+                .find(|o| o.key == object && !o.retired)
+                .ok_or_else(|| Error::new(Code::UnknownObject, format!("no object `{object}`")))?;
+            let unseen = target.terms.iter().filter(|t| !seen.contains(&t.key)).cloned();
+            target.terms = terms.into_iter().chain(unseen).collect();
+            Ok(())
+        })
     }
 }

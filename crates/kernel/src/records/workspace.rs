@@ -130,6 +130,25 @@ impl Workspace {
         Ok(report)
     }
 
+    /// The definition as deployed (retired parts included), for `user` to edit: it names every
+    /// field and user, so only a user who may deploy reads it whole.
+    pub fn definition_for(&self, user: &str) -> Result<WorkspaceDefinition> {
+        self.session(user)?.require(DEPLOY_PERMISSION)?;
+        Ok(self.catalog()?.stored.clone())
+    }
+
+    /// Deploy the current definition with `edit` applied, as `user` (who needs the deploy
+    /// permission): how one change to users, permission sets or terms is made.
+    pub fn redeploy(
+        &mut self,
+        user: &str,
+        edit: impl FnOnce(&mut WorkspaceDefinition) -> Result<()>,
+    ) -> Result<DeployReport> {
+        let mut def = self.definition_for(user)?;
+        edit(&mut def)?;
+        self.deploy(&def, &DeployOptions::by(user))
+    }
+
     /// What deploying `def` as `user` would change and every problem it would meet in the
     /// data (each with its rows), without writing anything: the deploy's own transaction,
     /// rolled back. The same user checks and validation as [`Workspace::deploy`].

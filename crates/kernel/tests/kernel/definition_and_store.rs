@@ -252,6 +252,7 @@ fn the_benchmark_runs_and_its_paths_agree() {
     let dir = tempfile::tempdir().unwrap();
     let report = countersign_kernel::bench::run(&countersign_kernel::bench::BenchOptions {
         rows: 3_000,
+        import_rows: 300,
         updates: 100,
         queries: 2,
         dir: Some(dir.path().to_path_buf()),
@@ -260,6 +261,8 @@ fn the_benchmark_runs_and_its_paths_agree() {
     assert!(report.query.same_ids, "kernel and hand-written SQL disagree");
     assert_eq!(report.query.rows_returned, 50);
     assert!(report.save.kernel_per_sec > 0.0);
+    let import = report.import.expect("the import benchmark ran");
+    assert_eq!((import.rows, import.columns), (300, 10));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the scratch workspace is removed");
 }
 

@@ -147,13 +147,20 @@ pub fn suggest(
             chosen[i] = (Some(f.key.clone()), MatchedBy::Label);
         }
     }
-    for (i, h) in headers.iter().enumerate() {
-        if chosen[i].0.is_some() {
-            continue;
-        }
-        let Some(role) = role_of(h, tool) else { continue };
-        if let Some(f) = field_for_role(meta, &editable, role, |k| taken(&chosen, k)) {
-            chosen[i] = (Some(f), MatchedBy::Alias);
+    // Names of first and last names come last: they join into one field only if no column
+    // (a full name) has taken it before them.
+    let halves = |r: Role| matches!(r, Role::FirstName | Role::LastName);
+    for pass_halves in [false, true] {
+        let before = chosen.clone();
+        for (i, h) in headers.iter().enumerate() {
+            if chosen[i].0.is_some() {
+                continue;
+            }
+            let Some(role) = role_of(h, tool).filter(|r| halves(*r) == pass_halves) else { continue };
+            let in_use = if pass_halves { &before } else { &chosen };
+            if let Some(f) = field_for_role(meta, &editable, role, |k| taken(in_use, k)) {
+                chosen[i] = (Some(f), MatchedBy::Alias);
+            }
         }
     }
     // By content: a kind of value exactly one free field takes.
@@ -486,9 +493,13 @@ fn field_for_role(
             let whole = |f: &&&FieldDef| f.field_type == FieldType::Text;
             labelled(own).or_else(|| {
                 if org_object {
-                    editable.iter().filter(whole).find(|f| f.label.to_lowercase().contains("contact"))
+                    editable
+                        .iter()
+                        .filter(whole)
+                        .filter(free)
+                        .find(|f| f.label.to_lowercase().contains("contact"))
                 } else {
-                    name_field
+                    name_field.filter(free)
                 }
             })
         }
