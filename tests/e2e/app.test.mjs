@@ -992,3 +992,146 @@ test("a new empty workspace opens with empty states", async () => {
   await el("confirm-ok").click();
   await el("list-empty").waitForDisplayed();
 });
+
+test("your own workspace: from blank, two objects with a lookup and a picklist, a 10,000-row import, a read-only user, a question", async () => {
+  // Ava (from the test before) makes a blank workspace: its one user, "me", may do everything.
+  const dir = mkdtempSync(join(tmpdir(), "countersign-e2e-"));
+  const path = join(dir, "lettings.countersign");
+  await el("workspace-menu").click();
+  await el("workspace-path").setValue(path);
+  await el("workspace-template").selectByAttribute("value", "blank");
+  await browser.$("button=Create new").click();
+  await browser.waitUntil(async () => (await browser.$("footer").getText()).includes(path));
+  await el("no-objects").waitForDisplayed();
+  assert.equal(await el("user-switcher").getValue(), "me");
+
+  // Settings → Objects: Properties (a Kind picklist), then Units looking Properties up.
+  await el("nav-settings").click();
+  await el("objects-editor").waitForDisplayed({ timeout: 15000 });
+  await el("new-object-label").setValue("Property");
+  await el("new-object-plural").setValue("Properties");
+  await el("new-object-add").click();
+  await el("object-detail").waitForDisplayed();
+  await el("new-field-label").setValue("City");
+  await el("new-field-add").click();
+  await el("new-field-label").setValue("Kind");
+  await el("new-field-type").selectByAttribute("value", "picklist");
+  await el("new-field-add").click();
+  const kind = '[data-testid="field-row"][data-key="kind"]';
+  for (const [value, label] of [["house", "House"], ["flat", "Flat"]]) {
+    await browser.$(`${kind} [data-testid="picklist-add-value"]`).click();
+    const values = await browser.$$(`${kind} input[aria-label="Value"]`);
+    const labels = await browser.$$(`${kind} input[aria-label="Value label"]`);
+    await values[values.length - 1].setValue(value);
+    await labels[labels.length - 1].setValue(label);
+  }
+  await el("new-object-label").setValue("Unit");
+  await el("new-object-plural").setValue("Units");
+  await el("new-object-add").click();
+  await browser.waitUntil(async () => (await el("object-label").getValue()) === "Unit");
+  await el("new-field-label").setValue("Property");
+  await el("new-field-type").selectByAttribute("value", "lookup");
+  await el("new-field-target").selectByAttribute("value", "property");
+  await el("new-field-add").click();
+  await el("new-field-label").setValue("Rent");
+  await el("new-field-type").selectByAttribute("value", "currency");
+  await el("new-field-add").click();
+  // Deploy shows its preview first.
+  await el("deploy-preview").click();
+  await el("deploy-preview-panel").waitForDisplayed({ timeout: 15000 });
+  const preview = await el("deploy-preview-panel").getText();
+  assert.match(preview, /Adds object property/);
+  assert.match(preview, /Adds object unit/);
+  assert.match(preview, /Nothing in the data stands in the way/);
+  await shot("40-deploy-preview");
+  await el("deploy-run").click();
+  await waitText("deploy-done", "Deployed generation 2", 15000);
+  await el("nav-property").waitForDisplayed();
+
+  // 10,000 properties from a CSV whose columns need a mapping; one row has no name.
+  const csv = ["Name,Town,Type"];
+  for (let i = 1; i <= 10000; i++) {
+    const flat = i % 3 === 0;
+    csv.push(`${i === 5000 ? "" : `Property ${i}`},${["Leeds", "York", "Hull"][i % 3]},${flat ? "Flat" : "House"}`);
+  }
+  const file = join(dir, "properties.csv");
+  writeFileSync(file, csv.join("\n") + "\n");
+  await el("nav-property").click();
+  await el("import-open").click();
+  await el("import-file").setValue(file);
+  await el("import-mapping").waitForDisplayed({ timeout: 30000 });
+  // Name by its meaning, Type by its values; Town is mapped by hand.
+  assert.equal(await browser.$('[data-testid="import-map"][data-column="Name"]').getValue(), "name");
+  assert.equal(await browser.$('[data-testid="import-map"][data-column="Type"]').getValue(), "kind");
+  await browser.$('[data-testid="import-map"][data-column="Town"]').selectByAttribute("value", "city");
+  await waitText("import-preview", "10000 row(s): 9999 ready, 1 with errors", 60000);
+  assert.match(await el("import-dialog").getText(), /Line 5001 · Property Name: .*required/);
+  await shot("41-import-preview");
+  await browser.$('[data-testid="import-dialog"] input[type="checkbox"]').click();
+  await browser.waitUntil(async () => el("import-run").isEnabled(), { timeout: 60000 });
+  const t0 = Date.now();
+  await el("import-run").click();
+  await waitText("import-result", "Imported 9999 record(s).", 120000);
+  metrics.import10kMs = Date.now() - t0;
+  assert.match(await el("import-skipped").getText(), /Line 5001/);
+  await shot("42-import-result");
+  await browser.$("button=Done").click();
+
+  // A read-only permission set without the city, and a user who has only it.
+  await el("nav-settings").click();
+  await el("people-editor").waitForDisplayed({ timeout: 15000 });
+  await el("new-set-label").setValue("Read only");
+  await el("new-set-add").click();
+  await el("set-detail").waitForDisplayed();
+  await el("right-property-read").click();
+  await el("right-unit-read").click();
+  await browser.$('[data-testid="set-detail"] select:not([data-testid])').selectByAttribute("value", "property");
+  await el("level-property-city").selectByAttribute("value", "none");
+  await el("new-user-name").setValue("Rita Reader");
+  await el("new-user-set").selectByAttribute("value", "read_only");
+  await el("new-user-add").click();
+  await el("deploy-preview").click();
+  await el("deploy-preview-panel").waitForDisplayed({ timeout: 15000 });
+  assert.match(await el("deploy-preview-panel").getText(), /Adds user rita_reader/);
+  await el("deploy-run").click();
+  await waitText("deploy-done", "Deployed generation 3", 15000);
+  // See as Rita, then be Rita: properties without their city, nothing to create.
+  await el("see-as-user").selectByAttribute("value", "rita_reader");
+  await el("see-as-object").selectByAttribute("value", "property");
+  await el("see-as-run").click();
+  await el("see-as-result").waitForDisplayed();
+  assert.doesNotMatch(await el("see-as-result").getText(), /City/);
+  await shot("43-see-as");
+  await el("user-switcher").selectByAttribute("value", "rita_reader");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "rita_reader");
+  await el("nav-property").click();
+  await el("list-search").waitForDisplayed();
+  assert.ok((await listCount()).n > 0);
+  assert.ok((await rowTexts()).every((t) => !/Leeds|York|Hull/.test(t)), "Rita sees no city");
+  assert.equal(await el("new-record").isExisting(), false);
+  await shot("44-read-only-user");
+
+  // Back as the owner: the local model (set up for this workspace too) answers a question.
+  await el("user-switcher").selectByAttribute("value", "me");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "me");
+  await el("nav-settings").click();
+  await el("discover").waitForDisplayed({ timeout: 15000 });
+  await el("discover").click();
+  await el("discovered").waitForDisplayed({ timeout: 15000 });
+  await el("discovered").click();
+  await el("provider-save").click();
+  await el("provider-llama-cpp").waitForDisplayed();
+  await el("pin-key").setValue("ask-default");
+  await el("pin-save").click();
+  await el("pin-ask-default").waitForDisplayed({ timeout: 15000 });
+  await el("nav-property").click();
+  await el("ask-bar").setValue("Which properties are flats?");
+  await browser.keys("Enter");
+  await browser.waitUntil(async () => (await el("ask-result").isExisting()) || (await el("ask-refusal").isExisting()), {
+    timeout: 180000,
+    timeoutMsg: "Ask never answered",
+  });
+  assert.ok(await el("ask-result").isExisting(), await el("ask-panel").getText());
+  assert.match(await el("ask-spec").getText(), /Kind = Flat/);
+  await shot("45-ask-own-workspace");
+});

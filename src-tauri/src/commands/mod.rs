@@ -26,19 +26,26 @@ use countersign_kernel::open::{self, About};
 use countersign_kernel::proposals::{AutoApplyList, DiffPart, Proposal, ProposalReview};
 use countersign_kernel::recent::RecentWorkspace;
 use countersign_kernel::records::csvio::{self, ExportResult};
+use countersign_kernel::records::deploy::DeployPreview;
+use countersign_kernel::records::describe::SeenAs;
 use countersign_kernel::records::describe::{ObjectView, UserRights, WorkspaceView};
-use countersign_kernel::records::import::{self, ImportMode, ImportOptions, ImportReport};
+use countersign_kernel::records::import::{
+    self, ImportMode, ImportOptions, ImportProgress, ImportReport, MappingSuggestion, SourceTool, Table,
+    Upload, Watch,
+};
 use countersign_kernel::records::query::ListView;
 use countersign_kernel::records::templates::{self, TemplateSummary};
 use countersign_kernel::records::vocabulary::ObjectVocabulary;
 use countersign_kernel::{
-    Code, Error, HistoryEntry, QueryResult, QuerySpec, Record, Result, SaveContext, SaveOutcome, SaveRequest,
+    Code, DeployOptions, Error, HistoryEntry, QueryResult, QuerySpec, Record, Result, SaveContext,
+    SaveOutcome, SaveRequest, WorkspaceDefinition,
 };
 use std::path::{Path, PathBuf};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
 
 mod capabilities;
+mod definition;
 mod models;
 mod proposals;
 mod records;
@@ -46,6 +53,7 @@ mod studio;
 mod workspace;
 
 pub use capabilities::*;
+pub use definition::*;
 pub use models::*;
 pub use proposals::*;
 pub use records::*;

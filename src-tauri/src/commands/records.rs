@@ -48,6 +48,49 @@ pub async fn import_csv(
     })
 }
 
+/// The mapping suggested for a file (by name and content), with each column's type and the
+/// picklist values the object does not hold.
+#[tauri::command]
+pub async fn suggest_import(
+    desk: State<'_, Desk>,
+    object: String,
+    file: Upload,
+    tool: Option<SourceTool>,
+) -> Result<MappingSuggestion> {
+    let (format, bytes) = (file.format()?, file.bytes()?);
+    desk.session(|s| import::suggest(s, &object, Table::read(format, &bytes)?, tool))
+}
+
+/// Import a file (CSV, spreadsheet, vCards) with `options` (a dry run lists every row's
+/// problem); progress over `progress`; `cancel_model_call(call)` stops it, nothing written.
+#[tauri::command]
+pub async fn import_file(
+    desk: State<'_, Desk>,
+    calls: State<'_, ModelCalls>,
+    call: String,
+    object: String,
+    file: Upload,
+    options: ImportOptions,
+    progress: Channel<ImportProgress>,
+) -> Result<ImportReport> {
+    let running = calls.begin(&call)?;
+    let (format, bytes) = (file.format()?, file.bytes()?);
+    let mut report = |p: &ImportProgress| {
+        let _ = progress.send(p.clone());
+    };
+    let cancelled = || running.cancel.is_cancelled();
+    desk.session(|s| {
+        import::import_file(
+            s,
+            &object,
+            format,
+            &bytes,
+            &options,
+            Watch { progress: &mut report, cancelled: &cancelled },
+        )
+    })
+}
+
 /// Export a list (its query spec, without paging) as CSV to the file the user chooses in the
 /// native Save dialog (it opens on the Downloads folder with `name.csv`); `None`: cancelled.
 #[tauri::command]

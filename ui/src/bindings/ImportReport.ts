@@ -11,4 +11,8 @@ imported: number, failed: number,
 /**
  * Whether anything was written.
  */
-committed: boolean, errors: Array<RowError>, correlation_id: string, };
+committed: boolean, 
+/**
+ * Stopped by the user before the end: nothing was written.
+ */
+cancelled: boolean, errors: Array<RowError>, correlation_id: string, };

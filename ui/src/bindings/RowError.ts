@@ -3,6 +3,7 @@ import type { Code } from "./Code";
 
 export type RowError = { 
 /**
- * 1-based line of the row in the file (the header is line 1).
+ * 1-based line of the row in the file (the header is line 1); a spreadsheet's row; a
+ * vCard's first line.
  */
 line: number, code: Code, field?: string, message: string, };

@@ -3,6 +3,14 @@ import { invoke, type Channel } from "@tauri-apps/api/core";
 import type { BuiltInModel } from "../bindings/BuiltInModel";
 import type { ModelPin } from "../bindings/ModelPin";
 import type { TemplateSummary } from "../bindings/TemplateSummary";
+import type { DeployPreview } from "../bindings/DeployPreview";
+import type { ImportOptions } from "../bindings/ImportOptions";
+import type { ImportProgress } from "../bindings/ImportProgress";
+import type { MappingSuggestion } from "../bindings/MappingSuggestion";
+import type { SeenAs } from "../bindings/SeenAs";
+import type { SourceTool } from "../bindings/SourceTool";
+import type { Upload } from "../bindings/Upload";
+import type { WorkspaceDefinition } from "../bindings/WorkspaceDefinition";
 import type { ModelInUse } from "../bindings/ModelInUse";
 import type { RunSettings } from "../bindings/RunSettings";
 import type { ProviderKind } from "../bindings/ProviderKind";
@@ -118,6 +126,23 @@ export const api = {
   history: (object: string, id: string) => call<HistoryEntry[]>("record_history", { object, id }),
   importCsv: (object: string, content: string, mode: ImportMode, dryRun: boolean) =>
     call<ImportReport>("import_csv", { object, content, mode, dryRun }),
+  /** The mapping suggested for a file, its columns' types, the picklist values it brings. */
+  suggestImport: (object: string, file: Upload, tool: SourceTool | null) =>
+    call<MappingSuggestion>("suggest_import", { object, file, tool }),
+  /** Import a file; progress over `progress`; `cancelCall(callId)` stops it, nothing written. */
+  importFile: (callId: string, object: string, file: Upload, options: ImportOptions, progress: Channel<ImportProgress>) =>
+    call<ImportReport>("import_file", { call: callId, object, file, options, progress }),
+  /** Add values to a picklist (a deploy by the current user). */
+  addPicklistValues: (object: string, field: string, values: string[]) =>
+    call<null>("add_picklist_values", { object, field, values }),
+  /** The definition as deployed, retired parts included (metadata.deploy). */
+  workspaceDefinition: () => call<WorkspaceDefinition>("workspace_definition"),
+  /** What deploying a draft would change, and every problem it would meet in the data. */
+  previewDeploy: (definition: WorkspaceDefinition) => call<DeployPreview>("preview_deploy", { definition }),
+  deployDefinition: (definition: WorkspaceDefinition, force: boolean) =>
+    call<WorkspaceView>("deploy_definition", { definition, force }),
+  /** An object (and a record) as another user sees it. */
+  seeAs: (user: string, object: string, id: string | null) => call<SeenAs>("see_as", { user, object, id }),
   /** The native Save dialog, then the list is written there as CSV (null: cancelled). */
   exportCsv: (spec: QuerySpec, name: string) => call<ExportResult | null>("export_csv", { spec, name }),
   providerSettings: () => call<ProviderSettings>("provider_settings"),

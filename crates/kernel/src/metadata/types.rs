@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use ts_rs::TS;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceDefinition {
     pub format: String,
@@ -18,11 +18,13 @@ pub struct WorkspaceDefinition {
     /// The IANA time zone the business works in (`Europe/Berlin`): what "today", "this month"
     /// and a date-time field's days mean. Absent: UTC.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub time_zone: Option<String>,
     pub objects: Vec<ObjectDef>,
     pub permission_sets: Vec<PermissionSetDef>,
     pub users: Vec<UserDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub data: Option<BTreeMap<String, String>>,
 }
 
@@ -39,17 +41,19 @@ pub enum Sharing {
     Inherit,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectDef {
     pub key: String,
     pub label: String,
     pub plural_label: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub description: Option<String>,
     /// Retired: the table and its history are kept, but the object is gone from the live
     /// catalog (every list, query, form and projection) until it is restored.
     #[serde(default, skip_serializing_if = "is_false")]
+    #[ts(optional, as = "Option<bool>")]
     pub retired: bool,
     pub sharing: Sharing,
     pub name_field: String,
@@ -57,9 +61,11 @@ pub struct ObjectDef {
     #[serde(default)]
     pub validation_rules: Vec<ValidationRuleDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub layout: Option<LayoutDef>,
     /// The business's words for sets of this object's records ("open opportunity").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(optional, as = "Option<Vec<TermDef>>")]
     pub terms: Vec<TermDef>,
 }
 
@@ -123,7 +129,7 @@ impl FieldType {
     }
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum AiVisibility {
     #[default]
@@ -162,7 +168,7 @@ fn is_allowed(v: &AiVisibility) -> bool {
     *v == AiVisibility::Allowed
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct FieldDef {
     pub key: String,
@@ -170,34 +176,47 @@ pub struct FieldDef {
     #[serde(rename = "type")]
     pub field_type: FieldType,
     #[serde(default, skip_serializing_if = "is_false")]
+    #[ts(optional, as = "Option<bool>")]
     pub required: bool,
     #[serde(default, skip_serializing_if = "is_false")]
+    #[ts(optional, as = "Option<bool>")]
     pub unique: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub max_length: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub precision: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub scale: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub values: Option<Vec<PicklistValue>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub target: Option<String>,
     #[serde(default, skip_serializing_if = "is_false")]
+    #[ts(optional, as = "Option<bool>")]
     pub master_detail: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub default: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub help_text: Option<String>,
     #[serde(default, skip_serializing_if = "is_allowed")]
+    #[ts(optional, as = "Option<AiVisibility>")]
     pub ai_visibility: AiVisibility,
     /// Retired: the column, its values and their history are kept, but the field is gone from
     /// the live catalog until it is restored.
     #[serde(default, skip_serializing_if = "is_false")]
+    #[ts(optional, as = "Option<bool>")]
     pub retired: bool,
     /// Whether a sum over records means something (a number or currency only): false for a unit
     /// price or a rate, which the kernel never totals.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
+    #[ts(optional, as = "Option<bool>")]
     pub additive: bool,
 }
 
@@ -217,32 +236,34 @@ impl FieldDef {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ValidationRuleDef {
     pub key: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub description: Option<String>,
     #[serde(default = "yes")]
     pub active: bool,
     pub assert: Condition,
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub error_field: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 pub struct LayoutDef {
     pub sections: Vec<LayoutSection>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 pub struct LayoutSection {
     pub label: String,
     pub fields: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ObjectRight {
     Read,
@@ -260,7 +281,7 @@ pub enum FieldLevel {
     Edit,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionSetDef {
     pub key: String,
@@ -275,12 +296,13 @@ pub struct PermissionSetDef {
     pub view_all: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct UserDef {
     pub key: String,
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub email: Option<String>,
     #[serde(default = "yes")]
     pub active: bool,

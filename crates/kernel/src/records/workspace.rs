@@ -149,6 +149,44 @@ impl Workspace {
         self.deploy(&def, &DeployOptions::by(user))
     }
 
+    /// Add `values` (each its own label) to the picklist `object.field`, as `user`: an
+    /// import's "add it to the picklist" for a value the file holds. A value already there (by
+    /// value or label) is left as it is; a retired one becomes active again.
+    pub fn add_picklist_values(
+        &mut self,
+        user: &str,
+        object: &str,
+        field: &str,
+        values: &[String],
+    ) -> Result<DeployReport> {
+        use crate::metadata::definition::{FieldType, PicklistValue};
+        self.redeploy(user, |def| {
+            let f = def
+                .objects
+                .iter_mut()
+                .find(|o| o.key == object && !o.retired)
+                .and_then(|o| o.fields.iter_mut().find(|f| f.key == field && !f.retired))
+                .filter(|f| f.field_type == FieldType::Picklist)
+                .ok_or_else(|| Error::new(Code::UnknownField, format!("no picklist `{object}.{field}`")))?;
+            let list = f.values.get_or_insert_with(Vec::new);
+            for v in values.iter().map(|v| v.trim()).filter(|v| !v.is_empty()) {
+                match list
+                    .iter_mut()
+                    .find(|p| p.value.eq_ignore_ascii_case(v) || p.label.eq_ignore_ascii_case(v))
+                {
+                    Some(p) => p.active = true,
+                    None => list.push(PicklistValue {
+                        value: v.to_string(),
+                        label: v.to_string(),
+                        active: true,
+                        category: None,
+                    }),
+                }
+            }
+            Ok(())
+        })
+    }
+
     /// What deploying `def` as `user` would change and every problem it would meet in the
     /// data (each with its rows), without writing anything: the deploy's own transaction,
     /// rolled back. The same user checks and validation as [`Workspace::deploy`].

@@ -61,6 +61,13 @@ fn export(dir: &Path) {
     countersign_kernel::records::describe::UserRights::export_all_to(dir).unwrap();
     countersign_kernel::records::templates::TemplateSummary::export_all_to(dir).unwrap();
     countersign_kernel::records::deploy::DeployPreview::export_all_to(dir).unwrap();
+    countersign_kernel::metadata::definition::WorkspaceDefinition::export_all_to(dir).unwrap();
+    countersign_kernel::records::import::MappingSuggestion::export_all_to(dir).unwrap();
+    countersign_kernel::records::import::ImportProgress::export_all_to(dir).unwrap();
+    countersign_kernel::records::import::ImportOptions::export_all_to(dir).unwrap();
+    countersign_kernel::records::import::Upload::export_all_to(dir).unwrap();
+    countersign_kernel::records::import::SourceTool::export_all_to(dir).unwrap();
+    countersign_kernel::records::describe::SeenAs::export_all_to(dir).unwrap();
     countersign_kernel::eval::suites::Fitness::export_all_to(dir).unwrap();
     countersign_kernel::eval::suites::FitnessProgress::export_all_to(dir).unwrap();
 }

@@ -120,6 +120,27 @@ pub struct Watch<'a> {
     pub cancelled: &'a dyn Fn() -> bool,
 }
 
+/// A file the app sends: its name (which says its format) and its bytes in base64.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Upload {
+    pub name: String,
+    pub content_base64: String,
+}
+
+impl Upload {
+    pub fn format(&self) -> Result<FileFormat> {
+        FileFormat::of_name(&self.name)
+    }
+
+    pub fn bytes(&self) -> Result<Vec<u8>> {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD
+            .decode(self.content_base64.trim())
+            .map_err(|e| Error::new(Code::InvalidCsv, format!("`{}` did not arrive whole: {e}", self.name)))
+    }
+}
+
 /// Rows between two progress reports (and cancel checks).
 const PROGRESS_EVERY: u64 = 500;
 

@@ -1,0 +1,52 @@
+//! The workspace's definition edited in the app (Settings → Objects, Users & permissions): the
+//! definition as deployed, a preview of a draft, its deploy, and a "see as" of one user.
+
+use super::*;
+
+/// The definition as deployed, retired parts included (needs metadata.deploy).
+#[tauri::command]
+pub async fn workspace_definition(desk: State<'_, Desk>) -> Result<WorkspaceDefinition> {
+    desk.with(|open| open.ws.definition_for(&open.user))
+}
+
+/// What deploying `definition` would change, and every problem it would meet in the data.
+#[tauri::command]
+pub async fn preview_deploy(desk: State<'_, Desk>, definition: WorkspaceDefinition) -> Result<DeployPreview> {
+    desk.with(|open| open.ws.preview_deploy(&definition, Some(&open.user)))
+}
+
+/// Deploy `definition` as the current user (a backup is taken first); the workspace as the
+/// user sees it afterwards.
+#[tauri::command]
+pub async fn deploy_definition(
+    desk: State<'_, Desk>,
+    definition: WorkspaceDefinition,
+    force: bool,
+) -> Result<WorkspaceView> {
+    desk.with(|open| {
+        open.ws.deploy(&definition, &DeployOptions { force, user: Some(open.user.clone()) })?;
+        Ok(open.ws.session(&open.user)?.describe_workspace())
+    })
+}
+
+/// `object` (and record `id`) as `user` sees them.
+#[tauri::command]
+pub async fn see_as(
+    desk: State<'_, Desk>,
+    user: String,
+    object: String,
+    id: Option<String>,
+) -> Result<SeenAs> {
+    desk.session(|s| s.see_as(&user, &object, id.as_deref()))
+}
+
+/// Add values to a picklist (an import's "add it"), as the current user.
+#[tauri::command]
+pub async fn add_picklist_values(
+    desk: State<'_, Desk>,
+    object: String,
+    field: String,
+    values: Vec<String>,
+) -> Result<()> {
+    desk.with(|open| open.ws.add_picklist_values(&open.user, &object, &field, &values).map(|_| ()))
+}

@@ -1,0 +1,95 @@
+// The draft of the workspace's definition that Settings → Objects and Users & permissions
+// edit together: a copy of the deployed definition, previewed by the kernel (what it changes,
+// what it does to the data) and deployed as one new generation, or discarded.
+import { api, kernelError } from "./api";
+import type { Error as KernelError } from "../bindings/Error";
+import { copy } from "./definition";
+import type { DeployPreview } from "../bindings/DeployPreview";
+import type { WorkspaceDefinition } from "../bindings/WorkspaceDefinition";
+import type { WorkspaceView } from "../bindings/WorkspaceView";
+
+class Draft {
+  definition = $state<WorkspaceDefinition | null>(null);
+  /** The deployed definition the draft started from, as JSON. */
+  private base = $state("");
+  preview = $state<DeployPreview | null>(null);
+  /** Why the draft cannot be previewed or deployed (its problems, with their JSON pointers). */
+  error = $state<KernelError | null>(null);
+  /** Why the definition could not be read (no metadata.deploy). */
+  unavailable = $state<string | null>(null);
+  busy = $state(false);
+  /** The generation the last deploy from here made (until the next edit). */
+  deployed = $state<number | null>(null);
+  readonly changed = $derived(this.definition !== null && JSON.stringify(this.definition) !== this.base);
+
+  /** The workspace file the draft belongs to. */
+  private path = "";
+
+  /** On opening Settings: keep a draft not yet deployed of this same workspace, else read it. */
+  async open(path: string) {
+    if (path === this.path && this.changed) return;
+    this.path = path;
+    await this.load();
+  }
+
+  async load() {
+    this.unavailable = null;
+    try {
+      const d = await api.workspaceDefinition();
+      this.base = JSON.stringify(d);
+      this.definition = copy(d);
+      this.preview = null;
+      this.error = null;
+    } catch (e) {
+      this.definition = null;
+      this.unavailable = kernelError(e).message;
+    }
+  }
+
+  /** Start over from what is deployed. */
+  discard() {
+    if (this.base) this.definition = JSON.parse(this.base) as WorkspaceDefinition;
+    this.preview = null;
+    this.error = null;
+  }
+
+  /** Any edit makes an earlier preview stale. */
+  touched() {
+    this.preview = null;
+    this.error = null;
+    this.deployed = null;
+  }
+
+  async showPreview() {
+    if (!this.definition) return;
+    this.busy = true;
+    this.error = null;
+    try {
+      this.preview = await api.previewDeploy(copy(this.definition));
+    } catch (e) {
+      this.preview = null;
+      this.error = kernelError(e);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Deploy the previewed draft; the workspace as it is afterwards, or null if refused. */
+  async deploy(force: boolean): Promise<WorkspaceView | null> {
+    if (!this.definition) return null;
+    this.busy = true;
+    try {
+      const view = await api.deployDefinition(copy(this.definition), force);
+      await this.load();
+      this.deployed = view.generation;
+      return view;
+    } catch (e) {
+      this.error = kernelError(e);
+      return null;
+    } finally {
+      this.busy = false;
+    }
+  }
+}
+
+export const draft = new Draft();
