@@ -25,6 +25,7 @@ describe("definition editing", () => {
     const o = addObject(def, "Property", "Properties", ["admin"]);
     expect(o.key).toBe("property");
     expect(o.fields.map((f) => f.key)).toEqual(["name"]);
+    expect(o.layout?.sections[0].fields).toEqual(["name"]);
     expect(def.permissionSets[0].objects.property).toEqual(["read", "create", "edit", "delete"]);
   });
   it("gives each type what it needs and keeps the layout in the field order", () => {

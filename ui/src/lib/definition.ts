@@ -78,6 +78,8 @@ export function addObject(def: WorkspaceDefinition, label: string, plural: strin
     nameField: "name",
     fields: [{ key: "name", label: `${label} Name`, type: "text", required: true, maxLength: 255 }],
     validationRules: [],
+    // One section: the record page and the list show the fields in the order they are put in.
+    layout: { sections: [{ label, fields: ["name"] }] },
   };
   def.objects.push(o);
   for (const s of def.permissionSets) if (deployerSets.includes(s.key)) s.objects[o.key] = [...RIGHTS];

@@ -115,6 +115,57 @@ async fn ask_answers_a_question_end_to_end_on_the_real_model() {
     eprintln!("ask on the real model: {:?}", answer.timings);
 }
 
+/// A workspace made from a template that is not the demo CRM (suppliers and stock), with no
+/// code that names its objects: Ask, Summarize and Extract on the real model.
+#[tokio::test]
+#[ignore = "needs a local model server: scripts/model-test.sh"]
+async fn ask_summarize_and_extract_work_on_a_workspace_from_another_template() {
+    use countersign_kernel::ai::ask::{self, Ask};
+    use countersign_kernel::ai::extract::Extract;
+    use countersign_kernel::ai::pipeline::{drive::drive, ModelChoice};
+    use countersign_kernel::ai::summarize::Summarize;
+    use countersign_kernel::open::{self, Start};
+    use countersign_kernel::records::templates;
+    use countersign_kernel::QuerySpec;
+    let dir = tempfile::tempdir().unwrap();
+    let template = templates::template("inventory").unwrap();
+    let start = Start::Template { template, records: true };
+    let (ws, _) = open::create(&dir.path().join("stock.countersign"), start, Default::default()).unwrap();
+    let me = ws.session("me").unwrap();
+    let model = || async { ModelChoice::ad_hoc(&url()).await.unwrap() };
+
+    let mut question = Ask { question: "Which suppliers are preferred?".into() };
+    let answer =
+        drive(&me, &mut question, Some(model().await), &Cancel::default(), &mut |_| {}).await.unwrap();
+    let spec = r#"{"object": "supplier", "filters": {"field": "status", "op": "eq", "value": "preferred"}, "limit": 1000}"#;
+    let mut want = ask::ids(&me.query(&QuerySpec::parse(spec).unwrap()).unwrap());
+    let mut got = ask::ids(answer.result.as_ref().expect("a result"));
+    (got.sort(), want.sort());
+    assert_eq!(got, want, "spec: {}", serde_json::to_string(&answer.spec).unwrap());
+
+    let mut summarize = Summarize::new("supplier", "sup_001");
+    let summary =
+        drive(&me, &mut summarize, Some(model().await), &Cancel::default(), &mut |_| {}).await.unwrap();
+    assert!(summary.sentences.iter().any(|s| !s.citations.is_empty()), "{summary:?}");
+
+    let text = "From: orders@balticsteel.example\nSubject: New supplier\n\nPlease add Baltic Steel AB as a supplier.\n\
+                Orders go to orders@balticsteel.example, phone +46 8 555 0100, web https://balticsteel.example.\n";
+    let document =
+        countersign_kernel::ingest::ingest("supplier.txt", text.as_bytes().to_vec(), &Default::default())
+            .unwrap();
+    let mut extract = Extract { document, object: "supplier".into(), record: None };
+    let extracted =
+        drive(&me, &mut extract, Some(model().await), &Cancel::default(), &mut |_| {}).await.unwrap();
+    let value = |k: &str| extracted.proposal.fields.iter().find(|f| f.field == k).map(|f| f.value.clone());
+    assert_eq!(value("email"), Some(json!("orders@balticsteel.example")), "{:?}", extracted.proposal.fields);
+    eprintln!(
+        "another template on the real model: ask {:?}, summary {} sentence(s), extract {} field(s)",
+        answer.timings,
+        summary.sentences.len(),
+        extracted.proposal.fields.len()
+    );
+}
+
 /// The built-in runtime on the real `llama-server` and the 0.5B model (`COUNTERSIGN_LLAMA_SERVER`
 /// and `COUNTERSIGN_MODEL_GGUF`, set by `scripts/model-test.sh`).
 mod built_in_runtime {
