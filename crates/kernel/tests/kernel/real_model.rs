@@ -140,7 +140,8 @@ async fn ask_summarize_and_extract_work_on_a_workspace_from_another_template() {
     let spec = r#"{"object": "supplier", "filters": {"field": "status", "op": "eq", "value": "preferred"}, "limit": 1000}"#;
     let mut want = ask::ids(&me.query(&QuerySpec::parse(spec).unwrap()).unwrap());
     let mut got = ask::ids(answer.result.as_ref().expect("a result"));
-    (got.sort(), want.sort());
+    got.sort();
+    want.sort();
     assert_eq!(got, want, "spec: {}", serde_json::to_string(&answer.spec).unwrap());
 
     let mut summarize = Summarize::new("supplier", "sup_001");
