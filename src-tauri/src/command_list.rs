@@ -25,7 +25,6 @@ macro_rules! with_app_commands {
             get_record,
             save_record,
             record_history,
-            import_csv,
             suggest_import,
             import_file,
             workspace_definition,

@@ -30,8 +30,7 @@ use countersign_kernel::records::deploy::DeployPreview;
 use countersign_kernel::records::describe::SeenAs;
 use countersign_kernel::records::describe::{ObjectView, UserRights, WorkspaceView};
 use countersign_kernel::records::import::{
-    self, ImportMode, ImportOptions, ImportProgress, ImportReport, MappingSuggestion, SourceTool, Table,
-    Upload, Watch,
+    self, ImportOptions, ImportProgress, ImportReport, MappingSuggestion, SourceTool, Table, Upload, Watch,
 };
 use countersign_kernel::records::query::ListView;
 use countersign_kernel::records::templates::{self, TemplateSummary};

@@ -28,26 +28,6 @@ pub async fn record_history(desk: State<'_, Desk>, object: String, id: String) -
     desk.session(|s| s.history_of(&object, &id))
 }
 
-/// Import CSV text (read by the UI from a file the user picked; the app needs no file-system
-/// permission for it). `dry_run` is the mapping preview.
-#[tauri::command]
-pub async fn import_csv(
-    desk: State<'_, Desk>,
-    object: String,
-    content: String,
-    mode: ImportMode,
-    dry_run: bool,
-) -> Result<ImportReport> {
-    desk.session(|s| {
-        import::import_csv(
-            s,
-            &object,
-            content.as_bytes(),
-            &ImportOptions { mode, dry_run, ..Default::default() },
-        )
-    })
-}
-
 /// The mapping suggested for a file (by name and content), with each column's type and the
 /// picklist values the object does not hold.
 #[tauri::command]
@@ -61,8 +41,8 @@ pub async fn suggest_import(
     desk.session(|s| import::suggest(s, &object, Table::read(format, &bytes)?, tool))
 }
 
-/// Import a file (CSV, spreadsheet, vCards) with `options` (a dry run lists every row's
-/// problem); progress over `progress`; `cancel_model_call(call)` stops it, nothing written.
+/// Import a file (CSV, spreadsheet, vCards) the UI read from the file the user picked (the app
+/// needs no file-system permission for it) with `options` (a dry run lists every row's problem); progress over `progress`; `cancel_model_call(call)` stops it, nothing written.
 #[tauri::command]
 pub async fn import_file(
     desk: State<'_, Desk>,

@@ -34,7 +34,6 @@ import type { ListView } from "../bindings/ListView";
 import type { Error as KernelError } from "../bindings/Error";
 import type { ExportResult } from "../bindings/ExportResult";
 import type { HistoryEntry } from "../bindings/HistoryEntry";
-import type { ImportMode } from "../bindings/ImportMode";
 import type { ImportReport } from "../bindings/ImportReport";
 import type { ObjectView } from "../bindings/ObjectView";
 import type { QueryResult } from "../bindings/QueryResult";
@@ -124,8 +123,6 @@ export const api = {
   getRecord: (object: string, id: string) => call<Record>("get_record", { object, id }),
   save: (request: SaveRequest) => call<SaveOutcome>("save_record", { request }),
   history: (object: string, id: string) => call<HistoryEntry[]>("record_history", { object, id }),
-  importCsv: (object: string, content: string, mode: ImportMode, dryRun: boolean) =>
-    call<ImportReport>("import_csv", { object, content, mode, dryRun }),
   /** The mapping suggested for a file, its columns' types, the picklist values it brings. */
   suggestImport: (object: string, file: Upload, tool: SourceTool | null) =>
     call<MappingSuggestion>("suggest_import", { object, file, tool }),

@@ -99,10 +99,10 @@ describe("api", () => {
       seen.push([cmd, args]);
       return { path: "/tmp/x.csv", records: 3 };
     });
-    await api.importCsv("account", "a,b", "skip_invalid", true);
+    await api.suggestImport("account", { name: "a.csv", contentBase64: "YSxiCg==" }, "hubspot");
     await api.exportCsv({ object: "account" }, "accounts");
     expect(seen).toEqual([
-      ["import_csv", { object: "account", content: "a,b", mode: "skip_invalid", dryRun: true }],
+      ["suggest_import", { object: "account", file: { name: "a.csv", contentBase64: "YSxiCg==" }, tool: "hubspot" }],
       ["export_csv", { spec: { object: "account" }, name: "accounts" }],
     ]);
   });
