@@ -35,5 +35,6 @@ mod real_model;
 mod save_path;
 mod summarize;
 mod summary_slots;
+mod templates;
 mod value_index;
 mod vocabulary;
