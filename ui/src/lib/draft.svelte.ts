@@ -22,13 +22,17 @@ class Draft {
   deployed = $state<number | null>(null);
   readonly changed = $derived(this.definition !== null && JSON.stringify(this.definition) !== this.base);
 
-  /** The workspace file the draft belongs to. */
-  private path = "";
+  /** The workspace file and the user the draft belongs to. */
+  private owner = "";
 
-  /** On opening Settings: keep a draft not yet deployed of this same workspace, else read it. */
-  async open(path: string) {
-    if (path === this.path && this.changed) return;
-    this.path = path;
+  /**
+   * On opening Settings: keep a draft not yet deployed of this same workspace and user, else
+   * read the definition again (another user may not read it at all).
+   */
+  async open(path: string, user: string) {
+    const owner = `${path}\n${user}`;
+    if (owner === this.owner && this.changed) return;
+    this.owner = owner;
     await this.load();
   }
 
