@@ -13,12 +13,23 @@ fn count(conn: &Connection, sql: &str) -> Result<i64> {
     Ok(conn.query_row(sql, [], |r| r.get(0))?)
 }
 
-/// The ids a query returns (its first column), at most [`ROWS_NAMED`].
-fn ids(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Vec<String>> {
-    let sql = format!("{sql} LIMIT {ROWS_NAMED}");
+/// The rows of table `t` that `filter` holds for (with `params`): how many, and the ids of the
+/// first [`ROWS_NAMED`] in `order`.
+fn rows_where(
+    conn: &Connection,
+    t: &str,
+    filter: &str,
+    order: &str,
+    params: &[&dyn rusqlite::ToSql],
+) -> Result<(i64, Vec<String>)> {
+    let n: i64 = conn.query_row(&format!("SELECT count(*) FROM {t} WHERE {filter}"), params, |r| r.get(0))?;
+    if n == 0 {
+        return Ok((0, vec![]));
+    }
+    let sql = format!("SELECT id FROM {t} WHERE {filter} ORDER BY {order} LIMIT {ROWS_NAMED}");
     let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map(params, |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
-    Ok(rows)
+    let ids = stmt.query_map(params, |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    Ok((n, ids))
 }
 
 pub(super) struct Plan {
@@ -52,9 +63,8 @@ impl Plan {
         let Some(prev) = old else { return Ok(()) };
         for o in prev.objects.iter().filter(|o| new.object(&o.key).is_none()) {
             let t = table(&o.key);
-            let n = count(tx, &format!("SELECT count(*) FROM {t}"))?;
+            let (n, rows) = rows_where(tx, &t, "1", "id", &[])?;
             if n > 0 {
-                let rows = ids(tx, &format!("SELECT id FROM {t} ORDER BY id"), [])?;
                 let message = format!("object `{}` has {n} record(s); retire it to keep them", o.key);
                 self.problem(ProblemKind::Loss, format!("/objects/{}", o.key), message, rows, n);
             }
@@ -64,13 +74,8 @@ impl Plan {
         for u in prev.users.iter().filter(|u| !kept.contains(&u.key.as_str())) {
             for o in &new.objects {
                 let t = table(&o.key);
-                let n: i64 =
-                    tx.query_row(&format!("SELECT count(*) FROM {t} WHERE owner = ?1"), [&u.key], |r| {
-                        r.get(0)
-                    })?;
+                let (n, rows) = rows_where(tx, &t, "owner = ?1", "id", &[&u.key])?;
                 if n > 0 {
-                    let rows =
-                        ids(tx, &format!("SELECT id FROM {t} WHERE owner = ?1 ORDER BY id"), [&u.key])?;
                     let message = format!(
                         "user `{}` owns {n} {} record(s); make them inactive to keep them",
                         u.key, o.key
@@ -158,9 +163,8 @@ impl Plan {
         let t = table(&o.key);
         for f in prev.fields.iter().filter(|f| !o.fields.iter().any(|n| n.key == f.key)) {
             let c = column(&f.key);
-            let n = count(conn, &format!("SELECT count(*) FROM {t} WHERE {c} IS NOT NULL"))?;
+            let (n, rows) = rows_where(conn, &t, &format!("{c} IS NOT NULL"), "id", &[])?;
             if n > 0 {
-                let rows = ids(conn, &format!("SELECT id FROM {t} WHERE {c} IS NOT NULL ORDER BY id"), [])?;
                 let message =
                     format!("field `{}.{}` holds {n} value(s); retire it to keep them", o.key, f.key);
                 self.problem(
@@ -235,9 +239,8 @@ impl Plan {
     /// A required field must hold a value on every row.
     fn check_required(&mut self, conn: &Connection, o: &ObjectDef, f: &FieldDef) -> Result<()> {
         let (t, c) = (table(&o.key), column(&f.key));
-        let n = count(conn, &format!("SELECT count(*) FROM {t} WHERE {c} IS NULL"))?;
+        let (n, rows) = rows_where(conn, &t, &format!("{c} IS NULL"), "id", &[])?;
         if n > 0 {
-            let rows = ids(conn, &format!("SELECT id FROM {t} WHERE {c} IS NULL ORDER BY id"), [])?;
             let message = format!(
                 "`{}.{}` cannot be required: {n} record(s) leave it blank (give it a default, or fill them first)",
                 o.key, f.key
@@ -264,8 +267,7 @@ impl Plan {
         if values == 0 {
             return Ok(true);
         }
-        let n = count(conn, &format!("SELECT count(*) FROM {t} WHERE {c} IN ({repeated})"))?;
-        let rows = ids(conn, &format!("SELECT id FROM {t} WHERE {c} IN ({repeated}) ORDER BY {c}, id"), [])?;
+        let (n, rows) = rows_where(conn, &t, &format!("{c} IN ({repeated})"), &format!("{c}, id"), &[])?;
         let message = format!(
             "`{object}.{}` cannot be made unique: {values} value(s) occur more than once, on {n} record(s)",
             f.key
