@@ -159,6 +159,7 @@ fn list_related(s: &Session<'_>, object: &str, id: &str, limit: usize) -> Result
             sort: vec![],
             limit: Some(limit as u32),
             offset: None,
+            after: None,
         };
         match s.query(&spec) {
             Ok(result) => {

@@ -33,9 +33,9 @@ pub fn export_csv(session: &Session<'_>, spec: &QuerySpec, out: impl Write) -> R
     let csv_err = |e: csv::Error| Error::new(Code::Storage, format!("cannot write the CSV: {e}"));
     w.write_record(&header).map_err(csv_err)?;
     let mut n = 0u64;
-    session.for_each_row(&q, |id, values| {
-        let mut rec = vec![neutralise_cell(id)];
-        rec.extend(q.columns.iter().zip(&values).map(|(c, v)| {
+    session.for_each_row(&q, |row| {
+        let mut rec = vec![neutralise_cell(row.id)];
+        rec.extend(q.columns.iter().zip(&row.values).map(|(c, v)| {
             let text = v.to_text(Some(&c.def));
             if c.def.field_type.is_numeric() {
                 text

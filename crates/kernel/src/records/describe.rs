@@ -373,6 +373,7 @@ impl Session<'_> {
             sort: vec![],
             limit: Some(SEEN_ROWS),
             offset: None,
+            after: None,
         };
         let list = other.query(&spec)?;
         let record = id.and_then(|id| other.get(object, id).ok());

@@ -10,6 +10,7 @@ pub mod demo;
 pub mod deploy;
 pub mod describe;
 pub mod import;
+pub mod keyset;
 pub mod names;
 pub mod query;
 pub mod save;

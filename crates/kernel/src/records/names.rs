@@ -79,6 +79,7 @@ impl Session<'_> {
             sort: vec![],
             limit: Some(5_000),
             offset: None,
+            after: None,
         })?;
         // Tiers: the same words (only case and punctuation differ) wins outright; the same words
         // once legal suffixes are dropped ("Acme Inc" = "ACME") wins only if nothing else
@@ -129,6 +130,7 @@ impl Session<'_> {
             sort: vec![],
             limit: Some(5_000),
             offset: None,
+            after: None,
         })?;
         let wanted = normal_text(written);
         let mut spellings: Vec<String> = vec![];

@@ -1,5 +1,6 @@
-//! Query specs: `{object, fields, filters, sort, limit, offset}` run as one parameterized SQL
-//! statement through the user's session.
+//! Query specs: `{object, fields, filters, sort, limit, offset | after}` run as parameterized
+//! SQL through the user's session: one statement, or for a page of a sorted list the few
+//! statements of keyset paging (`keyset`), each a range of the sort's index.
 //!
 //! Fields, filters and sort keys may name one-hop parent paths (`account.name`): each lookup
 //! used becomes a LEFT JOIN whose ON clause carries the user's row filter for the parent, so a
@@ -14,7 +15,7 @@ use crate::metadata::definition::{FieldDef, FieldType};
 use crate::metadata::limits;
 use crate::metadata::value::Scalar;
 use crate::records::access::{RowAccess, Session};
-use rusqlite::params_from_iter;
+use crate::records::keyset::{self, Cursor, Key};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::sync::OnceLock;
@@ -43,6 +44,11 @@ pub struct QuerySpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub offset: Option<u32>,
+    /// Keyset paging: the page starts after this row (a previous page's `next`), or at the
+    /// first row reaching these sort values. Not with `offset`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub after: Option<Cursor>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
@@ -77,6 +83,10 @@ pub struct QueryResult {
     pub has_more: bool,
     pub limit: u32,
     pub offset: u32,
+    /// Where the next page starts (`after`), when there is one; a ranked full-text query
+    /// without a sort pages with `offset` only.
+    #[ts(optional)]
+    pub next: Option<Cursor>,
 }
 
 fn spec_validator() -> &'static jsonschema::Validator {
@@ -153,13 +163,23 @@ fn over_limit(details: Vec<Detail>) -> Error {
 
 /// A spec turned into SQL for one session.
 pub(crate) struct CompiledQuery {
-    pub sql: String,
-    pub params: Vec<Scalar>,
+    /// Run in turn, each continuing the order where the one before ended, until `limit + 1`
+    /// rows are read (one statement unless the page is a keyset page).
+    pub statements: Vec<Statement>,
     pub columns: Vec<Column>,
+    /// The sort keys read after the columns (and then the rowid), to make the next cursor.
+    pub keys: Vec<FieldDef>,
     /// (currency column, the path of its record's currency).
     pub currency_of: Vec<(String, String)>,
     pub limit: u32,
     pub offset: u32,
+}
+
+pub(crate) struct Statement {
+    pub sql: String,
+    pub params: Vec<Scalar>,
+    /// Ends with `LIMIT ?`: the rows still wanted are bound at run time.
+    pub paged: bool,
 }
 
 pub(crate) struct Column {
@@ -384,7 +404,6 @@ impl Session<'_> {
             None if unlimited => u32::MAX,
             None => DEFAULT_LIMIT,
         };
-        let offset = spec.offset.unwrap_or(0);
         let mut b = Builder { session: self, meta, joins: Vec::new(), join_params: Vec::new() };
         let paths: Vec<String> = if spec.fields.is_empty() {
             self.readable_fields(&spec.object)?.iter().map(|f| f.key.clone()).collect()
@@ -437,9 +456,9 @@ impl Session<'_> {
             wheres.push(s);
             ranking = pred.ranking();
         }
-        let mut order = Vec::new();
         // Rows a full-text condition selects come best match first (bm25, the corpus's `rank`)
         // unless the spec sorts them itself.
+        let mut ranked = false;
         if let (Some(r), true) = (ranking, spec.sort.is_empty()) {
             b.joins.push(Join {
                 lookup: String::new(),
@@ -450,8 +469,10 @@ impl Session<'_> {
                 ),
             });
             b.join_params.extend([r.words, Scalar::Text(r.object), Scalar::Text(r.field)]);
-            order.push("ft.rank ASC".to_string());
+            ranked = true;
         }
+        let mut keys = Vec::new();
+        let mut key_defs = Vec::new();
         for k in &spec.sort {
             let op = b.resolve(&k.field)?;
             if op.def.field_type == FieldType::LongText {
@@ -461,39 +482,123 @@ impl Session<'_> {
                     "long text fields cannot be sorted",
                 ));
             }
-            // Blanks last both ways. SQLite sorts NULL lowest, so DESC already puts them last;
-            // ASC sorts on `(x IS NULL), x`, which the sort indexes made by deploy serve.
-            order.push(match k.direction {
-                Direction::Asc => format!("({e} IS NULL), {e} ASC", e = op.expr),
-                Direction::Desc => format!("{} DESC", op.expr),
-            });
+            keys.push(Key { expr: op.expr, direction: k.direction });
+            key_defs.push(*op.def);
         }
-        // Ties are broken by id so that paging is stable.
-        if !spec.sort.iter().any(|k| k.field == "id") {
-            order.push("t.id ASC".into());
-        }
-        let mut sql = select;
-        sql.push_str(&format!(" FROM {} t", meta.table));
+        let mut from = String::from(" FROM ");
+        from.push_str(&meta.table);
+        from.push_str(" t");
         for j in &b.joins {
-            sql.push_str(&j.sql);
+            from.push_str(&j.sql);
         }
-        if !wheres.is_empty() {
-            sql.push_str(" WHERE ");
-            sql.push_str(&wheres.join(" AND "));
+        let mut base_params = b.join_params;
+        base_params.extend(where_params);
+        // Ties are broken by the row's place in its table, so that paging is stable.
+        const ROWID: &str = "t.rowid";
+        let single = |tail: String, mut params: Vec<Scalar>| {
+            let mut sql = select.clone();
+            sql.push_str(&from);
+            if !wheres.is_empty() {
+                sql.push_str(" WHERE ");
+                sql.push_str(&wheres.join(" AND "));
+            }
+            sql.push_str(&tail);
+            let mut all = base_params.clone();
+            all.append(&mut params);
+            Statement { sql, params: all, paged: false }
+        };
+        if spec.after.is_some() && (spec.offset.is_some() || ranked || unlimited) {
+            return Err(Error::new(
+                Code::InvalidQuery,
+                if ranked {
+                    "a full-text query ranked by best match pages with offset; sort it to page with after"
+                } else {
+                    "a query pages with after or with offset, not both"
+                },
+            ));
         }
-        sql.push_str(" ORDER BY ");
-        sql.push_str(&order.join(", "));
-        let mut params = b.join_params;
-        params.extend(where_params);
-        if limit != u32::MAX {
-            sql.push_str(" LIMIT ? OFFSET ?");
-            params.push(Scalar::Num((limit as f64) + if unlimited { 0.0 } else { 1.0 }));
-            params.push(Scalar::Num(offset as f64));
+        // A page of a sorted list from its start or a cursor: the parts of keyset paging.
+        if !ranked && !unlimited && limit != u32::MAX && spec.offset.is_none() {
+            let (values, row) = match &spec.after {
+                None => (Vec::new(), None),
+                Some(c) => (self.cursor_values(c, &spec.sort, &key_defs)?, c.row),
+            };
+            let mut keyed = select.clone();
+            for k in &keys {
+                keyed.push_str(", ");
+                keyed.push_str(&k.expr);
+            }
+            keyed.push_str(", ");
+            keyed.push_str(ROWID);
+            let statements = keyset::parts(&keys, ROWID, &values, row)
+                .into_iter()
+                .map(|part| {
+                    let mut sql = keyed.clone();
+                    sql.push_str(&from);
+                    let mut conds = wheres.clone();
+                    conds.extend(part.condition);
+                    if !conds.is_empty() {
+                        sql.push_str(" WHERE ");
+                        sql.push_str(&conds.join(" AND "));
+                    }
+                    sql.push_str(" ORDER BY ");
+                    sql.push_str(&part.order);
+                    sql.push_str(" LIMIT ?");
+                    let mut params = base_params.clone();
+                    params.extend(part.params);
+                    Statement { sql, params, paged: true }
+                })
+                .collect();
+            return Ok(CompiledQuery { statements, columns, keys: key_defs, currency_of, limit, offset: 0 });
+        }
+        let mut order = if ranked { "ft.rank ASC, ".to_string() } else { String::new() };
+        order.push_str(&keyset::order_by(&keys, ROWID));
+        let offset = spec.offset.unwrap_or(0);
+        let statement = if limit != u32::MAX {
+            let fetch = (limit as f64) + if unlimited { 0.0 } else { 1.0 };
+            single(
+                format!(" ORDER BY {order} LIMIT ? OFFSET ?"),
+                vec![Scalar::Num(fetch), Scalar::Num(offset as f64)],
+            )
         } else if offset > 0 {
-            sql.push_str(" LIMIT -1 OFFSET ?");
-            params.push(Scalar::Num(offset as f64));
+            single(format!(" ORDER BY {order} LIMIT -1 OFFSET ?"), vec![Scalar::Num(offset as f64)])
+        } else {
+            single(format!(" ORDER BY {order}"), vec![])
+        };
+        Ok(CompiledQuery {
+            statements: vec![statement],
+            columns,
+            keys: Vec::new(),
+            limit,
+            offset,
+            currency_of,
+        })
+    }
+
+    /// A cursor's values as the sort keys' stored forms: one per key with `row`, at most one
+    /// per key without it (the leading keys to jump to).
+    fn cursor_values(&self, c: &Cursor, sort: &[SortKey], defs: &[FieldDef]) -> Result<Vec<Scalar>> {
+        let whole = c.row.is_some();
+        if c.values.len() > defs.len() || (whole && c.values.len() != defs.len()) {
+            return Err(Error::new(
+                Code::InvalidQuery,
+                format!(
+                    "after holds {} value(s) for {} sort key(s){}",
+                    c.values.len(),
+                    defs.len(),
+                    if whole { "; with row it holds one per key" } else { "" }
+                ),
+            ));
         }
-        Ok(CompiledQuery { sql, params, columns, limit, offset, currency_of })
+        c.values
+            .iter()
+            .zip(defs)
+            .zip(sort)
+            .map(|((v, def), k)| {
+                crate::metadata::value::coerce(def, v)
+                    .map_err(|m| Error::on_field(Code::InvalidQuery, k.field.clone(), format!("after: {m}")))
+            })
+            .collect()
     }
 
     /// Run a query spec as this user.
@@ -501,19 +606,28 @@ impl Session<'_> {
         let q = self.compile_query(spec, false)?;
         let mut records = Vec::new();
         let mut has_more = false;
-        self.for_each_row(&q, |id, values| {
+        let mut last = None;
+        self.for_each_row(&q, |row| {
             if records.len() as u32 == q.limit {
                 has_more = true;
                 return Ok(false);
             }
-            let mut m = Map::with_capacity(values.len() + 1);
-            m.insert("id".into(), Value::String(id));
-            for (c, v) in q.columns.iter().zip(values) {
+            let mut m = Map::with_capacity(row.values.len() + 1);
+            m.insert("id".into(), Value::String(row.id));
+            for (c, v) in q.columns.iter().zip(row.values) {
                 m.insert(c.path.clone(), v.to_json(Some(&c.def)));
             }
             records.push(m);
+            last = row.key;
             Ok(true)
         })?;
+        let next = match (has_more, last) {
+            (true, Some((values, rowid))) => Some(Cursor {
+                values: values.iter().zip(&q.keys).map(|(v, d)| v.to_json(Some(d))).collect(),
+                row: Some(rowid),
+            }),
+            _ => None,
+        };
         Ok(QueryResult {
             object: spec.object.clone(),
             fields: q.columns.iter().filter(|c| !c.hidden).map(|c| c.path.clone()).collect(),
@@ -522,34 +636,68 @@ impl Session<'_> {
             has_more,
             limit: q.limit,
             offset: q.offset,
+            next,
         })
     }
 
-    /// Stream rows of a compiled query; `f` returns false to stop.
+    /// Stream rows of a compiled query, statement after statement; `f` returns false to stop.
     pub(crate) fn for_each_row(
         &self,
         q: &CompiledQuery,
-        mut f: impl FnMut(String, Vec<Scalar>) -> Result<bool>,
+        mut f: impl FnMut(Row) -> Result<bool>,
     ) -> Result<()> {
-        let mut stmt = self.ws.conn().prepare_cached(&q.sql)?;
-        let mut rows = stmt.query(params_from_iter(q.params.iter()))?;
-        while let Some(r) = rows.next()? {
-            let id: String = r.get(0)?;
-            let mut values = Vec::with_capacity(q.columns.len());
-            for (i, c) in q.columns.iter().enumerate() {
-                values.push(Scalar::from_column(c.def.field_type, r.get_ref(i + 1)?));
+        // The rows wanted in all: one more than the page shows tells whether more exist.
+        let mut wanted = q.limit.saturating_add(1) as usize;
+        for st in &q.statements {
+            let mut stmt = self.ws.conn().prepare_cached(&st.sql)?;
+            let mut params: Vec<&dyn rusqlite::ToSql> =
+                st.params.iter().map(|p| p as &dyn rusqlite::ToSql).collect();
+            let bound = wanted as i64;
+            if st.paged {
+                params.push(&bound);
             }
-            if !f(id, values)? {
+            let mut rows = stmt.query(params.as_slice())?;
+            while let Some(r) = rows.next()? {
+                let id: String = r.get(0)?;
+                let n = q.columns.len();
+                let mut values = Vec::with_capacity(n);
+                for (i, c) in q.columns.iter().enumerate() {
+                    values.push(Scalar::from_column(c.def.field_type, r.get_ref(i + 1)?));
+                }
+                let key = st.paged.then(|| -> Result<_> {
+                    let mut ks = Vec::with_capacity(q.keys.len());
+                    for (i, d) in q.keys.iter().enumerate() {
+                        ks.push(Scalar::from_column(d.field_type, r.get_ref(n + 1 + i)?));
+                    }
+                    Ok((ks, r.get::<_, i64>(n + 1 + q.keys.len())?))
+                });
+                let key = key.transpose()?;
+                if !f(Row { id, values, key })? {
+                    return Ok(());
+                }
+                wanted = wanted.saturating_sub(1);
+            }
+            if st.paged && wanted == 0 {
                 break;
             }
         }
         Ok(())
     }
 
-    /// The SQL a spec becomes for this user (for `explain` and tests).
+    /// The SQL a spec becomes for this user (for `explain` and tests): its statements, one
+    /// per line.
     pub fn explain(&self, spec: &QuerySpec) -> Result<String> {
-        Ok(self.compile_query(spec, false)?.sql)
+        let q = self.compile_query(spec, false)?;
+        Ok(q.statements.iter().map(|s| s.sql.as_str()).collect::<Vec<_>>().join("\n"))
     }
+}
+
+/// One row read by a compiled query.
+pub(crate) struct Row {
+    pub id: String,
+    pub values: Vec<Scalar>,
+    /// For a keyset page: the sort keys' values and the rowid (what the next cursor holds).
+    pub key: Option<(Vec<Scalar>, i64)>,
 }
 
 /// A saved list view: a named query spec of one user (Ask answers are saved as these).

@@ -255,6 +255,7 @@ impl Session<'_> {
                 sort: vec![],
                 limit: Some(ids_per_value.max(1) as u32),
                 offset: None,
+                after: None,
             })?;
             let ids: Vec<String> = held
                 .records

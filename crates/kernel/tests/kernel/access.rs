@@ -231,6 +231,7 @@ fn describe_shows_only_what_the_user_may_read() {
             sort: vec![],
             limit: Some(1),
             offset: None,
+            after: None,
         };
         ben.query(&spec).unwrap();
     }

@@ -27,6 +27,7 @@ fn publish_suite(ava: &Session<'_>) {
             sort: vec![],
             limit: None,
             offset: None,
+            after: None,
         })
         .unwrap()
         .records

@@ -67,6 +67,7 @@ fn lines_of(s: &Session<'_>, invoice: &str) -> Vec<Value> {
         sort: vec![],
         limit: None,
         offset: None,
+        after: None,
     })
     .unwrap()
     .records

@@ -141,6 +141,7 @@ fn nesting_depth_is_bounded_and_never_overflows_the_stack() {
         sort: vec![],
         limit: None,
         offset: None,
+        after: None,
     };
     let e = refused(ava.query(&spec));
     assert_eq!(e.code, Code::InvalidQuery);

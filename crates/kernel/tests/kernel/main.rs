@@ -22,6 +22,7 @@ mod hardening;
 mod import;
 mod in_flight;
 mod ingest;
+mod keyset;
 mod layers;
 mod learned;
 mod limits;

@@ -74,6 +74,7 @@ fn rollups_count_only_what_the_reader_can_read_and_a_set_citation_opens_exactly_
             sort: vec![],
             limit: Some(1000),
             offset: None,
+            after: None,
         })
         .unwrap();
     assert_eq!(rows.records.len() as u64, his);
@@ -105,6 +106,7 @@ fn sums_are_per_currency_and_each_opens_its_own_rows() {
                 sort: vec![],
                 limit: Some(1000),
                 offset: None,
+                after: None,
             })
             .unwrap();
         assert_eq!(rows.records.len(), 1);

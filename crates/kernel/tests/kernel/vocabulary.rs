@@ -78,6 +78,7 @@ fn a_category_term_expands_to_every_value_carrying_it_and_is_in_the_projection_a
             sort: vec![],
             limit: Some(1000),
             offset: None,
+            after: None,
         })
         .unwrap();
     let every = ava
@@ -88,6 +89,7 @@ fn a_category_term_expands_to_every_value_carrying_it_and_is_in_the_projection_a
             sort: vec![],
             limit: Some(1000),
             offset: None,
+            after: None,
         })
         .unwrap();
     assert!(!via_term.records.is_empty() && via_term.records.len() < every.records.len());

@@ -575,6 +575,7 @@ impl Session<'_> {
             sort,
             limit: Some(limit.unwrap_or(DEFAULT_LIMIT).min(1000)),
             offset: None,
+            after: None,
         };
         Ok(Planned { spec, resolutions, values, dates, terms, written: vec![], read: vec![], unused: vec![] })
     }

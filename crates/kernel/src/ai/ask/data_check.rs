@@ -114,6 +114,7 @@ impl Session<'_> {
             sort: vec![],
             limit: Some(1_000),
             offset: None,
+            after: None,
         };
         self.query(&spec).ok()
     }

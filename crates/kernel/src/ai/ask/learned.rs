@@ -47,7 +47,7 @@ pub struct LearnedUse {
 
 /// Specs compare without paging.
 fn unpaged(spec: &QuerySpec) -> QuerySpec {
-    QuerySpec { offset: None, ..spec.clone() }
+    QuerySpec { offset: None, after: None, ..spec.clone() }
 }
 
 impl Session<'_> {

@@ -386,6 +386,7 @@ impl Session<'_> {
             sort,
             limit: Some(plan.limit.unwrap_or(DEFAULT_LIMIT).min(1000)),
             offset: None,
+            after: None,
         };
         Ok(Planned {
             spec,

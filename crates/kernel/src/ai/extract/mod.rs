@@ -262,6 +262,7 @@ impl Session<'_> {
                         sort: vec![],
                         limit: Some(1),
                         offset: None,
+                        after: None,
                     })
                     .ok()?;
                 r.records.first()?.get("id")?.clone()

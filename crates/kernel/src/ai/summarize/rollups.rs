@@ -117,6 +117,7 @@ impl Session<'_> {
             sort: vec![],
             limit: Some(SET_ROWS),
             offset: None,
+            after: None,
         };
         let Ok(rows) = self.query(&spec) else { return };
         let n = rows.records.len();
@@ -255,6 +256,7 @@ impl Session<'_> {
             sort: vec![SortKey { field: when.key.clone(), direction: Direction::Desc }],
             limit: Some(1),
             offset: None,
+            after: None,
         };
         let Ok(rows) = self.query(&spec) else { return };
         let Some(row) = rows.records.first() else { return };

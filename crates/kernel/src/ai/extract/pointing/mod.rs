@@ -206,6 +206,7 @@ impl Session<'_> {
                 sort: vec![],
                 limit: Some(5_000),
                 offset: None,
+                after: None,
             })?;
             let mut mine: Vec<Candidate> = vec![];
             for r in &found.records {
