@@ -407,6 +407,14 @@ pub const MIGRATIONS: &[&str] = &[
     // 14: a value's probes are deleted by their primary key (they follow from the value); the
     // second index on value_probe only cost every save of a short text field more pages.
     "DROP INDEX value_probe_by_value;",
+    // 15: record counts per object and owner (records/counts.rs), kept by triggers that each
+    // record table gets on open or deploy.
+    "CREATE TABLE record_count (
+        object TEXT NOT NULL,
+        owner  TEXT NOT NULL,
+        n      INTEGER NOT NULL,
+        PRIMARY KEY (object, owner)
+    ) WITHOUT ROWID;",
 ];
 
 pub fn schema_version() -> i64 {

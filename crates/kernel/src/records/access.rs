@@ -35,6 +35,16 @@ pub enum RowAccess {
     Write,
 }
 
+/// The rows of an object a user's access reaches (see `Session::row_scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowScope {
+    All,
+    Nothing,
+    Owned,
+    /// Through the master record (master-detail sharing).
+    Master,
+}
+
 impl<'w> Session<'w> {
     pub(crate) fn new(ws: &'w Workspace, user: Arc<UserAccess>) -> Self {
         let catalog = ws.catalog().expect("session only made on an initialised workspace").clone();
@@ -185,6 +195,26 @@ impl<'w> Session<'w> {
         self.row_filter_depth(object, alias, mode, params, 0)
     }
 
+    /// Which rows of an object this user may read (or write): all, none, the ones they own,
+    /// or those whose master record they may.
+    pub(crate) fn row_scope(&self, object: &ObjectMeta, mode: RowAccess) -> RowScope {
+        if self.user.is_system {
+            return RowScope::All;
+        }
+        let acc = match self.user.object(object.key()) {
+            Some(a) if a.read => a,
+            _ => return RowScope::Nothing,
+        };
+        if acc.view_all {
+            return RowScope::All;
+        }
+        match (object.def.sharing, mode) {
+            (Sharing::PublicReadWrite, _) | (Sharing::PublicRead, RowAccess::Read) => RowScope::All,
+            (Sharing::Private | Sharing::PublicRead, _) => RowScope::Owned,
+            (Sharing::Inherit, _) => RowScope::Master,
+        }
+    }
+
     fn row_filter_depth(
         &self,
         object: &ObjectMeta,
@@ -193,23 +223,14 @@ impl<'w> Session<'w> {
         params: &mut Vec<Scalar>,
         depth: usize,
     ) -> Option<String> {
-        if self.user.is_system {
-            return None;
-        }
-        let acc = match self.user.object(object.key()) {
-            Some(a) if a.read => a,
-            _ => return Some("0".into()),
-        };
-        if acc.view_all {
-            return None;
-        }
-        match (object.def.sharing, mode) {
-            (Sharing::PublicReadWrite, _) | (Sharing::PublicRead, RowAccess::Read) => None,
-            (Sharing::Private | Sharing::PublicRead, _) => {
+        match self.row_scope(object, mode) {
+            RowScope::All => None,
+            RowScope::Nothing => Some("0".into()),
+            RowScope::Owned => {
                 params.push(Scalar::Text(self.user.key.clone()));
                 Some(format!("{alias}.owner = ?"))
             }
-            (Sharing::Inherit, _) => {
+            RowScope::Master => {
                 let Some((field_idx, master_key)) = &object.master else {
                     return Some("0".into());
                 };

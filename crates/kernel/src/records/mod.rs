@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod corpus;
+pub mod counts;
 pub mod csvio;
 pub mod demo;
 pub mod deploy;

@@ -169,6 +169,8 @@ pub(crate) struct CompiledQuery {
     pub columns: Vec<Column>,
     /// The sort keys read after the columns (and then the rowid), to make the next cursor.
     pub keys: Vec<FieldDef>,
+    /// `FROM … WHERE …` of the rows the spec selects (every page's), and its parameters.
+    pub selection: Statement,
     /// (currency column, the path of its record's currency).
     pub currency_of: Vec<(String, String)>,
     pub limit: u32,
@@ -493,15 +495,17 @@ impl Session<'_> {
         }
         let mut base_params = b.join_params;
         base_params.extend(where_params);
+        let mut selection = from.clone();
+        if !wheres.is_empty() {
+            selection.push_str(" WHERE ");
+            selection.push_str(&wheres.join(" AND "));
+        }
+        let selection = Statement { sql: selection, params: base_params.clone(), paged: false };
         // Ties are broken by the row's place in its table, so that paging is stable.
         const ROWID: &str = "t.rowid";
         let single = |tail: String, mut params: Vec<Scalar>| {
             let mut sql = select.clone();
-            sql.push_str(&from);
-            if !wheres.is_empty() {
-                sql.push_str(" WHERE ");
-                sql.push_str(&wheres.join(" AND "));
-            }
+            sql.push_str(&selection.sql);
             sql.push_str(&tail);
             let mut all = base_params.clone();
             all.append(&mut params);
@@ -549,7 +553,15 @@ impl Session<'_> {
                     Statement { sql, params, paged: true }
                 })
                 .collect();
-            return Ok(CompiledQuery { statements, columns, keys: key_defs, currency_of, limit, offset: 0 });
+            return Ok(CompiledQuery {
+                statements,
+                columns,
+                keys: key_defs,
+                selection,
+                currency_of,
+                limit,
+                offset: 0,
+            });
         }
         let mut order = if ranked { "ft.rank ASC, ".to_string() } else { String::new() };
         order.push_str(&keyset::order_by(&keys, ROWID));
@@ -569,6 +581,7 @@ impl Session<'_> {
             statements: vec![statement],
             columns,
             keys: Vec::new(),
+            selection,
             limit,
             offset,
             currency_of,

@@ -67,6 +67,7 @@ impl Workspace {
         if let Some(c) = &catalog {
             crate::records::corpus::build_if_new(&conn, c)?;
             crate::records::value_index::build_if_new(&conn, c)?;
+            crate::records::counts::follow(&conn, c)?;
         }
         Ok(Workspace {
             conn,

@@ -12,6 +12,7 @@ mod assistant;
 mod backup;
 mod bindings;
 mod corpus;
+mod counts;
 mod csv_io;
 mod definition_and_store;
 mod deploy_preview;

@@ -8,7 +8,7 @@ use countersign_kernel::proposals::{ProposalDraft, ProposalState, ProposedField}
 use countersign_kernel::{Code, QuerySpec, SaveContext, SaveRequest, Session, Workspace};
 use serde_json::{json, Value};
 
-fn field(name: &str, value: Value) -> ProposedField {
+pub(crate) fn field(name: &str, value: Value) -> ProposedField {
     ProposedField {
         field: name.into(),
         value,
@@ -20,7 +20,7 @@ fn field(name: &str, value: Value) -> ProposedField {
     }
 }
 
-fn draft(record: Option<&str>, fields: Vec<ProposedField>) -> ProposalDraft {
+pub(crate) fn draft(record: Option<&str>, fields: Vec<ProposedField>) -> ProposalDraft {
     ProposalDraft {
         capability: "extract".into(),
         object: "invoice".into(),

@@ -200,6 +200,7 @@ pub(crate) fn apply(
         .with_details(lost));
     }
     crate::records::value_index::follow_deploy(&tx, old, &catalog)?;
+    crate::records::counts::follow(&tx, &catalog)?;
     let changes: Vec<String> =
         diff(old.map(|c| &c.stored), new).iter().map(MetadataChange::summary).collect();
     let definition = serde_json::to_string(new).map_err(|e| Error::internal(e.to_string()))?;
