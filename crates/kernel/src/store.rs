@@ -415,6 +415,26 @@ pub const MIGRATIONS: &[&str] = &[
         n      INTEGER NOT NULL,
         PRIMARY KEY (object, owner)
     ) WITHOUT ROWID;",
+    // 16: indexes that follow use (records/use_index.rs): how often each query shape was
+    // used, and the indexes made for them with their cost. The sort indexes on
+    // `((col IS NULL), col)` are no longer read (keyset pages range over plain indexes) and
+    // are dropped on open.
+    "CREATE TABLE index_use (
+        object    TEXT NOT NULL,
+        shape     TEXT NOT NULL,
+        uses      INTEGER NOT NULL,
+        last_used TEXT NOT NULL,
+        PRIMARY KEY (object, shape)
+    ) WITHOUT ROWID;
+    CREATE TABLE use_index (
+        name       TEXT PRIMARY KEY NOT NULL,
+        object     TEXT NOT NULL,
+        shape      TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        rows       INTEGER NOT NULL,
+        build_ms   INTEGER NOT NULL,
+        pinned     INTEGER NOT NULL DEFAULT 0
+    );",
 ];
 
 pub fn schema_version() -> i64 {

@@ -16,6 +16,7 @@ pub mod names;
 pub mod query;
 pub mod save;
 pub mod templates;
+pub mod use_index;
 pub mod value_index;
 pub mod vocabulary;
 pub mod workspace;

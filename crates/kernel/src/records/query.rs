@@ -60,7 +60,7 @@ pub struct SortKey {
     pub direction: Direction,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, TS)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, Default, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     #[default]
@@ -617,6 +617,7 @@ impl Session<'_> {
     /// Run a query spec as this user.
     pub fn query(&self, spec: &QuerySpec) -> Result<QueryResult> {
         let q = self.compile_query(spec, false)?;
+        self.note_use(spec);
         let mut records = Vec::new();
         let mut has_more = false;
         let mut last = None;
@@ -695,6 +696,22 @@ impl Session<'_> {
             }
         }
         Ok(())
+    }
+
+    /// How SQLite runs the first statement of a spec for this user (`EXPLAIN QUERY PLAN`, one
+    /// step per line): what tells whether an index serves it.
+    pub fn plan(&self, spec: &QuerySpec) -> Result<String> {
+        let q = self.compile_query(spec, false)?;
+        let st = &q.statements[0];
+        let mut params: Vec<&dyn rusqlite::ToSql> =
+            st.params.iter().map(|p| p as &dyn rusqlite::ToSql).collect();
+        let limit = 1i64;
+        if st.paged {
+            params.push(&limit);
+        }
+        let mut stmt = self.ws.conn().prepare(&format!("EXPLAIN QUERY PLAN {}", st.sql))?;
+        let steps = stmt.query_map(params.as_slice(), |r| r.get::<_, String>(3))?;
+        Ok(steps.collect::<rusqlite::Result<Vec<_>>>()?.join("\n"))
     }
 
     /// The SQL a spec becomes for this user (for `explain` and tests): its statements, one

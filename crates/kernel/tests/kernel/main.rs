@@ -38,5 +38,6 @@ mod save_path;
 mod summarize;
 mod summary_slots;
 mod templates;
+mod use_index;
 mod value_index;
 mod vocabulary;

@@ -176,6 +176,7 @@ impl Plan {
                 );
             }
             drop_indexes(conn, &o.key, &f.key)?;
+            crate::records::use_index::forget_column(conn, &o.key, &f.key)?;
             conn.execute_batch(&format!("ALTER TABLE {t} DROP COLUMN {c}"))?;
         }
         for f in &o.fields {
@@ -194,6 +195,7 @@ impl Plan {
                 }
                 Some(p) if p != f => {
                     if storage_changed(p, f) {
+                        crate::records::use_index::forget_column(conn, &o.key, &f.key)?;
                         self.convert_values(conn, &o.key, f, catalog)?;
                     }
                     let newly_required = f.required && (!p.required || p.retired || prev.retired);
@@ -374,9 +376,9 @@ fn storage_changed(p: &FieldDef, f: &FieldDef) -> bool {
         || picklist_values(p) != picklist_values(f)
 }
 
-/// Indexes of a field: unique fields get a unique index; lookups, picklists and dates an
-/// index for filters; the name field, unique fields and dates also a sort index on
-/// `((col IS NULL), col)`, which is how queries sort ascending with blanks last.
+/// Indexes of a field: unique fields get a unique index; lookups, picklists, dates and the
+/// name field an index, for filters and for sorting (keyset pages are ranges of it). Indexes
+/// for other sorts and filters follow use (`use_index`).
 fn index_field(conn: &Connection, object: &ObjectDef, f: &FieldDef) -> Result<()> {
     let (o, t, c, k) = (&object.key, table(&object.key), column(&f.key), &f.key);
     if f.unique {
@@ -387,12 +389,6 @@ fn index_field(conn: &Connection, object: &ObjectDef, f: &FieldDef) -> Result<()
     ) || f.key == object.name_field
     {
         conn.execute_batch(&format!("CREATE INDEX \"ix_{o}_{k}\" ON {t} ({c});"))?;
-    }
-    let sorted_often = f.unique
-        || f.key == object.name_field
-        || matches!(f.field_type, FieldType::Date | FieldType::Datetime);
-    if sorted_often {
-        conn.execute_batch(&format!("CREATE INDEX \"sx_{o}_{k}\" ON {t} (({c} IS NULL), {c});"))?;
     }
     Ok(())
 }
