@@ -55,6 +55,28 @@ impl Desk {
         }
     }
 
+    /// Indexes that follow use: the shapes counted so far are written under the lock (quick),
+    /// then the indexes are made or dropped on a connection of their own, so the window keeps
+    /// reading while one builds. Best effort (logged).
+    pub fn tune_indexes(&self) {
+        let path = match self.with(|open| {
+            open.ws.flush_index_use()?;
+            Ok(open.ws.path().to_path_buf())
+        }) {
+            Ok(p) => p,
+            Err(e) => return tracing::warn!(code = e.code.as_str(), "index use not recorded"),
+        };
+        let tuned = open::open(&path, WorkspaceOptions::default())
+            .and_then(|ws| ws.tune_indexes(&Default::default()));
+        match tuned {
+            Ok(r) if !r.created.is_empty() || !r.dropped.is_empty() => {
+                tracing::info!(created = r.created.len(), dropped = r.dropped.len(), "indexes tuned")
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(code = e.code.as_str(), "indexes not tuned"),
+        }
+    }
+
     /// Every command's way to the workspace. A refusal is logged by its code and fault only
     /// (its message may quote a value).
     pub(crate) fn with<T>(&self, f: impl FnOnce(&mut Open) -> Result<T>) -> Result<T> {

@@ -69,6 +69,18 @@ fn main() {
                     handle.state::<desk::Desk>().back_up_if_due();
                 }
             });
+            // Indexes follow the sorts and filters used, built in the background.
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+                    let handle = handle.clone();
+                    let _ = tauri::async_runtime::spawn_blocking(move || {
+                        handle.state::<desk::Desk>().tune_indexes()
+                    })
+                    .await;
+                }
+            });
             app.manage(desk::ModelCalls::default());
             // The package's own llama-server (among its resources), and the built-in model if one
             // is installed: served on first use.

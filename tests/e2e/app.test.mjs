@@ -42,13 +42,13 @@ function rowTexts() {
   return browser.execute(() => [...document.querySelectorAll('[role="row"][data-index]')].map((r) => r.textContent));
 }
 
-/** How many rows the list on screen holds once loaded ("12 shown", "200+ shown": more to page in). */
+/** How many records the list on screen holds once loaded ("12 records", "10,000+ records": a capped count). */
 async function listCount() {
   await browser.waitUntil(async () => (await rowTexts()).length > 0 || (await el("list-empty").isExisting()), {
     timeoutMsg: "the list never loaded",
   });
   const text = await el("list-count").getText();
-  return { n: Number.parseInt(text, 10), more: text.includes("+") };
+  return { n: Number.parseInt(text.replace(/,/g, ""), 10), more: text.includes("+") };
 }
 
 before(async () => {

@@ -9,6 +9,13 @@
 //! - **save**: single-field updates, each its own transaction, through the save path (access,
 //!   coercion, validation rules, version guard, history) versus raw `UPDATE`, and versus raw
 //!   `UPDATE` plus a raw history `INSERT`.
+//! - **ops**: what a list does at scale, as a sales rep, each beside the raw SQL a person
+//!   would write for the same rows on the same file (after the kernel's first uses and one
+//!   `tune_indexes`, which the app runs in the background, so both read the same indexes): the
+//!   first page, a page half-way down by keyset, sorts by three columns, a filter with a sort
+//!   on another field, the count, a capped filtered count, a name search, a related list and
+//!   an Ask answer's query. p95 of each, and one JSON line per operation on stdout:
+//!   `{"op", "p95_ms", "raw_p95_ms"}`.
 //! - **import**: a CSV of `import_rows` accounts, 10 columns, imported all-or-nothing through
 //!   the import (mapping, one savepoint and one save per row, history per field) versus the
 //!   same rows as raw `INSERT`s in one transaction, and raw `INSERT`s plus their history rows.
@@ -39,7 +46,10 @@ pub struct BenchReport {
     pub accounts: usize,
     pub query: QueryBench,
     pub save: SaveBench,
-    pub list: ListBench,
+    /// The list at scale: pages, sorts, filters, counts, search, a related list, an Ask
+    /// answer's query — each beside raw SQL (also printed as one JSON line per operation).
+    pub ops: Vec<OpFigure>,
+    pub tuned: Vec<TunedFigure>,
     pub ask: AskBench,
     /// The question reader alone, on the demo before the rows are generated and after.
     pub reader_demo: ReaderBench,
@@ -57,6 +67,9 @@ pub struct ImportBench {
     pub raw_insert_and_history_rows_per_sec: f64,
     pub ratio_vs_raw_insert: f64,
     pub ratio_vs_raw_insert_and_history: f64,
+    /// The process's peak resident memory after the import (the benchmark's own CSV text,
+    /// held in memory, included).
+    pub peak_rss_mib: f64,
 }
 
 /// Ask's question reader (prompt versions 4 and 5) alone: the candidate conditions of a few
@@ -86,18 +99,25 @@ pub struct AskBench {
     pub ratio: f64,
 }
 
-/// What the app's invoice list asks for: its columns (with the account's name), sorted, one
-/// page of 200 at a time, through `Session::query` as a sales rep.
+/// One operation of a list at scale, through the kernel as a sales rep and as the raw SQL a
+/// person would write for the same rows, each timed `runs` times; the rows must be the same.
 #[derive(Debug, Serialize)]
-pub struct ListBench {
-    pub first_page_ms: f64,
-    /// A page 100,000 rows down (or half-way, for smaller runs).
-    pub deep_page_offset: usize,
-    pub deep_page_ms: f64,
-    /// Search of the name field (`contains`) sorted by name, first page.
-    pub search_ms: f64,
-    /// Sorted by a non-indexed column (total), first page.
-    pub sort_by_total_ms: f64,
+pub struct OpFigure {
+    pub op: String,
+    pub p95_ms: f64,
+    pub raw_p95_ms: f64,
+    /// kernel p95 / raw p95.
+    pub ratio: f64,
+    pub rows: usize,
+    pub same_rows: bool,
+}
+
+/// Indexes the scale benchmark's first uses made (`tune_indexes`, as the app runs it in the
+/// background), with what each cost.
+#[derive(Debug, Serialize)]
+pub struct TunedFigure {
+    pub shape: String,
+    pub build_ms: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -168,14 +188,15 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport> {
         n => {
             let i = bench_import(&ws, n)?;
             say(format!(
-                "import  kernel {:>8.0} rows/s   raw INSERT {:>8.0} rows/s   raw INSERT+history {:>8.0} rows/s   ratio {:.2} (goal >= 0.5), {:.2} vs raw+history   ({} rows x {} columns)",
+                "import  kernel {:>8.0} rows/s   raw INSERT {:>8.0} rows/s   raw INSERT+history {:>8.0} rows/s   ratio {:.2} (goal >= 0.5), {:.2} vs raw+history   ({} rows x {} columns, peak memory {:.0} MiB)",
                 i.kernel_rows_per_sec,
                 i.raw_insert_rows_per_sec,
                 i.raw_insert_and_history_rows_per_sec,
                 i.ratio_vs_raw_insert,
                 i.ratio_vs_raw_insert_and_history,
                 i.rows,
-                i.columns
+                i.columns,
+                i.peak_rss_mib
             ));
             Some(i)
         }
@@ -199,11 +220,22 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport> {
         save.ratio_vs_raw_update,
         save.ratio_vs_raw_update_and_history
     ));
-    let list = bench_list(&ws, rows)?;
-    say(format!(
-        "list    first page {:.2} ms   page at offset {} {:.2} ms   search {:.2} ms   sorted by total {:.2} ms",
-        list.first_page_ms, list.deep_page_offset, list.deep_page_ms, list.search_ms, list.sort_by_total_ms
-    ));
+    let (ops, tuned) = bench_ops(&ws, rows, queries.max(20))?;
+    for t in &tuned {
+        say(format!("tuned   an index for `{}` made in {} ms", t.shape, t.build_ms));
+    }
+    for o in &ops {
+        say(format!(
+            "op      {:<22} p95 {:>8.2} ms   raw SQL {:>8.2} ms   ratio {:.2}x   {} rows{}",
+            o.op,
+            o.p95_ms,
+            o.raw_p95_ms,
+            o.ratio,
+            o.rows,
+            if o.same_rows { "" } else { "   ROWS DIFFER" }
+        ));
+        println!("{}", json!({"op": o.op, "p95_ms": o.p95_ms, "raw_p95_ms": o.raw_p95_ms}));
+    }
     let ask = bench_ask(&ws, queries)?;
     say(format!(
         "ask     kernel part {:.2} ms   same spec as a query {:.2} ms   overhead {:.2} ms per call ({:.2}x)",
@@ -216,7 +248,8 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport> {
         accounts: ACCOUNTS,
         query,
         save,
-        list,
+        ops,
+        tuned,
         ask,
         reader_demo,
         reader,
@@ -435,35 +468,204 @@ fn bench_query(ws: &Workspace, runs: usize) -> Result<QueryBench> {
     })
 }
 
-fn bench_list(ws: &Workspace, rows: usize) -> Result<ListBench> {
+/// The process's peak resident set (Linux `VmHWM`), 0 where it cannot be read.
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?.to_string();
+            line.split_whitespace().nth(1)?.parse::<f64>().ok()
+        })
+        .map_or(0.0, |kib| kib / 1024.0)
+}
+
+fn p95(mut v: Vec<Duration>) -> f64 {
+    v.sort();
+    let i = ((v.len() as f64) * 0.95).ceil() as usize;
+    v[i.saturating_sub(1).min(v.len() - 1)].as_secs_f64() * 1000.0
+}
+
+/// The kernel's side of one operation.
+enum Kernel {
+    Query(Value),
+    Count(Value),
+}
+
+fn bench_ops(ws: &Workspace, rows: usize, runs: usize) -> Result<(Vec<OpFigure>, Vec<TunedFigure>)> {
     let session = ws.session("ben")?;
-    let columns = session.describe_object("invoice")?.list_columns;
-    let time = |spec: Value| -> Result<f64> {
-        let spec = QuerySpec::from_json(&spec)?;
-        session.query(&spec)?;
-        let runs: Vec<Duration> = (0..5)
-            .map(|_| {
-                let t = Instant::now();
-                session.query(&spec).map(|r| {
-                    std::hint::black_box(r);
-                    t.elapsed()
-                })
-            })
-            .collect::<Result<_>>()?;
-        Ok(median(runs))
+    let conn = ws.raw_connection();
+    let (inv, acc) = (table_of("invoice"), table_of("account"));
+    let fields = json!(["number", "account.name", "status", "issue_date", "total"]);
+    let select = format!(
+        "SELECT i.id, i.\"f_number\", a.\"f_name\", i.\"f_status\", i.\"f_issue_date\", i.\"f_total\" FROM {inv} i LEFT JOIN {acc} a ON a.id = i.\"f_account\""
+    );
+    let page = |sort: Value, extra: Value| {
+        let mut spec = json!({"object": "invoice", "fields": fields, "sort": sort, "limit": 200});
+        if let (Some(m), Some(e)) = (spec.as_object_mut(), extra.as_object()) {
+            m.extend(e.clone());
+        }
+        spec
     };
-    let deep = 100_000.min(rows / 2);
-    let page = |sort: Value, offset: usize| json!({"object": "invoice", "fields": columns, "sort": sort, "limit": 200, "offset": offset});
-    Ok(ListBench {
-        first_page_ms: time(page(json!([{"field": "number"}]), 0))?,
-        deep_page_offset: deep,
-        deep_page_ms: time(page(json!([{"field": "number"}]), deep))?,
-        search_ms: time(
-            json!({"object": "invoice", "fields": columns, "sort": [{"field": "number"}], "limit": 200,
-            "filters": {"field": "number", "op": "contains", "value": "0042"}}),
-        )?,
-        sort_by_total_ms: time(page(json!([{"field": "total", "direction": "desc"}]), 0))?,
-    })
+    // The row half-way down by number: where a page 500,000 rows down starts (found once).
+    let half = (rows / 2).max(1) as i64;
+    let (mid_number, mid_row): (String, i64) = conn.query_row(
+        &format!("SELECT \"f_number\", rowid FROM {inv} ORDER BY \"f_number\", rowid LIMIT 1 OFFSET ?1"),
+        [half - 1],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let account = "bacc_00042";
+    type RawParams = Vec<Box<dyn rusqlite::ToSql>>;
+    let ops: Vec<(&str, Kernel, String, RawParams)> = vec![
+        (
+            "first_page",
+            Kernel::Query(page(json!([{"field": "number"}]), json!({}))),
+            format!("{select} ORDER BY i.\"f_number\", i.rowid LIMIT 200"),
+            vec![],
+        ),
+        (
+            "page_500k_keyset",
+            Kernel::Query(page(json!([{"field": "number"}]), json!({"after": {"values": [mid_number], "row": mid_row}}))),
+            format!("{select} WHERE (i.\"f_number\", i.rowid) > (?1, ?2) ORDER BY i.\"f_number\", i.rowid LIMIT 200"),
+            vec![Box::new(mid_number.clone()), Box::new(mid_row)],
+        ),
+        (
+            "sort_total_desc",
+            Kernel::Query(page(json!([{"field": "total", "direction": "desc"}]), json!({}))),
+            format!("{select} ORDER BY i.\"f_total\" DESC, i.rowid LIMIT 200"),
+            vec![],
+        ),
+        (
+            "sort_status",
+            Kernel::Query(page(json!([{"field": "status"}]), json!({}))),
+            format!("{select} ORDER BY i.\"f_status\", i.rowid LIMIT 200"),
+            vec![],
+        ),
+        (
+            "sort_due_date_desc",
+            Kernel::Query(page(json!([{"field": "due_date", "direction": "desc"}]), json!({}))),
+            format!("{select} ORDER BY i.\"f_due_date\" DESC, i.rowid LIMIT 200"),
+            vec![],
+        ),
+        (
+            "filter_sort_two_fields",
+            Kernel::Query(page(
+                json!([{"field": "issue_date", "direction": "desc"}]),
+                json!({"filters": {"field": "status", "op": "eq", "value": "overdue"}}),
+            )),
+            format!("{select} WHERE i.\"f_status\" = ?1 ORDER BY i.\"f_issue_date\" DESC, i.rowid LIMIT 200"),
+            vec![Box::new("overdue")],
+        ),
+        ("count", Kernel::Count(json!({"object": "invoice"})), format!("SELECT count(*) FROM {inv}"), vec![]),
+        (
+            "count_filtered_capped",
+            Kernel::Count(json!({"object": "invoice", "filters": {"field": "status", "op": "eq", "value": "overdue"}})),
+            format!("SELECT count(*) FROM (SELECT 1 FROM {inv} WHERE \"f_status\" = ?1 LIMIT 10001)"),
+            vec![Box::new("overdue")],
+        ),
+        (
+            "search_name_contains",
+            Kernel::Query(page(
+                json!([{"field": "number"}]),
+                json!({"filters": {"field": "number", "op": "contains", "value": "00042"}}),
+            )),
+            format!("{select} WHERE i.\"f_number\" LIKE '%00042%' ORDER BY i.\"f_number\", i.rowid LIMIT 200"),
+            vec![],
+        ),
+        (
+            "related_list",
+            Kernel::Query(json!({"object": "invoice", "fields": ["number", "status", "issue_date", "total"],
+                "filters": {"field": "account", "op": "eq", "value": account},
+                "sort": [{"field": "issue_date", "direction": "desc"}], "limit": 50})),
+            format!(
+                "SELECT i.id, i.\"f_number\", i.\"f_status\", i.\"f_issue_date\", i.\"f_total\" FROM {inv} i
+                 WHERE i.\"f_account\" = ?1 ORDER BY i.\"f_issue_date\" DESC, i.rowid LIMIT 50"
+            ),
+            vec![Box::new(account)],
+        ),
+        (
+            "ask_answer_query",
+            Kernel::Query(json!({
+                "object": "invoice",
+                "fields": ["number", "status", "total", "account.name"],
+                "filters": {"all": [
+                    {"field": "status", "op": "eq", "value": "overdue"},
+                    {"field": "account.industry", "op": "eq", "value": "software"},
+                    {"field": "issue_date", "op": "gte", "value": "2025-06-01"}
+                ]},
+                "sort": [{"field": "total", "direction": "desc"}],
+                "limit": 50
+            })),
+            format!(
+                "SELECT i.id, i.\"f_number\", i.\"f_status\", i.\"f_total\", a.\"f_name\" FROM {inv} i JOIN {acc} a ON a.id = i.\"f_account\"
+                 WHERE i.\"f_status\" = ?1 AND a.\"f_industry\" = ?2 AND i.\"f_issue_date\" >= ?3
+                 ORDER BY i.\"f_total\" DESC, i.rowid LIMIT 50"
+            ),
+            vec![Box::new("overdue"), Box::new("software"), Box::new("2025-06-01")],
+        ),
+    ];
+    let kernel = |k: &Kernel| -> Result<Vec<String>> {
+        Ok(match k {
+            Kernel::Query(spec) => session
+                .query(&QuerySpec::from_json(spec)?)?
+                .records
+                .iter()
+                .map(|r| r["id"].as_str().unwrap_or_default().to_string())
+                .collect(),
+            Kernel::Count(spec) => {
+                let c = session.count_records(&QuerySpec::from_json(spec)?, false)?;
+                vec![c.n.to_string()]
+            }
+        })
+    };
+    let raw = |sql: &str, params: &RawParams| -> Result<Vec<String>> {
+        let mut stmt = conn.prepare_cached(sql)?;
+        let p: Vec<&dyn rusqlite::ToSql> = params.iter().map(|b| b.as_ref()).collect();
+        let out = if sql.starts_with("SELECT count(*)") {
+            // The capped count reads up to one past the cap, and says the cap ("10,000+").
+            let n = stmt.query_row(p.as_slice(), |r| r.get::<_, i64>(0))?;
+            let capped = sql.contains("LIMIT 10001");
+            vec![if capped { n.min(crate::records::counts::COUNT_CAP as i64) } else { n }.to_string()]
+        } else {
+            stmt.query_map(p.as_slice(), |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<_>>()?
+        };
+        Ok(out)
+    };
+    // First uses, as a person's would be; then the background tuning the app runs.
+    for (_, k, _, _) in &ops {
+        for _ in 0..3 {
+            kernel(k)?;
+        }
+    }
+    let tuned = ws
+        .tune_indexes(&Default::default())?
+        .created
+        .into_iter()
+        .map(|i| TunedFigure { shape: format!("{}: {}", i.object, i.shape), build_ms: i.build_ms })
+        .collect();
+    conn.execute_batch("ANALYZE")?;
+    let mut figures = Vec::new();
+    for (op, k, sql, params) in &ops {
+        let (kernel_rows, raw_rows) = (kernel(k)?, raw(sql, params)?);
+        let (mut kt, mut rt) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let t = Instant::now();
+            std::hint::black_box(kernel(k)?);
+            kt.push(t.elapsed());
+            let t = Instant::now();
+            std::hint::black_box(raw(sql, params)?);
+            rt.push(t.elapsed());
+        }
+        let (p, r) = (p95(kt), p95(rt));
+        figures.push(OpFigure {
+            op: op.to_string(),
+            p95_ms: p,
+            raw_p95_ms: r,
+            ratio: p / r,
+            rows: if matches!(k, Kernel::Count(_)) { 1 } else { kernel_rows.len() },
+            same_rows: kernel_rows == raw_rows,
+        });
+    }
+    Ok((figures, tuned))
 }
 
 /// The import benchmark's columns: ten account fields of every kind the CSV holds.
@@ -510,6 +712,7 @@ fn bench_import(ws: &Workspace, rows: usize) -> Result<ImportBench> {
     let report =
         crate::records::import::import_csv(&session, "account", csv.as_bytes(), &Default::default())?;
     let kernel = rows as f64 / t.elapsed().as_secs_f64();
+    let peak_rss_mib = peak_rss_mib();
     if !report.committed || report.imported as usize != rows {
         return Err(Error::internal(format!(
             "the import benchmark's CSV did not import: {:?}",
@@ -560,6 +763,7 @@ fn bench_import(ws: &Workspace, rows: usize) -> Result<ImportBench> {
         raw_insert_and_history_rows_per_sec: raw_history,
         ratio_vs_raw_insert: kernel / raw_insert,
         ratio_vs_raw_insert_and_history: kernel / raw_history,
+        peak_rss_mib,
     })
 }
 

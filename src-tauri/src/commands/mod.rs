@@ -25,6 +25,7 @@ use countersign_kernel::metadata::definition::TermDef;
 use countersign_kernel::open::{self, About};
 use countersign_kernel::proposals::{AutoApplyList, DiffPart, Proposal, ProposalReview};
 use countersign_kernel::recent::RecentWorkspace;
+use countersign_kernel::records::counts::RecordCount;
 use countersign_kernel::records::csvio::{self, ExportResult};
 use countersign_kernel::records::deploy::DeployPreview;
 use countersign_kernel::records::describe::SeenAs;
@@ -32,8 +33,10 @@ use countersign_kernel::records::describe::{ObjectView, UserRights, WorkspaceVie
 use countersign_kernel::records::import::{
     self, ImportOptions, ImportProgress, ImportReport, MappingSuggestion, SourceTool, Table, Upload, Watch,
 };
+use countersign_kernel::records::keyset::Cursor;
 use countersign_kernel::records::query::ListView;
 use countersign_kernel::records::templates::{self, TemplateSummary};
+use countersign_kernel::records::use_index::{UseIndex, UseIndexChange};
 use countersign_kernel::records::vocabulary::ObjectVocabulary;
 use countersign_kernel::{
     Code, DeployOptions, Error, HistoryEntry, QueryResult, QuerySpec, Record, Result, SaveContext,

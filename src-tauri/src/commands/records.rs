@@ -13,6 +13,48 @@ pub async fn query_records(desk: State<'_, Desk>, spec: QuerySpec) -> Result<Que
     desk.session(|s| s.query(&spec))
 }
 
+/// How many records a list holds (exact unfiltered; filtered, capped unless `exact`).
+#[tauri::command]
+pub async fn count_records(desk: State<'_, Desk>, spec: QuerySpec, exact: bool) -> Result<RecordCount> {
+    desk.session(|s| s.count_records(&spec, exact))
+}
+
+/// Where a page starts for a scroll position far down a list.
+#[tauri::command]
+pub async fn cursor_at(desk: State<'_, Desk>, spec: QuerySpec, position: u64) -> Result<Option<Cursor>> {
+    desk.session(|s| s.cursor_at(&spec, position))
+}
+
+/// The position of the first row reaching sort values (a jump to them).
+#[tauri::command]
+pub async fn position_of(
+    desk: State<'_, Desk>,
+    spec: QuerySpec,
+    values: Vec<serde_json::Value>,
+) -> Result<u64> {
+    desk.session(|s| s.position_of(&spec, &values))
+}
+
+/// The indexes made for the sorts and filters people use (needs metadata.deploy).
+#[tauri::command]
+pub async fn use_indexes(desk: State<'_, Desk>) -> Result<Vec<UseIndex>> {
+    desk.with(|open| open.ws.use_indexes(&open.user))
+}
+
+/// Pin or unpin one of them, or drop it now.
+#[tauri::command]
+pub async fn change_use_index(
+    desk: State<'_, Desk>,
+    name: String,
+    pin: Option<bool>,
+) -> Result<Option<UseIndex>> {
+    let change = match pin {
+        Some(p) => UseIndexChange::Pin(p),
+        None => UseIndexChange::Drop,
+    };
+    desk.with(|open| open.ws.change_use_index(&open.user, &name, change))
+}
+
 #[tauri::command]
 pub async fn get_record(desk: State<'_, Desk>, object: String, id: String) -> Result<Record> {
     desk.session(|s| s.get(&object, &id))

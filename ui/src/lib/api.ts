@@ -3,6 +3,9 @@ import { invoke, type Channel } from "@tauri-apps/api/core";
 import type { BuiltInModel } from "../bindings/BuiltInModel";
 import type { ModelPin } from "../bindings/ModelPin";
 import type { TemplateSummary } from "../bindings/TemplateSummary";
+import type { Cursor } from "../bindings/Cursor";
+import type { RecordCount } from "../bindings/RecordCount";
+import type { UseIndex } from "../bindings/UseIndex";
 import type { DeployPreview } from "../bindings/DeployPreview";
 import type { ImportOptions } from "../bindings/ImportOptions";
 import type { ImportProgress } from "../bindings/ImportProgress";
@@ -120,6 +123,16 @@ export const api = {
   logLocation: () => call<string>("log_location"),
   describeObject: (object: string) => call<ObjectView>("describe_object", { object }),
   query: (spec: QuerySpec) => call<QueryResult>("query_records", { spec }),
+  /** How many records a list holds: exact unfiltered; filtered, "10,000+" unless `exact`. */
+  countRecords: (spec: QuerySpec, exact = false) => call<RecordCount>("count_records", { spec, exact }),
+  /** The cursor a page starts after to show row `position` first (a scroll far down). */
+  cursorAt: (spec: QuerySpec, position: number) => call<Cursor | null>("cursor_at", { spec, position }),
+  /** How many rows sort before the first one reaching `values` (a jump to a value). */
+  positionOf: (spec: QuerySpec, values: JsonValue[]) => call<number>("position_of", { spec, values }),
+  /** Indexes made for the sorts and filters people use (admins). */
+  useIndexes: () => call<UseIndex[]>("use_indexes"),
+  /** Pin or unpin one (`pin`), or drop it now (`pin` null). */
+  changeUseIndex: (name: string, pin: boolean | null) => call<UseIndex | null>("change_use_index", { name, pin }),
   getRecord: (object: string, id: string) => call<Record>("get_record", { object, id }),
   save: (request: SaveRequest) => call<SaveOutcome>("save_record", { request }),
   history: (object: string, id: string) => call<HistoryEntry[]>("record_history", { object, id }),

@@ -1,7 +1,8 @@
-// The query spec behind an object list: columns, search, sort and one page.
+// The query spec behind an object list: columns, search, sort and one page (keyset: `after`).
 import type { QuerySpec } from "../bindings/QuerySpec";
 import type { SortKey } from "../bindings/SortKey";
 import type { Condition } from "../bindings/Condition";
+import type { Cursor } from "../bindings/Cursor";
 
 export const PAGE = 200;
 
@@ -22,7 +23,8 @@ export type ListState = {
 /** A set opened from a summary's rollup citation: its rows, what the fact is, and whose. */
 export type SummarySet = { filter: Condition; label: string; recordName: string };
 
-export function listSpec(s: ListState, offset: number, limit = PAGE): QuerySpec {
+/** One page of the list: from its start, or after a cursor (a page's `next`, or the kernel's cursor at a scroll position). */
+export function listSpec(s: ListState, after: Cursor | null, limit = PAGE): QuerySpec {
   const parts: Condition[] = [];
   if (s.set) parts.push(s.set);
   if (s.where) parts.push(s.where);
@@ -32,7 +34,8 @@ export function listSpec(s: ListState, offset: number, limit = PAGE): QuerySpec 
     if (f.value === "") continue;
     parts.push({ field, op: f.op, value: typeof f.value === "string" && f.op === "contains" ? f.value.trim() : f.value });
   }
-  const spec: QuerySpec = { object: s.object, fields: s.columns, sort: s.sort, limit, offset };
+  const spec: QuerySpec = { object: s.object, fields: s.columns, sort: s.sort, limit };
+  if (after) spec.after = after;
   if (parts.length === 1) spec.filters = parts[0];
   if (parts.length > 1) spec.filters = { all: parts };
   return spec;
@@ -40,7 +43,7 @@ export function listSpec(s: ListState, offset: number, limit = PAGE): QuerySpec 
 
 /** The spec for an export: the list as filtered and sorted, without paging. */
 export function exportSpec(s: ListState): QuerySpec {
-  const { limit: _l, offset: _o, ...rest } = listSpec(s, 0);
+  const { limit: _l, ...rest } = listSpec(s, null);
   return rest;
 }
 

@@ -32,18 +32,20 @@ describe("format", () => {
 
 describe("list specs", () => {
   const state = { object: "account", columns: ["name", "industry"], search: "", sort: [{ field: "name", direction: "asc" as const }] };
-  it("pages, searches the name field and keeps the parent filter", () => {
-    expect(listSpec(state, 400)).toEqual({ object: "account", fields: ["name", "industry"], sort: state.sort, limit: 200, offset: 400 });
-    const s = listSpec({ ...state, search: " acme ", where: { field: "account", op: "eq", value: "acc_1" } }, 0);
+  it("pages by cursor, searches the name field and keeps the parent filter", () => {
+    expect(listSpec(state, null)).toEqual({ object: "account", fields: ["name", "industry"], sort: state.sort, limit: 200 });
+    const after = { values: ["Acme"], row: 7 };
+    expect(listSpec(state, after).after).toEqual(after);
+    const s = listSpec({ ...state, search: " acme ", where: { field: "account", op: "eq", value: "acc_1" } }, null);
     expect(s.filters).toEqual({ all: [{ field: "account", op: "eq", value: "acc_1" }, { field: "name", op: "contains", value: "acme" }] });
     expect(exportSpec({ ...state, search: "x" })).not.toHaveProperty("limit");
-    const cols = listSpec({ ...state, columnFilters: { industry: { op: "eq", value: "retail" }, name: { op: "contains", value: "" } } }, 0);
+    const cols = listSpec({ ...state, columnFilters: { industry: { op: "eq", value: "retail" }, name: { op: "contains", value: "" } } }, null);
     expect(cols.filters).toEqual({ field: "industry", op: "eq", value: "retail" });
   });
   it("keeps a summary's set under a saved view's filters and the search", () => {
     const set = { all: [{ field: "account", op: "eq" as const, value: "acc_1" }, { field: "stage", op: "in" as const, value: ["prospecting"] }] };
-    expect(listSpec({ ...state, set }, 0).filters).toEqual(set);
-    const s = listSpec({ ...state, set, where: { field: "amount", op: "gt", value: 100 }, search: "big" }, 0);
+    expect(listSpec({ ...state, set }, null).filters).toEqual(set);
+    const s = listSpec({ ...state, set, where: { field: "amount", op: "gt", value: 100 }, search: "big" }, null);
     expect(s.filters).toEqual({ all: [set, { field: "amount", op: "gt", value: 100 }, { field: "name", op: "contains", value: "big" }] });
     expect(exportSpec({ ...state, set }).filters).toEqual(set);
   });
@@ -70,24 +72,52 @@ describe("errors", () => {
 });
 
 describe("pages", () => {
-  it("loads a page at a time and stops when there is no more", async () => {
-    const calls: [number, number][] = [];
-    const all = Array.from({ length: 450 }, (_, i) => i);
-    const pages = new Pages<number>(async (offset, limit) => {
-      calls.push([offset, limit]);
-      return { records: all.slice(offset, offset + limit), has_more: offset + limit < all.length };
-    }, 200);
+  // A list of 450 numbers served as the kernel does: a page after a cursor (the last row's
+  // value), and the cursor at a position.
+  const all = Array.from({ length: 450 }, (_, i) => i);
+  function served(calls: string[]) {
+    return new Pages<number>(
+      async (after, limit) => {
+        const from = after ? Number(after.values[0]) + 1 : 0;
+        calls.push(`page from ${from}`);
+        const records = all.slice(from, from + limit);
+        const more = from + limit < all.length;
+        return { records, has_more: more, next: more ? { values: [records.at(-1)!], row: records.at(-1)! } : null };
+      },
+      async (position) => {
+        calls.push(`seek ${position}`);
+        return position > 0 && position <= all.length ? { values: [position - 1], row: position - 1 } : null;
+      },
+      200,
+    );
+  }
+  it("follows each page's cursor and stops when there is no more", async () => {
+    const calls: string[] = [];
+    const pages = served(calls);
+    expect(pages.count).toBe(1);
     await pages.ensure(0);
-    expect(pages.rows.length).toBe(200);
+    expect(pages.loadedFromStart).toBe(200);
     expect(pages.count).toBe(201);
     expect(await pages.ensure(10)).toBe(false);
-    await pages.ensure(199);
-    await pages.ensure(399);
-    expect(pages.rows).toEqual(all);
+    await pages.ensure(199, 399);
+    await pages.ensure(449);
+    expect(Array.from({ length: 450 }, (_, i) => pages.row(i))).toEqual(all);
     expect(pages.hasMore).toBe(false);
-    expect(calls).toEqual([[0, 200], [200, 200], [400, 200]]);
+    expect(pages.count).toBe(450);
+    expect(calls).toEqual(["page from 0", "page from 200", "page from 400"]);
     pages.reset();
     expect(pages.count).toBe(1);
+  });
+  it("starts a page far down from the cursor at its position, with the total known", async () => {
+    const calls: string[] = [];
+    const pages = served(calls);
+    pages.total = 450;
+    await pages.ensure(410);
+    expect(calls).toEqual(["seek 400", "page from 400"]);
+    expect(pages.row(410)).toBe(410);
+    expect(pages.row(10)).toBeUndefined();
+    expect(pages.count).toBe(450);
+    expect(pages.hasMore).toBe(true);
   });
 });
 

@@ -133,10 +133,10 @@ impl Session<'_> {
             q.selection.params.iter().map(|p| p as &dyn rusqlite::ToSql).collect();
         let cap = (COUNT_CAP + 1) as i64;
         let sql = if exact {
-            format!("SELECT count(*){}", q.selection.sql)
+            format!("SELECT count(*){}", q.selection.sql(None))
         } else {
             params.push(&cap);
-            format!("SELECT count(*) FROM (SELECT 1{} LIMIT ?)", q.selection.sql)
+            format!("SELECT count(*) FROM (SELECT 1{} LIMIT ?)", q.selection.sql(None))
         };
         let n: i64 = self.ws.conn().prepare_cached(&sql)?.query_row(params.as_slice(), |r| r.get(0))?;
         let n = n.max(0) as u64;

@@ -36,6 +36,7 @@ pub struct Cursor {
 }
 
 /// One sort key as SQL.
+#[derive(Debug, Clone)]
 pub(crate) struct Key {
     pub expr: String,
     pub direction: Direction,

@@ -16,6 +16,7 @@ use crate::metadata::limits;
 use crate::metadata::value::Scalar;
 use crate::records::access::{RowAccess, Session};
 use crate::records::keyset::{self, Cursor, Key};
+use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::sync::OnceLock;
@@ -169,12 +170,34 @@ pub(crate) struct CompiledQuery {
     pub columns: Vec<Column>,
     /// The sort keys read after the columns (and then the rowid), to make the next cursor.
     pub keys: Vec<FieldDef>,
-    /// `FROM … WHERE …` of the rows the spec selects (every page's), and its parameters.
-    pub selection: Statement,
+    /// The rows the spec selects (every page's).
+    pub selection: Selection,
+    /// The sort keys as SQL.
+    pub key_exprs: Vec<Key>,
     /// (currency column, the path of its record's currency).
     pub currency_of: Vec<(String, String)>,
     pub limit: u32,
     pub offset: u32,
+}
+
+/// `FROM … WHERE …` of the rows a spec selects, and its parameters.
+pub(crate) struct Selection {
+    from: String,
+    wheres: Vec<String>,
+    pub params: Vec<Scalar>,
+}
+
+impl Selection {
+    /// The `FROM … WHERE …` text, with one more condition if given.
+    pub fn sql(&self, and: Option<&str>) -> String {
+        let mut sql = self.from.clone();
+        let conds: Vec<&str> = self.wheres.iter().map(String::as_str).chain(and).collect();
+        if !conds.is_empty() {
+            sql.push_str(" WHERE ");
+            sql.push_str(&conds.join(" AND "));
+        }
+        sql
+    }
 }
 
 pub(crate) struct Statement {
@@ -495,17 +518,10 @@ impl Session<'_> {
         }
         let mut base_params = b.join_params;
         base_params.extend(where_params);
-        let mut selection = from.clone();
-        if !wheres.is_empty() {
-            selection.push_str(" WHERE ");
-            selection.push_str(&wheres.join(" AND "));
-        }
-        let selection = Statement { sql: selection, params: base_params.clone(), paged: false };
-        // Ties are broken by the row's place in its table, so that paging is stable.
-        const ROWID: &str = "t.rowid";
+        let selection = Selection { from, wheres, params: base_params.clone() };
         let single = |tail: String, mut params: Vec<Scalar>| {
             let mut sql = select.clone();
-            sql.push_str(&selection.sql);
+            sql.push_str(&selection.sql(None));
             sql.push_str(&tail);
             let mut all = base_params.clone();
             all.append(&mut params);
@@ -527,24 +543,12 @@ impl Session<'_> {
                 None => (Vec::new(), None),
                 Some(c) => (self.cursor_values(c, &spec.sort, &key_defs)?, c.row),
             };
-            let mut keyed = select.clone();
-            for k in &keys {
-                keyed.push_str(", ");
-                keyed.push_str(&k.expr);
-            }
-            keyed.push_str(", ");
-            keyed.push_str(ROWID);
+            let keyed = format!("{select}, {}", key_columns(&keys));
             let statements = keyset::parts(&keys, ROWID, &values, row)
                 .into_iter()
                 .map(|part| {
                     let mut sql = keyed.clone();
-                    sql.push_str(&from);
-                    let mut conds = wheres.clone();
-                    conds.extend(part.condition);
-                    if !conds.is_empty() {
-                        sql.push_str(" WHERE ");
-                        sql.push_str(&conds.join(" AND "));
-                    }
+                    sql.push_str(&selection.sql(part.condition.as_deref()));
                     sql.push_str(" ORDER BY ");
                     sql.push_str(&part.order);
                     sql.push_str(" LIMIT ?");
@@ -558,6 +562,7 @@ impl Session<'_> {
                 columns,
                 keys: key_defs,
                 selection,
+                key_exprs: keys,
                 currency_of,
                 limit,
                 offset: 0,
@@ -582,6 +587,7 @@ impl Session<'_> {
             columns,
             keys: Vec::new(),
             selection,
+            key_exprs: keys,
             limit,
             offset,
             currency_of,
@@ -698,6 +704,77 @@ impl Session<'_> {
         Ok(())
     }
 
+    /// The cursor of the row at `position` (from 0) in the spec's order, for a page to start
+    /// after it: where a scroll bar dragged that far down starts reading (`None` at 0, or past
+    /// the end). Only the sort keys of the rows passed over are read, part by part of keyset
+    /// paging (each a range of the sort's index), so no row itself is fetched.
+    pub fn cursor_at(&self, spec: &QuerySpec, position: u64) -> Result<Option<Cursor>> {
+        if position == 0 {
+            return Ok(None);
+        }
+        let unpaged = QuerySpec { limit: Some(1), offset: None, after: None, ..spec.clone() };
+        let q = self.compile_query(&unpaged, false)?;
+        let keys = key_columns(&q.key_exprs);
+        let mut left = position - 1;
+        for part in keyset::parts(&q.key_exprs, ROWID, &[], None) {
+            let selection = q.selection.sql(part.condition.as_deref());
+            let mut params: Vec<Scalar> = q.selection.params.clone();
+            params.extend(part.params);
+            let found = self
+                .ws
+                .conn()
+                .prepare_cached(&format!(
+                    "SELECT {keys}{selection} ORDER BY {} LIMIT 1 OFFSET ?",
+                    part.order
+                ))?
+                .query_row(
+                    rusqlite::params_from_iter(params.iter().chain([&Scalar::Num(left as f64)])),
+                    |r| {
+                        let mut values = Vec::with_capacity(q.keys.len());
+                        for (i, d) in q.keys.iter().enumerate() {
+                            values.push(Scalar::from_column(d.field_type, r.get_ref(i)?).to_json(Some(d)));
+                        }
+                        Ok(Cursor { values, row: Some(r.get(q.keys.len())?) })
+                    },
+                )
+                .optional()?;
+            if found.is_some() {
+                return Ok(found);
+            }
+            let n: i64 = self
+                .ws
+                .conn()
+                .prepare_cached(&format!("SELECT count(*){selection}"))?
+                .query_row(rusqlite::params_from_iter(params.iter()), |r| r.get(0))?;
+            left = left.saturating_sub(n.max(0) as u64);
+        }
+        Ok(None)
+    }
+
+    /// How many rows sort before the first row reaching `values` (the leading sort keys'):
+    /// the position a jump to those values scrolls to.
+    pub fn position_of(&self, spec: &QuerySpec, values: &[Value]) -> Result<u64> {
+        let from = Cursor { values: values.to_vec(), row: None };
+        let unpaged = QuerySpec { limit: Some(1), offset: None, after: None, ..spec.clone() };
+        let q = self.compile_query(&unpaged, false)?;
+        let values = self.cursor_values(&from, &spec.sort, &q.keys)?;
+        let count = |cond: Option<&str>, extra: Vec<Scalar>| -> Result<u64> {
+            let mut params = q.selection.params.clone();
+            params.extend(extra);
+            let n: i64 = self
+                .ws
+                .conn()
+                .prepare_cached(&format!("SELECT count(*){}", q.selection.sql(cond)))?
+                .query_row(rusqlite::params_from_iter(params.iter()), |r| r.get(0))?;
+            Ok(n.max(0) as u64)
+        };
+        let mut reaching = 0;
+        for part in keyset::parts(&q.key_exprs, ROWID, &values, None) {
+            reaching += count(part.condition.as_deref(), part.params)?;
+        }
+        Ok(count(None, vec![])?.saturating_sub(reaching))
+    }
+
     /// How SQLite runs the first statement of a spec for this user (`EXPLAIN QUERY PLAN`, one
     /// step per line): what tells whether an index serves it.
     pub fn plan(&self, spec: &QuerySpec) -> Result<String> {
@@ -720,6 +797,16 @@ impl Session<'_> {
         let q = self.compile_query(spec, false)?;
         Ok(q.statements.iter().map(|s| s.sql.as_str()).collect::<Vec<_>>().join("\n"))
     }
+}
+
+/// Ties are broken by the row's place in its table, so that paging is stable.
+const ROWID: &str = "t.rowid";
+
+/// The sort keys and the rowid, as a select list.
+fn key_columns(keys: &[Key]) -> String {
+    let mut out: Vec<&str> = keys.iter().map(|k| k.expr.as_str()).collect();
+    out.push(ROWID);
+    out.join(", ")
 }
 
 /// One row read by a compiled query.

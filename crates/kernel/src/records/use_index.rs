@@ -333,8 +333,9 @@ impl Workspace {
         Ok(())
     }
 
-    /// The indexes `tune` made, most used first.
-    pub fn use_indexes(&self) -> Result<Vec<UseIndex>> {
+    /// The indexes `tune` made, most used first, for a user who may deploy.
+    pub fn use_indexes(&self, user: &str) -> Result<Vec<UseIndex>> {
+        self.session(user)?.require(crate::records::deploy::DEPLOY_PERMISSION)?;
         let mut stmt =
             self.conn().prepare(&format!("{SELECT_USE_INDEX} ORDER BY coalesce(s.uses, 0) DESC, u.name"))?;
         let rows = stmt.query_map([], use_index_row)?;

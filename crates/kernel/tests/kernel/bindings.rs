@@ -18,6 +18,8 @@ fn export(dir: &Path) {
     HistoryEntry::export_all_to(dir).unwrap();
     QuerySpec::export_all_to(dir).unwrap();
     QueryResult::export_all_to(dir).unwrap();
+    countersign_kernel::records::counts::RecordCount::export_all_to(dir).unwrap();
+    countersign_kernel::records::use_index::UseIndex::export_all_to(dir).unwrap();
     ImportReport::export_all_to(dir).unwrap();
     ImportMode::export_all_to(dir).unwrap();
     ExportResult::export_all_to(dir).unwrap();

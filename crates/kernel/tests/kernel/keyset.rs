@@ -180,3 +180,55 @@ fn a_cursor_that_does_not_fit_the_sort_is_a_typed_error() {
     let e = run(&s, json!({"object": "invoice", "after": {"values": [], "row": "x"}})).unwrap_err();
     assert_eq!(e.code, Code::InvalidQuery);
 }
+
+#[test]
+fn a_scroll_position_and_a_jump_find_the_rows_offset_paging_finds() {
+    let f = demo();
+    for user in ["ava", "ben"] {
+        let s = f.ws.session(user).unwrap();
+        for sort in [
+            json!([{"field": "paid_date", "direction": "desc"}, {"field": "status"}]),
+            json!([{"field": "status"}, {"field": "total", "direction": "desc"}]),
+            json!([{"field": "paid_date"}]),
+        ] {
+            let base = json!({"object": "invoice", "fields": ["id"], "sort": sort});
+            let spec = QuerySpec::from_json(&base).unwrap();
+            let all = by_offset(&s, "invoice", &sort, 1000);
+            for position in [
+                0,
+                1,
+                2,
+                17,
+                all.len() as u64 / 2,
+                all.len() as u64 - 1,
+                all.len() as u64,
+                all.len() as u64 + 5,
+            ] {
+                let mut page = base.clone();
+                page["limit"] = json!(5);
+                if let Some(c) = s.cursor_at(&spec, position).unwrap() {
+                    page["after"] = serde_json::to_value(c).unwrap();
+                } else if position > 0 {
+                    assert!(
+                        position >= all.len() as u64,
+                        "{user} {sort} {position}: no cursor inside the list"
+                    );
+                    continue;
+                }
+                let expected: Vec<String> = all.iter().skip(position as usize).take(5).cloned().collect();
+                assert_eq!(ids(&run(&s, page).unwrap()), expected, "{user} {sort} at {position}");
+            }
+        }
+        // A jump to a value lands where the first row reaching it is.
+        let sort = json!([{"field": "status"}, {"field": "total", "direction": "desc"}]);
+        let spec = QuerySpec::from_json(&json!({"object": "invoice", "sort": sort})).unwrap();
+        let all = run(
+            &s,
+            json!({"object": "invoice", "fields": ["status"], "sort": sort, "limit": 10000, "offset": 0}),
+        )
+        .unwrap();
+        let first_paid = all.records.iter().position(|r| r["status"] == "paid").unwrap() as u64;
+        assert_eq!(s.position_of(&spec, &[json!("paid")]).unwrap(), first_paid);
+        assert_eq!(s.position_of(&spec, &[]).unwrap(), 0);
+    }
+}

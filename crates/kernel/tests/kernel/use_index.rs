@@ -75,7 +75,7 @@ fn a_used_sort_gets_an_index_the_plan_reads_and_an_idle_one_is_dropped_unless_pi
     extra.label = "Reference".into();
     invoice.fields.push(extra);
     f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap();
-    assert_eq!(f.ws.use_indexes().unwrap().len(), 2);
+    assert_eq!(f.ws.use_indexes("ava").unwrap().len(), 2);
 
     // Idle for longer than idle_days: the unpinned one is dropped, the plan no longer reads it.
     f.clock.advance(chrono::Duration::days(31));
@@ -84,7 +84,7 @@ fn a_used_sort_gets_an_index_the_plan_reads_and_an_idle_one_is_dropped_unless_pi
     let ava = f.ws.session("ava").unwrap();
     assert!(!ava.plan(&overdue_by_due).unwrap().contains(&due_index));
     assert_eq!(
-        f.ws.use_indexes().unwrap().iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
+        f.ws.use_indexes("ava").unwrap().iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
         vec![total_index.clone()]
     );
 
@@ -99,7 +99,7 @@ fn a_used_sort_gets_an_index_the_plan_reads_and_an_idle_one_is_dropped_unless_pi
     drop(ava);
     f.ws.deploy(&demo_definition(), &DeployOptions::by("ava")).unwrap();
     assert_eq!(
-        f.ws.use_indexes().unwrap().iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
+        f.ws.use_indexes("ava").unwrap().iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
         vec![total_index]
     );
 }
