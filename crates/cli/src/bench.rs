@@ -24,9 +24,13 @@ pub struct BenchArgs {
     /// Directory for the scratch workspace (default: a temporary directory).
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Only make the benchmark's workspace (the demo plus `rows` invoices) at this path and
+    /// keep it (the end-to-end test at scale opens it).
+    #[arg(long)]
+    generate_only: Option<PathBuf>,
 }
 
 pub fn run(args: BenchArgs) -> Result<Value> {
-    let BenchArgs { rows, import_rows, updates, queries, dir } = args;
-    to_json(&bench::run(&BenchOptions { rows, import_rows, updates, queries, dir })?)
+    let BenchArgs { rows, import_rows, updates, queries, dir, generate_only } = args;
+    to_json(&bench::run(&BenchOptions { rows, import_rows, updates, queries, dir, generate_only })?)
 }

@@ -38,6 +38,9 @@ pub struct BenchOptions {
     pub updates: usize,
     pub queries: usize,
     pub dir: Option<PathBuf>,
+    /// Only make the benchmark's workspace (the demo, 10,000 accounts and `rows` invoices) at
+    /// this path and keep it: the data set of the end-to-end test at scale.
+    pub generate_only: Option<PathBuf>,
 }
 
 #[derive(Debug, Serialize)]
@@ -165,10 +168,16 @@ const INDUSTRIES: [&str; 7] =
     ["software", "manufacturing", "retail", "healthcare", "finance", "education", "logistics"];
 const STATUSES: [&str; 5] = ["draft", "sent", "paid", "overdue", "void"];
 
-/// Run the benchmarks; progress and a summary go to stderr, the figures are returned.
-pub fn run(opts: &BenchOptions) -> Result<BenchReport> {
-    let BenchOptions { rows, import_rows, updates, queries, dir } = opts;
+/// Run the benchmarks; progress and a summary go to stderr, the figures are returned (none
+/// with `generate_only`).
+pub fn run(opts: &BenchOptions) -> Result<Option<BenchReport>> {
+    let BenchOptions { rows, import_rows, updates, queries, dir, generate_only } = opts;
     let (rows, updates, queries) = (*rows, *updates, (*queries).max(1));
+    if let Some(path) = generate_only {
+        let (ws, _) = crate::open::create(path, crate::open::Start::Demo, WorkspaceOptions::default())?;
+        generate(&ws, rows)?;
+        return Ok(None);
+    }
     let dir = dir.clone().unwrap_or_else(std::env::temp_dir);
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(format!("countersign-bench-{}.countersign", std::process::id()));
@@ -243,7 +252,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport> {
     ));
     let reader = bench_reader(&ws, queries)?;
     say(reader_line(&format!("{rows} invoices"), &reader));
-    Ok(BenchReport {
+    Ok(Some(BenchReport {
         invoices: rows,
         accounts: ACCOUNTS,
         query,
@@ -254,7 +263,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport> {
         reader_demo,
         reader,
         import,
-    })
+    }))
 }
 
 /// Questions of the kinds the reader reads (names, values, terms, quantities, dates, related).
@@ -513,7 +522,11 @@ fn bench_ops(ws: &Workspace, rows: usize, runs: usize) -> Result<(Vec<OpFigure>,
         [half - 1],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    let account = "bacc_00042";
+    // The related list of an account that has invoices: the first generated invoice's.
+    let account: String =
+        conn.query_row(&format!("SELECT \"f_account\" FROM {inv} WHERE id = 'binv_0000000'"), [], |r| {
+            r.get(0)
+        })?;
     type RawParams = Vec<Box<dyn rusqlite::ToSql>>;
     let ops: Vec<(&str, Kernel, String, RawParams)> = vec![
         (
@@ -574,13 +587,13 @@ fn bench_ops(ws: &Workspace, rows: usize, runs: usize) -> Result<(Vec<OpFigure>,
         (
             "related_list",
             Kernel::Query(json!({"object": "invoice", "fields": ["number", "status", "issue_date", "total"],
-                "filters": {"field": "account", "op": "eq", "value": account},
+                "filters": {"field": "account", "op": "eq", "value": account.clone()},
                 "sort": [{"field": "issue_date", "direction": "desc"}], "limit": 50})),
             format!(
                 "SELECT i.id, i.\"f_number\", i.\"f_status\", i.\"f_issue_date\", i.\"f_total\" FROM {inv} i
                  WHERE i.\"f_account\" = ?1 ORDER BY i.\"f_issue_date\" DESC, i.rowid LIMIT 50"
             ),
-            vec![Box::new(account)],
+            vec![Box::new(account.clone())],
         ),
         (
             "ask_answer_query",

@@ -150,7 +150,13 @@ impl Catalog {
                             format!("rule `{}` names unknown field `{path}`", r.key),
                         )
                     })?;
-                    Ok(Operand { expr: column(path), slot, def: Box::new(o.fields[slot].clone()), row: None })
+                    Ok(Operand {
+                        expr: column(path),
+                        slot,
+                        def: Box::new(o.fields[slot].clone()),
+                        row: None,
+                        text_index: None,
+                    })
                 };
                 let predicate = r.assert.compile(&mut resolve).map_err(|e| {
                     Error::new(

@@ -95,6 +95,9 @@ pub struct Operand {
     /// `matches` finds that row's id in the corpus). `None` where a condition is evaluated on
     /// one record in memory (validation rules).
     pub row: Option<(String, String)>,
+    /// An FTS5 trigram index of this column whose rowids are the row's (the name field's): a
+    /// `contains` of three or more characters reads its matches from it instead of every row.
+    pub text_index: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -451,6 +454,20 @@ impl Predicate {
                     }
                     _ => {}
                 }
+                // Narrowed by the trigram index, then checked as always (the index folds case
+                // beyond ASCII; `lower` does not).
+                let narrowed = match (op, rhs, &lhs.text_index, &lhs.row) {
+                    (Op::Contains, Rhs::Value(Scalar::Text(n)), Some(index), Some((_, alias)))
+                        if n.chars().count() >= 3 =>
+                    {
+                        sql.push_str(&format!(
+                            "({alias}.rowid IN (SELECT rowid FROM \"{index}\" WHERE \"{index}\" MATCH ?) AND "
+                        ));
+                        params.push(Scalar::Text(format!("\"{}\"", n.replace('"', "\"\""))));
+                        true
+                    }
+                    _ => false,
+                };
                 let r = match rhs {
                     Rhs::Field(o) => {
                         sql.push_str(&format!("({l} IS NOT NULL AND {} IS NOT NULL AND ", o.expr));
@@ -480,6 +497,9 @@ impl Predicate {
                 };
                 sql.push_str(&cmp);
                 sql.push(')');
+                if narrowed {
+                    sql.push(')');
+                }
             }
         }
     }

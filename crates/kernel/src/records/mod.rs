@@ -12,6 +12,7 @@ pub mod deploy;
 pub mod describe;
 pub mod import;
 pub mod keyset;
+pub mod name_search;
 pub mod names;
 pub mod query;
 pub mod save;

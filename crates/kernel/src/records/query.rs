@@ -314,7 +314,13 @@ impl Builder<'_, '_> {
 
     fn own_field(&self, meta: &ObjectMeta, alias: &str, key: &str) -> Result<Operand> {
         if let Some(def) = system_field(key) {
-            return Ok(Operand { expr: format!("{alias}.{key}"), slot: 0, def: Box::new(def), row: None });
+            return Ok(Operand {
+                expr: format!("{alias}.{key}"),
+                slot: 0,
+                def: Box::new(def),
+                row: None,
+                text_index: None,
+            });
         }
         let (_, f) = self.session.readable_field(meta, key)?;
         Ok(Operand {
@@ -322,6 +328,7 @@ impl Builder<'_, '_> {
             slot: 0,
             def: Box::new(f.clone()),
             row: Some((meta.key().to_string(), alias.to_string())),
+            text_index: (key == meta.def.name_field).then(|| crate::records::name_search::table(meta.key())),
         })
     }
 }

@@ -256,9 +256,17 @@ fn the_benchmark_runs_and_its_paths_agree() {
         updates: 100,
         queries: 2,
         dir: Some(dir.path().to_path_buf()),
+        generate_only: None,
     })
-    .unwrap();
+    .unwrap()
+    .expect("a report");
     assert!(report.query.same_ids, "kernel and hand-written SQL disagree");
+    // Every operation at scale returns the rows the hand-written SQL returns.
+    assert_eq!(report.ops.len(), 11);
+    for op in &report.ops {
+        assert!(op.same_rows, "{}: the kernel and raw SQL disagree", op.op);
+        assert!(op.rows > 0, "{} returned nothing", op.op);
+    }
     assert_eq!(report.query.rows_returned, 50);
     assert!(report.save.kernel_per_sec > 0.0);
     let import = report.import.expect("the import benchmark ran");

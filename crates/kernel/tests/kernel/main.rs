@@ -30,6 +30,7 @@ mod limits;
 mod logging;
 mod model_files;
 mod model_runtime;
+mod name_search;
 mod proposals;
 mod provider;
 mod query;

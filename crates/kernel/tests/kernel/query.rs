@@ -261,6 +261,7 @@ fn check_agreement(object: &str, fields: &[(&str, &[&str])], seed: u64) {
                     slot,
                     def: Box::new(meta.fields()[slot].clone()),
                     row: None,
+                    text_index: None,
                 })
             })
             .unwrap();
@@ -527,7 +528,13 @@ fn matches_finds_long_texts_by_their_stemmed_words_in_readable_rows_only() {
     let meta = catalog.object_meta("note").unwrap();
     let in_memory = rule.compile(&mut |p: &str| {
         let slot = meta.field_index(p).unwrap();
-        Ok(Operand { expr: String::new(), slot, def: Box::new(meta.fields()[slot].clone()), row: None })
+        Ok(Operand {
+            expr: String::new(),
+            slot,
+            def: Box::new(meta.fields()[slot].clone()),
+            row: None,
+            text_index: None,
+        })
     });
     assert!(in_memory.is_err(), "a rule is evaluated on one record, not the corpus");
     drop(ava);

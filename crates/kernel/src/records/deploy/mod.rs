@@ -201,6 +201,7 @@ pub(crate) fn apply(
     }
     crate::records::value_index::follow_deploy(&tx, old, &catalog)?;
     crate::records::counts::follow(&tx, &catalog)?;
+    crate::records::name_search::follow(&tx, &catalog)?;
     crate::records::use_index::follow_deploy(&tx)?;
     let changes: Vec<String> =
         diff(old.map(|c| &c.stored), new).iter().map(MetadataChange::summary).collect();
