@@ -61,6 +61,17 @@ export TAURI_DRIVER_LOG="$work/tauri-driver.log"
 bash scripts/with-keyring.sh bash scripts/with-tauri-driver.sh \
   bash -c 'cd tests/e2e && node --test --test-concurrency=1 --test-reporter=spec app.test.mjs window-place.test.mjs' \
   || { echo "--- tauri-driver log ---" >&2; cat "$work/tauri-driver.log" >&2 || true; exit 1; }
+# The list at scale: a workspace with a million invoices (the benchmark's data set, written
+# with raw SQL as setup), opened in the app; each step's time from input to rows drawn.
+cargo build --locked -p countersign-cli
+cli="$root/target/debug/countersign-cli"
+scale_ws="$work/scale.countersign"
+"$cli" bench --rows "${SCALE_ROWS:-1000000}" --generate-only "$scale_ws" >/dev/null
+COUNTERSIGN_WORKSPACE="$scale_ws" SCALE_ROWS="${SCALE_ROWS:-1000000}" bash scripts/with-keyring.sh bash scripts/with-tauri-driver.sh \
+  bash -c 'cd tests/e2e && node --test --test-reporter=spec scale.test.mjs' \
+  || { echo "--- tauri-driver log ---" >&2; cat "$work/tauri-driver.log" >&2 || true; exit 1; }
+rm -f "$scale_ws" "$scale_ws"-wal "$scale_ws"-shm
+
 # First launch on a fresh home directory: no provider, the built-in model's file in the app's
 # models folder (as scripts/run.sh leaves it), llama-server found through the environment.
 fresh="$work/fresh-home"
@@ -87,8 +98,6 @@ fi
 # that pins it (the model is started in place of the 0.5B: one local model runs at a time).
 scripts/local-model stop || true
 assistant_url=$(COUNTERSIGN_LOCAL_MODEL_PORT=8091 scripts/local-model start --size 1.5b)
-cargo build --locked -p countersign-cli
-cli="$root/target/debug/countersign-cli"
 assistant_ws="$work/assistant.countersign"
 "$cli" --workspace "$assistant_ws" init --demo >/dev/null
 "$cli" --workspace "$assistant_ws" --as ava provider add local --kind openai --url "$assistant_url" >/dev/null
