@@ -16,6 +16,8 @@ pub struct Desk(Mutex<Open>);
 pub(crate) struct Open {
     pub(crate) ws: Workspace,
     pub(crate) user: String,
+    /// When indexes were last tuned (see `Desk::tune_indexes`).
+    tuned_at: Option<std::time::Instant>,
 }
 
 impl Open {
@@ -26,7 +28,7 @@ impl Open {
             .map(str::to_string)
             .or_else(|| catalog.definition.users.iter().find(|u| u.active).map(|u| u.key.clone()))
             .ok_or_else(|| Error::new(Code::UnknownUser, "the workspace has no active user"))?;
-        Ok(Open { ws, user })
+        Ok(Open { ws, user, tuned_at: None })
     }
 }
 
@@ -59,11 +61,19 @@ impl Desk {
     /// then the indexes are made or dropped on a connection of their own, so the window keeps
     /// reading while one builds. Best effort (logged).
     pub fn tune_indexes(&self) {
-        let path = match self.with(|open| {
-            open.ws.flush_index_use()?;
-            Ok(open.ws.path().to_path_buf())
-        }) {
-            Ok(p) => p,
+        // Tuned when lists were used since, and hourly (idle indexes are dropped).
+        let due = self.with(|open| {
+            let used = open.ws.flush_index_use()?;
+            let hourly = open.tuned_at.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(3600));
+            if used == 0 && !hourly {
+                return Ok(None);
+            }
+            open.tuned_at = Some(std::time::Instant::now());
+            Ok(Some(open.ws.path().to_path_buf()))
+        });
+        let path = match due {
+            Ok(Some(p)) => p,
+            Ok(None) => return,
             Err(e) => return tracing::warn!(code = e.code.as_str(), "index use not recorded"),
         };
         let tuned = open::open(&path, WorkspaceOptions::default())

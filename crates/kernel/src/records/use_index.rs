@@ -205,12 +205,13 @@ impl Session<'_> {
 
 impl Workspace {
     /// Write the shapes counted in memory to `index_use` (quick; the rest of `tune` may run on
-    /// another connection to the same file).
-    pub fn flush_index_use(&self) -> Result<()> {
+    /// another connection to the same file). Returns how many shapes were written.
+    pub fn flush_index_use(&self) -> Result<usize> {
         let counted = self.extension::<Usage>().take();
         if counted.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
+        let shapes = counted.len();
         let now = timestamp(self.clock.now());
         let tx = crate::store::immediate(self.conn())?;
         for (shape, n) in counted {
@@ -221,7 +222,7 @@ impl Workspace {
             .execute(params![shape.object, shape.key(), n as i64, now])?;
         }
         tx.commit()?;
-        Ok(())
+        Ok(shapes)
     }
 
     /// Create the indexes used shapes need and drop the idle ones (see the module's text).
