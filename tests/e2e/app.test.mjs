@@ -31,10 +31,24 @@ async function waitText(id, expected, timeout = 10000) {
 async function openAccount(name, id) {
   await el("nav-account").click();
   await el("list-search").waitForDisplayed();
-  await el("list-search").setValue(name);
-  await el(`row-${id}`).waitForDisplayed({ timeout: 10000 });
+  await searchList(name);
   await el(`row-${id}`).click();
   await waitText("record-title", name);
+}
+
+/**
+ * Type into the list's search and wait until it has run: every row shown is a match. (A row may
+ * be on screen before the search runs, at another place: a click there would land beside it.)
+ */
+async function searchList(text) {
+  await el("list-search").setValue(text);
+  await browser.waitUntil(
+    async () => {
+      const shown = await rowTexts();
+      return shown.length > 0 && shown.every((t) => t.includes(text));
+    },
+    { timeout: 10000, timeoutMsg: `the search for ${text} never showed` },
+  );
 }
 
 /** The text of every rendered list row, read in the page (one round trip). */
@@ -210,8 +224,7 @@ test("related lists and the invoice list", async () => {
   await shot("10-invoices-filtered");
   await el("filter-status").selectByAttribute("value", "");
   await el("filter-account.name").clearValue();
-  await el("list-search").setValue("INV-2025-00001");
-  await el("row-inv_0001").waitForDisplayed({ timeout: 10000 });
+  await searchList("INV-2025-00001");
   await shot("11-invoices-search");
   await el("row-inv_0001").click();
   await el("tab-related").click();
@@ -502,8 +515,7 @@ test("extract: into a record, accept the chosen field, undo from history; a new 
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
   await el("nav-invoice").click();
   await el("list-search").waitForDisplayed();
-  await el("list-search").setValue("INV-2025-00001");
-  await el("row-inv_0001").waitForDisplayed({ timeout: 10000 });
+  await searchList("INV-2025-00001");
   await el("row-inv_0001").click();
   await waitText("value-po_number", "PO-28506");
   await el("extract-into").click();

@@ -13,6 +13,9 @@ export class Pages<T> {
   /** Rows in the whole list when known (an unfiltered count, or a filtered one under the cap). */
   total: number | null = null;
   private pages = new Map<number, Loaded<T>>();
+  // The list before a reset, shown until the new list's first page arrives: rows do not blink
+  // away while the user types, and a click lands on the row they see.
+  private stale = new Map<number, Loaded<T>>();
   private inflight = new Map<number, Promise<void>>();
   private generation = 0;
 
@@ -25,9 +28,10 @@ export class Pages<T> {
   /** Rows to give the list: the total when known, else what is loaded in a row from the start, plus one while more exist. */
   get count(): number {
     if (this.total !== null) return this.total;
+    const pages = this.shown;
     let n = 0;
     for (let p = 0; ; p++) {
-      const page = this.pages.get(p);
+      const page = pages.get(p);
       if (!page) return p === 0 ? 1 : n + 1;
       n += page.rows.length;
       if (!page.more) return n;
@@ -49,7 +53,11 @@ export class Pages<T> {
   }
 
   row(index: number): T | undefined {
-    return this.pages.get(Math.floor(index / this.pageSize))?.rows[index % this.pageSize];
+    return this.shown.get(Math.floor(index / this.pageSize))?.rows[index % this.pageSize];
+  }
+
+  private get shown(): Map<number, Loaded<T>> {
+    return this.pages.size === 0 && this.stale.size > 0 ? this.stale : this.pages;
   }
 
   /** Load the pages holding rows `from`…`to` that are not loaded. Resolves true if rows changed. */
@@ -81,16 +89,18 @@ export class Pages<T> {
       }
       const page = await this.fetch(after, this.pageSize);
       if (gen !== this.generation) return;
+      this.stale.clear();
       this.pages.set(p, { rows: page.records, next: page.next ?? null, more: page.has_more });
     })().finally(() => this.inflight.delete(p));
     this.inflight.set(p, task);
     return task;
   }
 
-  /** Forget everything (new sort, search or user); the next `ensure(0)` loads page one. */
+  /** Start over (new sort, search or user); the next `ensure(0)` loads page one, and the old rows show until it arrives. */
   reset(): void {
     this.generation += 1;
-    this.pages.clear();
+    if (this.pages.size) this.stale = this.pages;
+    this.pages = new Map();
     this.inflight.clear();
     this.total = null;
   }

@@ -105,8 +105,13 @@ describe("pages", () => {
     expect(pages.hasMore).toBe(false);
     expect(pages.count).toBe(450);
     expect(calls).toEqual(["page from 0", "page from 200", "page from 400"]);
+    // After a reset the old rows show until the new list's first page arrives.
     pages.reset();
-    expect(pages.count).toBe(1);
+    expect(pages.row(3)).toBe(3);
+    expect(pages.count).toBe(450);
+    await pages.ensure(0);
+    expect(pages.count).toBe(201);
+    expect(pages.row(300)).toBeUndefined();
   });
   it("starts a page far down from the cursor at its position, with the total known", async () => {
     const calls: string[] = [];
