@@ -23,12 +23,7 @@ pub(crate) fn follow(conn: &Connection, catalog: &Catalog) -> Result<()> {
         let name = table(&o.key);
         wanted.push(name.clone());
         let col = column(&o.name_field);
-        let sql: Option<String> = conn
-            .query_row("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1", [&name], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        if sql.is_some_and(|s| s.contains(&col)) {
+        if index_sql(conn, &o.key)?.is_some_and(|s| s.contains(&col)) {
             continue;
         }
         install(conn, &o.key, &col)?;
@@ -48,10 +43,7 @@ fn install(conn: &Connection, object: &str, col: &str) -> Result<()> {
     let (s, t) = (table(object), table_of(object));
     let content = t.trim_matches('"');
     conn.execute_batch(&format!(
-        "DROP TRIGGER IF EXISTS \"ns_{object}_insert\";
-         DROP TRIGGER IF EXISTS \"ns_{object}_delete\";
-         DROP TRIGGER IF EXISTS \"ns_{object}_update\";
-         DROP TABLE IF EXISTS \"{s}\";
+        "{}
          CREATE VIRTUAL TABLE \"{s}\" USING fts5({col}, content='{content}', content_rowid='rowid', tokenize='trigram');
          CREATE TRIGGER \"ns_{object}_insert\" AFTER INSERT ON {t} BEGIN
              INSERT INTO \"{s}\" (rowid, {col}) VALUES (NEW.rowid, NEW.{col});
@@ -63,7 +55,8 @@ fn install(conn: &Connection, object: &str, col: &str) -> Result<()> {
              INSERT INTO \"{s}\" (\"{s}\", rowid, {col}) VALUES ('delete', OLD.rowid, OLD.{col});
              INSERT INTO \"{s}\" (rowid, {col}) VALUES (NEW.rowid, NEW.{col});
          END;
-         INSERT INTO \"{s}\" (\"{s}\") VALUES ('rebuild');"
+         INSERT INTO \"{s}\" (\"{s}\") VALUES ('rebuild');",
+        drop_sql(object)
     ))?;
     Ok(())
 }
@@ -72,15 +65,23 @@ fn install(conn: &Connection, object: &str, col: &str) -> Result<()> {
 /// triggers go first (SQLite refuses to drop a column a trigger names); the deploy's `follow`
 /// makes the index of the new name field.
 pub(crate) fn forget_column(conn: &Connection, object: &str, field: &str) -> Result<()> {
-    let s = table(object);
-    let sql: Option<String> = conn
-        .query_row("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1", [&s], |r| r.get(0))
-        .optional()?;
-    if sql.is_some_and(|q| q.contains(&column(field))) {
-        conn.execute_batch(&format!(
-            "DROP TRIGGER IF EXISTS \"ns_{object}_insert\"; DROP TRIGGER IF EXISTS \"ns_{object}_delete\";
-             DROP TRIGGER IF EXISTS \"ns_{object}_update\"; DROP TABLE IF EXISTS \"{s}\";"
-        ))?;
+    if index_sql(conn, object)?.is_some_and(|q| q.contains(&column(field))) {
+        conn.execute_batch(&drop_sql(object))?;
     }
     Ok(())
+}
+
+/// How an object's name index was made (`CREATE VIRTUAL TABLE …`), if it exists.
+fn index_sql(conn: &Connection, object: &str) -> Result<Option<String>> {
+    let sql = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1";
+    Ok(conn.query_row(sql, [table(object)], |r| r.get(0)).optional()?)
+}
+
+/// The SQL that drops an object's name index and its triggers.
+fn drop_sql(object: &str) -> String {
+    let s = table(object);
+    format!(
+        "DROP TRIGGER IF EXISTS \"ns_{object}_insert\"; DROP TRIGGER IF EXISTS \"ns_{object}_delete\";
+         DROP TRIGGER IF EXISTS \"ns_{object}_update\"; DROP TABLE IF EXISTS \"{s}\";"
+    )
 }

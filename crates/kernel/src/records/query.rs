@@ -227,7 +227,9 @@ struct Builder<'s, 'w> {
     join_params: Vec<Scalar>,
 }
 
-fn system_field(key: &str) -> Option<FieldDef> {
+/// A column every record table has (`id`, `owner`, `version`, `created_at`, `updated_at`), as
+/// a field.
+pub(crate) fn system_field(key: &str) -> Option<FieldDef> {
     let (label, t) = match key {
         "id" => ("Id", FieldType::Text),
         "owner" => ("Owner", FieldType::Text),

@@ -15,7 +15,7 @@ use crate::metadata::condition::Condition;
 use crate::metadata::definition::FieldType;
 use crate::metadata::types::{Comparison, Op};
 use crate::records::access::Session;
-use crate::records::query::{Direction, QuerySpec};
+use crate::records::query::{system_field, Direction, QuerySpec};
 use crate::records::save::table_of;
 use crate::records::workspace::Workspace;
 use rusqlite::{params, OptionalExtension};
@@ -62,6 +62,11 @@ impl Shape {
             .map(|k| (k.field.clone(), k.direction))
             .collect();
         (!sort.is_empty() || !equal.is_empty()).then(|| Shape { object: spec.object.clone(), equal, sort })
+    }
+
+    /// Its fields: the equal ones, then the sorted ones.
+    fn fields(&self) -> impl Iterator<Item = &str> {
+        self.equal.iter().map(String::as_str).chain(self.sort.iter().map(|(f, _)| f.as_str()))
     }
 
     /// The canonical text of a shape: `status=|issue_date desc`.
@@ -260,15 +265,10 @@ impl Workspace {
             let Some(shape) = Shape::parse(&object, &key) else { continue };
             let Ok(meta) = catalog.object_meta(&object) else { continue };
             // Every field of the shape must still be a live field of the object.
-            let fields: Vec<&str> = shape
-                .equal
-                .iter()
-                .map(String::as_str)
-                .chain(shape.sort.iter().map(|(f, _)| f.as_str()))
-                .collect();
-            let system_field =
-                |f: &str| matches!(f, "id" | "owner" | "created_at" | "updated_at" | "version");
-            if !fields.iter().all(|f| system_field(f) || meta.def.fields.iter().any(|d| d.key == *f)) {
+            if !shape
+                .fields()
+                .all(|f| system_field(f).is_some() || meta.def.fields.iter().any(|d| d.key == f))
+            {
                 continue;
             }
             let rows = crate::records::counts::kept(self.conn(), &object, None)?;
@@ -296,10 +296,7 @@ impl Workspace {
         let key = shape.key();
         let digest = format!("{:x}", Sha256::digest(format!("{}:{key}", shape.object).as_bytes()));
         let name = format!("use_{}_{}", shape.object, &digest[..10]);
-        let col = |f: &str| match f {
-            "id" | "owner" | "created_at" | "updated_at" | "version" => f.to_string(),
-            _ => column(f),
-        };
+        let col = |f: &str| if system_field(f).is_some() { f.to_string() } else { column(f) };
         let mut cols: Vec<String> = shape.equal.iter().map(|f| col(f)).collect();
         cols.extend(
             shape
@@ -327,8 +324,7 @@ impl Workspace {
 
     fn drop_use_index(&self, name: &str) -> Result<()> {
         let tx = crate::store::immediate(self.conn())?;
-        tx.execute_batch(&format!("DROP INDEX IF EXISTS \"{}\"", name.replace('"', "")))?;
-        tx.execute("DELETE FROM use_index WHERE name = ?1", [name])?;
+        drop_index(&tx, name)?;
         tx.commit()?;
         tracing::info!("use index dropped");
         Ok(())
@@ -404,7 +400,7 @@ fn use_index_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<UseIndex> {
 /// sorts nothing itself.
 fn served(session: &Session<'_>, spec: &QuerySpec) -> Result<bool> {
     let plan = session.plan(spec)?;
-    Ok(!plan.contains("USE TEMP B-TREE") && !plan.contains("SCAN t\n") && !plan.ends_with("SCAN t"))
+    Ok(!plan.lines().any(|step| step.contains("USE TEMP B-TREE") || step == "SCAN t"))
 }
 
 /// Drop the records of indexes that went with a column or table a deploy removed.
@@ -423,16 +419,19 @@ pub(crate) fn forget_column(conn: &rusqlite::Connection, object: &str, field: &s
         .query_map([object], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
         .collect::<rusqlite::Result<Vec<_>>>()?
         .into_iter()
-        .filter(|(_, shape)| {
-            Shape::parse(object, shape)
-                .is_some_and(|s| s.equal.iter().any(|f| f == field) || s.sort.iter().any(|(f, _)| f == field))
-        })
+        .filter(|(_, shape)| Shape::parse(object, shape).is_some_and(|s| s.fields().any(|f| f == field)))
         .map(|(n, _)| n)
         .collect();
     for n in names {
-        conn.execute_batch(&format!("DROP INDEX IF EXISTS \"{n}\""))?;
-        conn.execute("DELETE FROM use_index WHERE name = ?1", [&n])?;
+        drop_index(conn, &n)?;
     }
+    Ok(())
+}
+
+/// Drop one index made by use, and its record.
+fn drop_index(conn: &rusqlite::Connection, name: &str) -> Result<()> {
+    conn.execute_batch(&format!("DROP INDEX IF EXISTS \"{}\"", name.replace('"', "")))?;
+    conn.execute("DELETE FROM use_index WHERE name = ?1", [name])?;
     Ok(())
 }
 
