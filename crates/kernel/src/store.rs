@@ -634,20 +634,3 @@ pub(crate) fn once(
     tx.commit()?;
     Ok(())
 }
-
-/// Run `f` inside a savepoint: on error everything `f` wrote is undone and the outer
-/// transaction goes on. Used to keep one bad row of an import from leaving anything behind.
-pub fn savepoint<T>(conn: &Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    // Prepared once per connection (an import takes one savepoint per row).
-    conn.prepare_cached("SAVEPOINT row_write")?.execute([])?;
-    match f() {
-        Ok(v) => {
-            conn.prepare_cached("RELEASE row_write")?.execute([])?;
-            Ok(v)
-        }
-        Err(e) => {
-            conn.execute_batch("ROLLBACK TO row_write; RELEASE row_write")?;
-            Err(e)
-        }
-    }
-}

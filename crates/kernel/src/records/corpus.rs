@@ -5,7 +5,7 @@
 //! access and field level after retrieval, and a hit the user may not read is dropped.
 
 use crate::error::Result;
-use crate::metadata::catalog::Catalog;
+use crate::metadata::catalog::{Catalog, ObjectMeta};
 use crate::metadata::definition::{FieldLevel, FieldType};
 use crate::records::access::Session;
 use rusqlite::{params, Connection};
@@ -22,6 +22,17 @@ pub(crate) fn index_field(
 ) -> Result<()> {
     conn.prepare_cached("DELETE FROM corpus WHERE object = ?1 AND record_id = ?2 AND field = ?3")?
         .execute(params![object, id, field])?;
+    add_field(conn, object, id, field, text)
+}
+
+/// Put one field's text of a new record in the index (there is no entry to replace).
+pub(crate) fn add_field(
+    conn: &Connection,
+    object: &str,
+    id: &str,
+    field: &str,
+    text: Option<&str>,
+) -> Result<()> {
     if let Some(t) = text.filter(|t| !t.trim().is_empty()) {
         conn.prepare_cached("INSERT INTO corpus (object, record_id, field, body) VALUES (?1, ?2, ?3, ?4)")?
             .execute(params![object, id, field, t])?;
@@ -35,19 +46,26 @@ pub(crate) fn build_if_new(conn: &Connection, catalog: &Catalog) -> Result<()> {
     crate::store::once(conn, "corpus_built", |tx| {
         tx.execute("DELETE FROM corpus", [])?;
         for meta in catalog.objects() {
-            for f in meta.fields().iter().filter(|f| f.field_type == FieldType::LongText) {
-                tx.execute(
-                    &format!(
-                        "INSERT INTO corpus (object, record_id, field, body) SELECT ?1, id, ?2, {col} FROM {table} WHERE {col} IS NOT NULL AND {col} <> ''",
-                        col = crate::metadata::catalog::column(&f.key),
-                        table = meta.table
-                    ),
-                    params![meta.key(), f.key],
-                )?;
-            }
+            add_rows(tx, meta, 0)?;
         }
         Ok(())
     })
+}
+
+/// Put the long texts of `meta`'s rows after `after_rowid` in the index (rows with no entry
+/// yet: a new index, or the rows a batch of saves created).
+pub(crate) fn add_rows(conn: &Connection, meta: &ObjectMeta, after_rowid: i64) -> Result<()> {
+    for f in meta.fields().iter().filter(|f| f.field_type == FieldType::LongText) {
+        conn.execute(
+            &format!(
+                "INSERT INTO corpus (object, record_id, field, body) SELECT ?1, id, ?2, {col} FROM {table} WHERE rowid > ?3 AND {col} IS NOT NULL AND {col} <> ''",
+                col = crate::metadata::catalog::column(&f.key),
+                table = meta.table
+            ),
+            params![meta.key(), f.key, after_rowid],
+        )?;
+    }
+    Ok(())
 }
 
 /// One passage found in the corpus that the user may read.

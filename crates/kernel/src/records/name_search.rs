@@ -45,9 +45,7 @@ fn install(conn: &Connection, object: &str, col: &str) -> Result<()> {
     conn.execute_batch(&format!(
         "{}
          CREATE VIRTUAL TABLE \"{s}\" USING fts5({col}, content='{content}', content_rowid='rowid', tokenize='trigram');
-         CREATE TRIGGER \"ns_{object}_insert\" AFTER INSERT ON {t} BEGIN
-             INSERT INTO \"{s}\" (rowid, {col}) VALUES (NEW.rowid, NEW.{col});
-         END;
+         {}
          CREATE TRIGGER \"ns_{object}_delete\" AFTER DELETE ON {t} BEGIN
              INSERT INTO \"{s}\" (\"{s}\", rowid, {col}) VALUES ('delete', OLD.rowid, OLD.{col});
          END;
@@ -56,8 +54,45 @@ fn install(conn: &Connection, object: &str, col: &str) -> Result<()> {
              INSERT INTO \"{s}\" (rowid, {col}) VALUES (NEW.rowid, NEW.{col});
          END;
          INSERT INTO \"{s}\" (\"{s}\") VALUES ('rebuild');",
-        drop_sql(object)
+        drop_sql(object),
+        insert_trigger_sql(object, col),
     ))?;
+    Ok(())
+}
+
+fn insert_trigger_sql(object: &str, col: &str) -> String {
+    let (s, t) = (table(object), table_of(object));
+    format!(
+        "CREATE TRIGGER \"ns_{object}_insert\" AFTER INSERT ON {t} BEGIN
+             INSERT INTO \"{s}\" (rowid, {col}) VALUES (NEW.rowid, NEW.{col});
+         END;"
+    )
+}
+
+/// Rows a batch of saves creates reach the name index together, not one statement each (a
+/// statement that writes to an FTS5 table flushes its pending terms, so one row per statement
+/// makes one index segment per row). `pause` drops the insert trigger inside the batch's
+/// transaction and says which column the index reads; `resume` indexes the rows after
+/// `after_rowid` and puts the trigger back, in the same transaction.
+pub(crate) fn pause(conn: &Connection, object: &str) -> Result<Option<String>> {
+    let Some(sql) = index_sql(conn, object)? else { return Ok(None) };
+    // `fts5("f_name", content=…)`: the indexed column is the first argument.
+    let col =
+        sql.split_once("fts5(").and_then(|(_, rest)| rest.split_once(',')).map(|(c, _)| c.trim().to_string());
+    if col.is_some() {
+        conn.execute_batch(&format!("DROP TRIGGER IF EXISTS \"ns_{object}_insert\""))?;
+    }
+    Ok(col)
+}
+
+/// See [`pause`].
+pub(crate) fn resume(conn: &Connection, object: &str, col: &str, after_rowid: i64) -> Result<()> {
+    let (s, t) = (table(object), table_of(object));
+    conn.prepare(&format!(
+        "INSERT INTO \"{s}\" (rowid, {col}) SELECT rowid, {col} FROM {t} WHERE rowid > ?1"
+    ))?
+    .execute([after_rowid])?;
+    conn.execute_batch(&insert_trigger_sql(object, col))?;
     Ok(())
 }
 

@@ -88,27 +88,74 @@ pub(crate) fn put(
     if old == new {
         return Ok(());
     }
-    if let Some(old) = old.filter(|v| !v.trim().is_empty()) {
-        let left: Option<i64> = conn
-            .prepare_cached(
-                "UPDATE value_index SET uses = uses - 1 WHERE object = ?1 AND field = ?2 AND value = ?3 RETURNING uses",
-            )?
-            .query_row(params![object, field, old], |r| r.get(0))
-            .optional()?;
-        if left.is_some_and(|n| n <= 0) {
-            conn.prepare_cached("DELETE FROM value_index WHERE object = ?1 AND field = ?2 AND value = ?3")?
-                .execute(params![object, field, old])?;
-            // A value's probes follow from the value: each is deleted by its primary key.
-            let mut delete = conn.prepare_cached(
-                "DELETE FROM value_probe WHERE probe = ?1 AND object = ?2 AND field = ?3 AND value = ?4",
-            )?;
-            for p in probes_of(old).unwrap_or_default() {
-                delete.execute(params![p, object, field, old])?;
+    if let Some(old) = indexable(old) {
+        remove(conn, object, field, old, 1)?;
+    }
+    if let Some(new) = indexable(new) {
+        add(conn, object, field, new, 1)?;
+    }
+    Ok(())
+}
+
+fn indexable(value: Option<&str>) -> Option<&str> {
+    value.filter(|v| !v.trim().is_empty())
+}
+
+/// Uses summed in memory before they are written (a batch of saves): per value, the uses
+/// gained less the uses lost.
+#[derive(Debug, Default)]
+pub(crate) struct Uses(std::collections::HashMap<(String, String, String), i64>);
+
+impl Uses {
+    /// [`put`], summed.
+    pub fn put(&mut self, object: &str, field: &str, old: Option<&str>, new: Option<&str>) {
+        if old == new {
+            return;
+        }
+        for (value, n) in [(indexable(old), -1), (indexable(new), 1)] {
+            if let Some(v) = value {
+                *self.0.entry((object.to_string(), field.to_string(), v.to_string())).or_default() += n;
             }
         }
     }
-    if let Some(new) = new.filter(|v| !v.trim().is_empty()) {
-        add(conn, object, field, new, 1)?;
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Write the sums, in key order (the index's own order), and forget them.
+    pub fn write(&mut self, conn: &Connection) -> Result<()> {
+        let mut sums: Vec<_> = std::mem::take(&mut self.0).into_iter().filter(|(_, n)| *n != 0).collect();
+        sums.sort_unstable();
+        for ((object, field, value), n) in sums {
+            if n > 0 {
+                add(conn, &object, &field, &value, n)?;
+            } else {
+                remove(conn, &object, &field, &value, -n)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Take `uses` uses from a value; a value left with none goes, with its probes.
+fn remove(conn: &Connection, object: &str, field: &str, value: &str, uses: i64) -> Result<()> {
+    let left: Option<i64> = conn
+        .prepare_cached(
+            "UPDATE value_index SET uses = uses - ?4 WHERE object = ?1 AND field = ?2 AND value = ?3 RETURNING uses",
+        )?
+        .query_row(params![object, field, value, uses], |r| r.get(0))
+        .optional()?;
+    if left.is_some_and(|n| n <= 0) {
+        conn.prepare_cached("DELETE FROM value_index WHERE object = ?1 AND field = ?2 AND value = ?3")?
+            .execute(params![object, field, value])?;
+        // A value's probes follow from the value: each is deleted by its primary key.
+        let mut delete = conn.prepare_cached(
+            "DELETE FROM value_probe WHERE probe = ?1 AND object = ?2 AND field = ?3 AND value = ?4",
+        )?;
+        for p in probes_of(value).unwrap_or_default() {
+            delete.execute(params![p, object, field, value])?;
+        }
     }
     Ok(())
 }

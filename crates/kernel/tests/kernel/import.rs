@@ -301,3 +301,63 @@ fn a_cancelled_import_reports_progress_and_leaves_nothing_written() {
     assert!(r.committed && !r.cancelled);
     assert_eq!(last.map(|p| (p.rows, p.imported)), Some((2000, 2000)));
 }
+
+/// An import is one batch of saves: what is derived from its rows (the value index, the name
+/// search, the full-text corpus, one history entry per record) is written at its end, and is
+/// then what single saves would have written. A row that fails at its write (an id that
+/// exists) leaves nothing behind without a savepoint of its own.
+#[test]
+fn an_import_indexes_its_rows_as_single_saves_would_and_a_failed_write_leaves_nothing() {
+    let f = demo();
+    let ava = f.ws.session("ava").unwrap();
+    let history_before = ava.history_of("account", "acc_0001").unwrap();
+    let csv = "id,name,billing_city,description,credit_limit\n\
+               ,Quillmoor Trading,Reykjavik,Ships zeppelinite by sea,\n\
+               acc_0001,Taken Id Ltd,Oslo,Never written zorbalite,\n\
+               ,Quillmoor Shipping,Reykjavik,Ships by air,\n\
+               ,Broken Row,Oslo,,not a number\n";
+    let r = import::import_csv(
+        &ava,
+        "account",
+        csv.as_bytes(),
+        &ImportOptions { mode: ImportMode::SkipInvalid, ..Default::default() },
+    )
+    .unwrap();
+    assert_eq!((r.imported, r.failed, r.committed), (2, 2, true), "{:?}", r.errors);
+    assert_eq!(r.errors[0].code, countersign_kernel::Code::Duplicate, "{:?}", r.errors);
+
+    // The failed write left nothing: the existing record's history, no stray value, no text.
+    assert_eq!(ava.history_of("account", "acc_0001").unwrap(), history_before);
+    crate::value_index::assert_index_is_the_tables(&f.ws);
+    assert!(ava.search_corpus("zorbalite", 5).unwrap().is_empty());
+    let by_name = |needle: &str| {
+        let spec = QuerySpec::from_json(&json!({"object": "account", "fields": ["name"], "filters": {"field": "name", "op": "contains", "value": needle}, "sort": [{"field": "name"}]})).unwrap();
+        ava.query(&spec)
+            .unwrap()
+            .records
+            .iter()
+            .map(|r| r["name"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(by_name("quillmoor"), vec!["Quillmoor Shipping", "Quillmoor Trading"]);
+    assert!(by_name("Taken Id").is_empty());
+    assert_eq!(ava.search_corpus("zeppelinite", 5).unwrap().len(), 1);
+
+    // A created record's one history entry reads back as one entry per field.
+    let id = ava
+        .query(&QuerySpec::from_json(&json!({"object": "account", "filters": {"field": "name", "op": "eq", "value": "Quillmoor Trading"}})).unwrap())
+        .unwrap()
+        .records[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let h = ava.history_of("account", &id).unwrap();
+    let fields: Vec<&str> = h.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, vec!["owner", "name", "billing_city", "description"]);
+    assert!(h.iter().all(|e| e.operation == "create" && e.correlation_id == r.correlation_id));
+    assert_eq!(h[1].new_value, json!("Quillmoor Trading"));
+
+    // The name index's trigger is back: a single save after the import is found.
+    ava.create("account", map(json!({"name": "Quillmoor Freight"}))).unwrap();
+    assert_eq!(by_name("quillmoor").len(), 3);
+}

@@ -106,7 +106,7 @@ fn a_failure_in_the_middle_of_a_save_leaves_nothing_behind() {
     // Make the history write of one field fail *after* the record row was updated.
     f.ws.raw_connection()
         .execute_batch(
-            "CREATE TEMP TRIGGER fail_history BEFORE INSERT ON data_history WHEN NEW.field = 'po_number'
+            "CREATE TEMP TRIGGER fail_history BEFORE INSERT ON data_history WHEN NEW.field = 'po_number' OR NEW.op = 'create'
              BEGIN SELECT RAISE(ABORT, 'simulated failure'); END;",
         )
         .unwrap();

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Every short text field's (value → uses) and (value → probes), from the index and from the
 /// record tables; they must be equal.
-fn assert_index_is_the_tables(ws: &Workspace) {
+pub fn assert_index_is_the_tables(ws: &Workspace) {
     let conn = ws.raw_connection();
     let catalog = ws.catalog().unwrap().clone();
     let mut fields = 0;

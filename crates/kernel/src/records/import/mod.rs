@@ -1,8 +1,9 @@
 //! Importing records from a file — CSV, a spreadsheet (`.xlsx`, `.ods`) or vCards (`.vcf`) —
 //! through the save path, row by row, with per-row errors.
 //!
-//! An import is one transaction; each row is saved inside a savepoint, so a failing row leaves
-//! nothing behind. `AllOrNothing` (the default) commits only if every row passed;
+//! An import is one transaction and one [`Batch`] of saves. A row refused for its own reasons
+//! leaves nothing behind (a create writes only after its checks pass, and its first write is
+//! one statement); a storage failure stops the import. `AllOrNothing` (the default) commits only if every row passed;
 //! `SkipInvalid` commits the rows that passed. `dry_run` always rolls back: it lists every
 //! row's problem before anything is written. A cancelled import rolls back too. Lookup cells
 //! may hold a record id or the exact name of a record the user can read; a name that matches
@@ -28,8 +29,7 @@ use crate::metadata::catalog::{column, ObjectMeta};
 use crate::metadata::definition::{FieldLevel, FieldType};
 use crate::metadata::value::Scalar;
 use crate::records::access::{RowAccess, Session};
-use crate::records::save::{SaveContext, SaveRequest};
-use crate::store;
+use crate::records::save::{Batch, SaveContext, SaveRequest};
 use rusqlite::params_from_iter;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -202,6 +202,7 @@ fn import_rows(
     let tx = session.begin_write()?;
     let correlation_id = session.workspace().ids.correlation_id();
     let ctx = SaveContext { proposed_by: None, correlation_id: Some(correlation_id.clone()) };
+    let batch = Batch::default();
     let mut report = ImportReport {
         object: object.to_string(),
         mode: opts.mode,
@@ -233,10 +234,14 @@ fn import_rows(
         report.rows += 1;
         let result = cells.and_then(|cells| {
             let req = row_request(session, meta, object, &mapping, &cells, &opts.value_map)?;
-            store::savepoint(&tx, || session.save_within(&tx, req, &ctx))
+            session.save_batched(&batch, &tx, req, &ctx)
         });
         match result {
             Ok(_) => report.imported += 1,
+            // The machine or the file failed (a full disk): the import stops, nothing written.
+            // A row's own problem is found before its first write, or by that write alone (a
+            // duplicate id), which leaves nothing behind: no savepoint per row is needed.
+            Err(e) if e.code == Code::Storage => return Err(e),
             Err(e) => {
                 report.failed += 1;
                 report.errors.push(RowError { line, code: e.code, field: e.field, message: e.message });
@@ -249,6 +254,7 @@ fn import_rows(
         && (report.failed == 0 || opts.mode == ImportMode::SkipInvalid)
         && report.imported > 0;
     if commit {
+        batch.finish(session, &tx)?;
         tx.commit()?;
         report.committed = true;
     }

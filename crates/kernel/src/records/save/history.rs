@@ -23,7 +23,13 @@ pub struct HistoryEntry {
     pub record_version: i64,
 }
 
+/// The field named by the one entry a create or a delete writes: its value (new for a
+/// create, old for a delete) is the record's owner and every non-blank field as one JSON
+/// object. [`Session::history_of`] reads it back as one entry per field.
+pub(crate) const WHOLE_RECORD: &str = "*";
+
 impl Session<'_> {
+    /// One changed field's entry (an update, or a lookup a delete cleared).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn history(
         &self,
@@ -38,6 +44,53 @@ impl Session<'_> {
         version: i64,
     ) -> Result<()> {
         let json = |s: &Scalar| -> Option<String> { (!s.is_null()).then(|| s.to_json(def).to_string()) };
+        self.history_row(w, meta, id, op, field, json(old), json(new), version)?;
+        if let Some(def) = def {
+            follow(w, meta, id, def, old, new, false)?;
+        }
+        Ok(())
+    }
+
+    /// The one entry of a create (`created`) or a delete: the owner and every non-blank
+    /// value of `values`, then each value's derived indexes.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn history_whole(
+        &self,
+        w: &Write<'_>,
+        meta: &ObjectMeta,
+        id: &str,
+        created: bool,
+        owner: &str,
+        values: &[Scalar],
+        version: i64,
+    ) -> Result<()> {
+        let mut whole = Map::new();
+        whole.insert("owner".into(), Value::String(owner.into()));
+        for (f, v) in meta.fields().iter().zip(values).filter(|(_, v)| !v.is_null()) {
+            whole.insert(f.key.clone(), v.to_json(Some(f)));
+        }
+        let whole = Some(Value::Object(whole).to_string());
+        let (op, old, new) = if created { ("create", None, whole) } else { ("delete", whole, None) };
+        self.history_row(w, meta, id, op, WHOLE_RECORD, old, new, version)?;
+        for (f, v) in meta.fields().iter().zip(values).filter(|(_, v)| !v.is_null()) {
+            let (old, new) = if created { (&Scalar::Null, v) } else { (v, &Scalar::Null) };
+            follow(w, meta, id, f, old, new, created)?;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn history_row(
+        &self,
+        w: &Write<'_>,
+        meta: &ObjectMeta,
+        id: &str,
+        op: &str,
+        field: &str,
+        old: Option<String>,
+        new: Option<String>,
+        version: i64,
+    ) -> Result<()> {
         w.conn
             .prepare_cached(
                 "INSERT INTO data_history (object, record_id, op, field, old_value, new_value, actor, proposed_by, correlation_id, at, record_version)
@@ -48,30 +101,14 @@ impl Session<'_> {
                 id,
                 op,
                 field,
-                json(old),
-                json(new),
+                old,
+                new,
                 if self.user.is_system { SYSTEM_USER } else { self.user.key.as_str() },
                 w.ctx.proposed_by,
                 w.correlation_id,
                 w.at,
                 version
             ])?;
-        fn text(s: &Scalar) -> Option<&str> {
-            match s {
-                Scalar::Text(t) => Some(t.as_str()),
-                _ => None,
-            }
-        }
-        let new_text = if op == "delete" { None } else { text(new) };
-        match def.map(|f| f.field_type) {
-            Some(crate::metadata::definition::FieldType::LongText) => {
-                crate::records::corpus::index_field(w.conn, meta.key(), id, field, new_text)?;
-            }
-            Some(crate::metadata::definition::FieldType::Text) => {
-                crate::records::value_index::put(w.conn, meta.key(), field, text(old), new_text)?;
-            }
-            _ => {}
-        }
         Ok(())
     }
 
@@ -105,18 +142,71 @@ impl Session<'_> {
                 record_version: r.get(9)?,
             })
         })?;
+        let readable = |field: &str| {
+            field == "owner"
+                || meta.field_index(field).is_some_and(|i| self.field_level(meta, i) >= FieldLevel::Read)
+        };
         let mut out = Vec::new();
         for e in rows {
             let e = e?;
-            let readable = e.field == "owner"
-                || meta.field_index(&e.field).is_some_and(|i| self.field_level(meta, i) >= FieldLevel::Read);
-            if readable {
-                out.push(e);
+            if e.field != WHOLE_RECORD {
+                if readable(&e.field) {
+                    out.push(e);
+                }
+                continue;
+            }
+            // A create's or a delete's one entry, read back as one entry per field.
+            let created = e.operation == "create";
+            let mut whole = match if created { &e.new_value } else { &e.old_value } {
+                Value::Object(m) => m.clone(),
+                _ => Map::new(),
+            };
+            let keys = std::iter::once("owner").chain(meta.fields().iter().map(|f| f.key.as_str()));
+            for key in keys.filter(|k| readable(k)) {
+                let Some(v) = whole.remove(key) else { continue };
+                let (old_value, new_value) = if created { (Value::Null, v) } else { (v, Value::Null) };
+                out.push(HistoryEntry { field: key.to_string(), old_value, new_value, ..e.clone() });
             }
         }
         if out.is_empty() && !exists {
             return Err(not_found(meta, id));
         }
         Ok(out)
+    }
+}
+
+/// The indexes derived from one field's value follow its change: a long text's corpus entry,
+/// a short text's value index (summed in the batch when the save is part of one). A new
+/// record (`fresh`) has no corpus entry to replace.
+fn follow(
+    w: &Write<'_>,
+    meta: &ObjectMeta,
+    id: &str,
+    f: &FieldDef,
+    old: &Scalar,
+    new: &Scalar,
+    fresh: bool,
+) -> Result<()> {
+    fn text(s: &Scalar) -> Option<&str> {
+        match s {
+            Scalar::Text(t) => Some(t.as_str()),
+            _ => None,
+        }
+    }
+    match f.field_type {
+        // A batch indexes the long texts of the rows it created when it finishes.
+        FieldType::LongText if fresh && w.batch.is_some() => Ok(()),
+        FieldType::LongText if fresh => {
+            crate::records::corpus::add_field(w.conn, meta.key(), id, &f.key, text(new))
+        }
+        FieldType::LongText => crate::records::corpus::index_field(w.conn, meta.key(), id, &f.key, text(new)),
+        FieldType::Text => match w.batch {
+            Some(b) => {
+                b.value_uses.borrow_mut().put(meta.key(), &f.key, text(old), text(new));
+                Ok(())
+            }
+            None => crate::records::value_index::put(w.conn, meta.key(), &f.key, text(old), text(new)),
+        },
+        _ => Ok(()),
     }
 }

@@ -10,7 +10,7 @@
 //! 3. validation rules on the record as it would be after the save;
 //! 4. the write, guarded by the record version;
 //! 5. one data-history entry per changed field (old, new, actor, proposedBy, correlation id,
-//!    time);
+//!    time) — a create or a delete writes one entry that holds every value;
 //! 6. the version bump.
 //!
 //! Each save is one IMMEDIATE transaction: it is written whole or not at all.
@@ -239,11 +239,36 @@ impl Session<'_> {
     }
 
     /// The one save path inside a caller's transaction (imports group many saves in one).
-    /// On error nothing of this save is left in the transaction only if the caller wraps it
-    /// in a savepoint or rolls back; [`Session::save`] does the latter.
+    /// A create refused with any code but `storage` has written nothing (its checks run
+    /// before its first write, which is one statement); other refusals may leave part of the
+    /// save in the transaction, so the caller rolls back, as [`Session::save`] does.
     pub fn save_within(&self, conn: &Connection, req: SaveRequest, ctx: &SaveContext) -> Result<SaveOutcome> {
+        self.save_in(conn, req, ctx, None)
+    }
+
+    /// [`Session::save_within`] as part of `batch`, whose [`Batch::finish`] the caller runs
+    /// before the commit.
+    pub fn save_batched(
+        &self,
+        batch: &Batch,
+        conn: &Connection,
+        req: SaveRequest,
+        ctx: &SaveContext,
+    ) -> Result<SaveOutcome> {
+        let out = self.save_in(conn, req, ctx, Some(batch))?;
+        batch.written_if_full(conn)?;
+        Ok(out)
+    }
+
+    fn save_in(
+        &self,
+        conn: &Connection,
+        req: SaveRequest,
+        ctx: &SaveContext,
+        batch: Option<&Batch>,
+    ) -> Result<SaveOutcome> {
         let correlation_id = ctx.correlation_id.clone().unwrap_or_else(|| self.correlation_id());
-        let w = Write { conn, ctx, correlation_id, at: timestamp(self.ws.clock.now()) };
+        let w = Write { conn, ctx, correlation_id, at: timestamp(self.ws.clock.now()), batch };
         let out = match req {
             SaveRequest::Create { object, values, id, owner } => {
                 self.create_within(&w, &object, values, id, owner)
@@ -328,6 +353,9 @@ impl Session<'_> {
         sql.push_str(") VALUES (?, ?, 1, ?, ?");
         sql.push_str(&", ?".repeat(slots.len()));
         sql.push(')');
+        if let Some(b) = w.batch {
+            b.creating(w.conn, meta)?;
+        }
         let mut p: Vec<Scalar> = vec![
             Scalar::Text(id.clone()),
             Scalar::Text(owner.clone()),
@@ -342,14 +370,14 @@ impl Session<'_> {
                 e.into()
             }
         })?;
-        let mut changed = Vec::new();
-        self.history(w, meta, &id, "create", "owner", &Scalar::Null, &Scalar::Text(owner), None, 1)?;
-        for (i, f) in meta.fields().iter().enumerate() {
-            if !slots[i].is_null() {
-                self.history(w, meta, &id, "create", &f.key, &Scalar::Null, &slots[i], Some(f), 1)?;
-                changed.push(f.key.clone());
-            }
-        }
+        self.history_whole(w, meta, &id, true, &owner, &slots, 1)?;
+        let changed = meta
+            .fields()
+            .iter()
+            .zip(&slots)
+            .filter(|(_, v)| !v.is_null())
+            .map(|(f, _)| f.key.clone())
+            .collect();
         Ok(SaveOutcome {
             object: object.into(),
             id,
@@ -562,32 +590,7 @@ impl Session<'_> {
             }
         }
         w.conn.prepare_cached(&format!("DELETE FROM {} WHERE id = ?1", meta.table))?.execute([&row.id])?;
-        self.history(
-            w,
-            meta,
-            &row.id,
-            "delete",
-            "owner",
-            &Scalar::Text(row.owner.clone()),
-            &Scalar::Null,
-            None,
-            row.version,
-        )?;
-        for (i, f) in meta.fields().iter().enumerate() {
-            if !row.values[i].is_null() {
-                self.history(
-                    w,
-                    meta,
-                    &row.id,
-                    "delete",
-                    &f.key,
-                    &row.values[i],
-                    &Scalar::Null,
-                    Some(f),
-                    row.version,
-                )?;
-            }
-        }
+        self.history_whole(w, meta, &row.id, false, &row.owner, &row.values, row.version)?;
         Ok(())
     }
 }
@@ -597,6 +600,65 @@ struct Write<'c> {
     ctx: &'c SaveContext,
     correlation_id: String,
     at: String,
+    batch: Option<&'c Batch>,
+}
+
+/// Many saves in one caller's transaction (an import): each goes through the one save path,
+/// but what is derived from the values is written together, not one statement per save —
+/// the value index's uses summed in memory and written once per distinct value (when the sum
+/// holds [`Batch::MAX_VALUES`] values, and at the end); the created rows' long texts and
+/// names indexed by one statement per object at the end. The caller runs
+/// [`Batch::finish`] before its commit, in the same transaction.
+#[derive(Default)]
+pub struct Batch {
+    value_uses: std::cell::RefCell<crate::records::value_index::Uses>,
+    created: std::cell::RefCell<Vec<Created>>,
+}
+
+/// An object the batch creates rows of: the rows after `after_rowid` are the batch's.
+struct Created {
+    object: String,
+    after_rowid: i64,
+    /// The column its name index reads, whose insert trigger is paused for the batch.
+    name_column: Option<String>,
+}
+
+impl Batch {
+    /// Distinct values held in memory before they are written (bounds an import's memory).
+    pub const MAX_VALUES: usize = 100_000;
+
+    /// Before the batch's first row of `meta`: note where its rows start, pause its name index.
+    fn creating(&self, conn: &Connection, meta: &ObjectMeta) -> Result<()> {
+        if self.created.borrow().iter().any(|c| c.object == meta.key()) {
+            return Ok(());
+        }
+        let after_rowid =
+            conn.query_row(&format!("SELECT coalesce(max(rowid), 0) FROM {}", meta.table), [], |r| r.get(0))?;
+        let name_column = crate::records::name_search::pause(conn, meta.key())?;
+        self.created.borrow_mut().push(Created { object: meta.key().to_string(), after_rowid, name_column });
+        Ok(())
+    }
+
+    fn written_if_full(&self, conn: &Connection) -> Result<()> {
+        let mut uses = self.value_uses.borrow_mut();
+        if uses.len() >= Self::MAX_VALUES {
+            uses.write(conn)?;
+        }
+        Ok(())
+    }
+
+    /// Write what the batch still holds (inside the caller's transaction).
+    pub fn finish(self, session: &Session<'_>, conn: &Connection) -> Result<()> {
+        self.value_uses.into_inner().write(conn)?;
+        for c in self.created.into_inner() {
+            let meta = session.catalog.object_meta(&c.object)?;
+            crate::records::corpus::add_rows(conn, meta, c.after_rowid)?;
+            if let Some(col) = &c.name_column {
+                crate::records::name_search::resume(conn, &c.object, col, c.after_rowid)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The table name of an object, for benchmarks that compare with hand-written SQL.
