@@ -15,16 +15,26 @@ pub async fn preview_deploy(desk: State<'_, Desk>, definition: WorkspaceDefiniti
     desk.with(|open| open.ws.preview_deploy(&definition, Some(&open.user)))
 }
 
-/// Deploy `definition` as the current user (a backup is taken first); the workspace as the
+/// Deploy `definition` as the current user (a backup is taken first), each step told over
+/// `progress`; `cancel_model_call(call)` stops it with nothing changed. The workspace as the
 /// user sees it afterwards.
 #[tauri::command]
 pub async fn deploy_definition(
     desk: State<'_, Desk>,
+    calls: State<'_, ModelCalls>,
+    call: String,
     definition: WorkspaceDefinition,
     force: bool,
+    progress: Channel<DeployProgress>,
 ) -> Result<WorkspaceView> {
+    let running = calls.begin(&call)?;
+    let mut report = |p: &DeployProgress| {
+        let _ = progress.send(p.clone());
+    };
+    let cancelled = || running.cancel.is_cancelled();
     desk.with(|open| {
-        open.ws.deploy(&definition, &DeployOptions { force, user: Some(open.user.clone()) })?;
+        let opts = DeployOptions { force, user: Some(open.user.clone()) };
+        open.ws.deploy_watched(&definition, &opts, Watch { progress: &mut report, cancelled: &cancelled })?;
         Ok(open.ws.session(&open.user)?.describe_workspace())
     })
 }

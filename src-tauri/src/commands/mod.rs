@@ -27,7 +27,7 @@ use countersign_kernel::proposals::{AutoApplyList, DiffPart, Proposal, ProposalR
 use countersign_kernel::recent::RecentWorkspace;
 use countersign_kernel::records::counts::RecordCount;
 use countersign_kernel::records::csvio::{self, ExportResult};
-use countersign_kernel::records::deploy::DeployPreview;
+use countersign_kernel::records::deploy::{DeployPreview, DeployProgress};
 use countersign_kernel::records::describe::SeenAs;
 use countersign_kernel::records::describe::{ObjectView, UserRights, WorkspaceView};
 use countersign_kernel::records::import::{

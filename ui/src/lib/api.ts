@@ -6,6 +6,7 @@ import type { TemplateSummary } from "../bindings/TemplateSummary";
 import type { Cursor } from "../bindings/Cursor";
 import type { RecordCount } from "../bindings/RecordCount";
 import type { UseIndex } from "../bindings/UseIndex";
+import type { DeployProgress } from "../bindings/DeployProgress";
 import type { DeployPreview } from "../bindings/DeployPreview";
 import type { ImportOptions } from "../bindings/ImportOptions";
 import type { ImportProgress } from "../bindings/ImportProgress";
@@ -149,8 +150,9 @@ export const api = {
   workspaceDefinition: () => call<WorkspaceDefinition>("workspace_definition"),
   /** What deploying a draft would change, and every problem it would meet in the data. */
   previewDeploy: (definition: WorkspaceDefinition) => call<DeployPreview>("preview_deploy", { definition }),
-  deployDefinition: (definition: WorkspaceDefinition, force: boolean) =>
-    call<WorkspaceView>("deploy_definition", { definition, force }),
+  /** Deploy a draft; each step over `progress`; `cancelCall(callId)` stops it, nothing changed. */
+  deployDefinition: (callId: string, definition: WorkspaceDefinition, force: boolean, progress: Channel<DeployProgress>) =>
+    call<WorkspaceView>("deploy_definition", { call: callId, definition, force, progress }),
   /** An object (and a record) as another user sees it. */
   seeAs: (user: string, object: string, id: string | null) => call<SeenAs>("see_as", { user, object, id }),
   /** The native Save dialog, then the list is written there as CSV (null: cancelled). */

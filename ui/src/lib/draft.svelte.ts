@@ -5,6 +5,8 @@ import { api, kernelError } from "./api";
 import type { Error as KernelError } from "../bindings/Error";
 import { copy } from "./definition";
 import type { DeployPreview } from "../bindings/DeployPreview";
+import type { DeployProgress } from "../bindings/DeployProgress";
+import { ModelCall } from "./modelCall.svelte";
 import type { WorkspaceDefinition } from "../bindings/WorkspaceDefinition";
 import type { WorkspaceView } from "../bindings/WorkspaceView";
 
@@ -18,6 +20,11 @@ class Draft {
   /** Why the definition could not be read (no metadata.deploy). */
   unavailable = $state<string | null>(null);
   busy = $state(false);
+  /** The deploy running now (Cancel stops it with nothing changed), and its step. */
+  running = $state<ModelCall<WorkspaceView, DeployProgress> | null>(null);
+  progress = $state<DeployProgress | null>(null);
+  /** The last deploy was cancelled (until the next edit or deploy). */
+  cancelled = $state(false);
   /** The generation the last deploy from here made (until the next edit). */
   deployed = $state<number | null>(null);
   readonly changed = $derived(this.definition !== null && JSON.stringify(this.definition) !== this.base);
@@ -62,6 +69,7 @@ class Draft {
     this.preview = null;
     this.error = null;
     this.deployed = null;
+    this.cancelled = false;
   }
 
   async showPreview() {
@@ -78,21 +86,32 @@ class Draft {
     }
   }
 
-  /** Deploy the previewed draft; the workspace as it is afterwards, or null if refused. */
+  /** Deploy the previewed draft, its steps in `progress`, `running` cancellable; the workspace as it is afterwards, or null if refused or cancelled. */
   async deploy(force: boolean): Promise<WorkspaceView | null> {
     if (!this.definition) return null;
+    const definition = copy(this.definition);
     this.busy = true;
-    try {
-      const view = await api.deployDefinition(copy(this.definition), force);
-      await this.load();
-      this.deployed = view.generation;
-      return view;
-    } catch (e) {
-      this.error = kernelError(e);
+    this.progress = null;
+    this.cancelled = false;
+    const call = new ModelCall<WorkspaceView, DeployProgress>(
+      "deploy",
+      (id, channel) => api.deployDefinition(id, definition, force, channel),
+      (p) => (this.progress = p),
+    );
+    this.running = call;
+    const outcome = await call.outcome;
+    this.running = null;
+    this.progress = null;
+    this.busy = false;
+    if ("failure" in outcome) {
+      // A cancel the user asked for is said, not shown as a failure.
+      if (outcome.failure.code === "cancelled") this.cancelled = true;
+      else this.error = outcome.failure;
       return null;
-    } finally {
-      this.busy = false;
     }
+    await this.load();
+    this.deployed = outcome.answer.generation;
+    return outcome.answer;
   }
 }
 

@@ -21,3 +21,10 @@ pub mod use_index;
 pub mod value_index;
 pub mod vocabulary;
 pub mod workspace;
+
+/// Who watches a long write (an import, a deploy): told its progress (`P`) now and then, and
+/// asked whether to stop; a stopped write leaves nothing written.
+pub struct Watch<'a, P> {
+    pub progress: &'a mut dyn FnMut(&P),
+    pub cancelled: &'a dyn Fn() -> bool,
+}

@@ -8,7 +8,10 @@ use crate::error::{Code, Error, Result};
 use crate::metadata::catalog::Catalog;
 use crate::metadata::definition::{WorkspaceDefinition, SYSTEM_USER};
 use crate::records::access::Session;
-use crate::records::deploy::{self, DeployOptions, DeployPreview, DeployReport, DEPLOY_PERMISSION};
+use crate::records::deploy::{
+    self, DeployOptions, DeployPreview, DeployProgress, DeployReport, DeployStep, DEPLOY_PERMISSION,
+};
+use crate::records::Watch;
 use crate::store;
 use rusqlite::Connection;
 use std::any::{Any, TypeId};
@@ -109,17 +112,30 @@ impl Workspace {
     /// nothing is changed. The first deploy into an empty workspace (the bootstrap `init`
     /// does) has no users to check against and needs none; it is recorded as `system`.
     pub fn deploy(&mut self, def: &WorkspaceDefinition, opts: &DeployOptions) -> Result<DeployReport> {
+        self.deploy_watched(def, opts, Watch { progress: &mut |_| {}, cancelled: &|| false })
+    }
+
+    /// [`Workspace::deploy`], telling `watch` each step as it begins; a cancel stops it at the
+    /// next step with nothing changed (a backup already taken is kept).
+    pub fn deploy_watched(
+        &mut self,
+        def: &WorkspaceDefinition,
+        opts: &DeployOptions,
+        mut watch: Watch<'_, DeployProgress>,
+    ) -> Result<DeployReport> {
         let actor = self.deployer(opts.user.as_deref())?;
         let doc = serde_json::to_value(def).map_err(|e| Error::internal(e.to_string()))?;
         let def = &WorkspaceDefinition::from_json(&doc)?;
         let now = self.clock.now();
         if self.catalog.is_some() {
             // What the workspace was before this deploy (a forced one may clear values).
+            DeployStep::Backup.begin(&mut watch)?;
             backup::take(&self.conn, &self.path, backup::Reason::Deploy, now)?;
         }
         let started = std::time::Instant::now();
-        let (report, catalog) = deploy::apply(&self.conn, self.catalog.as_deref(), def, opts, &actor, now)
-            .inspect_err(|e| tracing::info!(user = %actor, code = e.code.as_str(), "deploy refused"))?;
+        let (report, catalog) =
+            deploy::apply(&self.conn, self.catalog.as_deref(), def, opts, &actor, now, &mut watch)
+                .inspect_err(|e| tracing::info!(user = %actor, code = e.code.as_str(), "deploy refused"))?;
         tracing::info!(
             generation = report.generation,
             objects = catalog.definition.objects.len(),

@@ -63,6 +63,7 @@ fn export(dir: &Path) {
     countersign_kernel::records::describe::UserRights::export_all_to(dir).unwrap();
     countersign_kernel::records::templates::TemplateSummary::export_all_to(dir).unwrap();
     countersign_kernel::records::deploy::DeployPreview::export_all_to(dir).unwrap();
+    countersign_kernel::records::deploy::DeployProgress::export_all_to(dir).unwrap();
     countersign_kernel::metadata::definition::WorkspaceDefinition::export_all_to(dir).unwrap();
     countersign_kernel::records::import::MappingSuggestion::export_all_to(dir).unwrap();
     countersign_kernel::records::import::ImportProgress::export_all_to(dir).unwrap();

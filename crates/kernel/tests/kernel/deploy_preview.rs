@@ -85,11 +85,69 @@ fn a_required_field_with_blanks_is_refused_unless_a_default_fills_them() {
     field(&mut def, "invoice", "po_number").default = Some(json!("NONE"));
     let p = f.ws.preview_deploy(&def, Some("ava")).unwrap();
     assert!(p.applies, "{:?}", p.problems);
+    let before = f.ws.session("ava").unwrap().get("invoice", &blank[0]).unwrap();
     f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap();
     let ava = f.ws.session("ava").unwrap();
-    assert_eq!(ava.get("invoice", &blank[0]).unwrap().fields["po_number"], json!("NONE"));
+    let after = ava.get("invoice", &blank[0]).unwrap();
+    assert_eq!(after.fields["po_number"], json!("NONE"));
+    // A change like any save's: the version moves on, and history holds it at that version.
+    assert_eq!(after.version, before.version + 1);
     let history = ava.history_of("invoice", &blank[0]).unwrap();
-    assert!(history.iter().any(|h| h.field == "po_number" && h.actor == "ava"));
+    let fill = history.iter().find(|h| h.field == "po_number" && h.actor == "ava").unwrap();
+    assert_eq!((fill.old_value.clone(), fill.new_value.clone()), (json!(null), json!("NONE")));
+    assert_eq!(fill.record_version, after.version);
+    // Rows that held a PO number keep it and their version.
+    let kept = demo_ids("invoice", |s| !s.is_empty(), "po_number");
+    assert_eq!(ava.get("invoice", &kept[0]).unwrap().version, 1);
+    crate::value_index::assert_index_is_the_tables(&f.ws);
+}
+
+/// A deploy tells its watcher each step as it begins; a cancel stops it with nothing changed.
+#[test]
+fn a_deploy_reports_its_steps_and_a_cancel_changes_nothing() {
+    use countersign_kernel::records::deploy::{DeployProgress, DeployStep};
+    use countersign_kernel::records::Watch;
+    let mut f = demo();
+    let mut def = demo_definition();
+    field(&mut def, "invoice", "po_number").default = Some(json!("NONE"));
+    let mut seen: Vec<DeployProgress> = vec![];
+    let stop_at = std::cell::Cell::new(Some(DeployStep::Indexes));
+    let last = std::cell::Cell::new(None);
+    let mut record = |p: &DeployProgress| {
+        last.set(Some(p.step));
+        seen.push(p.clone());
+    };
+    let cancelled = || last.get().is_some() && last.get() == stop_at.get();
+    let e =
+        f.ws.deploy_watched(
+            &def,
+            &DeployOptions::by("ava"),
+            Watch { progress: &mut record, cancelled: &cancelled },
+        )
+        .unwrap_err();
+    assert_eq!(e.code, Code::Cancelled);
+    assert_eq!(f.ws.generation(), 1);
+    let blank = demo_ids("invoice", str::is_empty, "po_number");
+    let ava = f.ws.session("ava").unwrap();
+    assert_eq!(ava.get("invoice", &blank[0]).unwrap().fields["po_number"], json!(null));
+    drop(ava);
+    let steps: Vec<(DeployStep, u32, u32)> = seen.iter().map(|p| (p.step, p.done, p.steps)).collect();
+    assert_eq!(
+        steps,
+        vec![(DeployStep::Backup, 0, 4), (DeployStep::Data, 1, 4), (DeployStep::Indexes, 2, 4)]
+    );
+
+    seen.clear();
+    stop_at.set(None);
+    let mut record = |p: &DeployProgress| seen.push(p.clone());
+    f.ws.deploy_watched(
+        &def,
+        &DeployOptions::by("ava"),
+        Watch { progress: &mut record, cancelled: &|| false },
+    )
+    .unwrap();
+    assert_eq!(f.ws.generation(), 2);
+    assert_eq!(seen.iter().map(|p| p.step).collect::<Vec<_>>(), DeployStep::ALL.to_vec());
 }
 
 #[test]

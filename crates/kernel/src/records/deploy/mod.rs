@@ -60,6 +60,45 @@ pub struct DeployReport {
     pub lost: Vec<Detail>,
 }
 
+/// Where a deploy is: its step, and how many of the deploy's steps are done. A deploy over a
+/// million rows takes seconds (most in the backup); the app shows this while it runs.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DeployProgress {
+    pub step: DeployStep,
+    /// Steps done before this one, of `steps`.
+    pub done: u32,
+    pub steps: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum DeployStep {
+    /// Copying the workspace to a backup, and checking the copy.
+    Backup,
+    /// Changing the record tables and checking the data against the new definition.
+    Data,
+    /// Bringing the indexes (value index, counts, name search, indexes that follow use) in line.
+    Indexes,
+    /// Writing the new generation.
+    Commit,
+}
+
+impl DeployStep {
+    pub const ALL: [DeployStep; 4] =
+        [DeployStep::Backup, DeployStep::Data, DeployStep::Indexes, DeployStep::Commit];
+
+    /// Tell `watch` this step begins; a cancel asked for before it stops the deploy here.
+    pub(crate) fn begin(self, watch: &mut crate::records::Watch<'_, DeployProgress>) -> Result<()> {
+        if (watch.cancelled)() {
+            return Err(Error::new(Code::Cancelled, "the deploy was cancelled; nothing was changed"));
+        }
+        let done = Self::ALL.iter().position(|s| *s == self).unwrap_or(0) as u32;
+        (watch.progress)(&DeployProgress { step: self, done, steps: Self::ALL.len() as u32 });
+        Ok(())
+    }
+}
+
 /// What a deploy would do, found by running it and rolling it back.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -174,7 +213,9 @@ pub(crate) fn apply(
     opts: &DeployOptions,
     actor: &str,
     now: DateTime<Utc>,
+    watch: &mut crate::records::Watch<'_, DeployProgress>,
 ) -> Result<(DeployReport, Catalog)> {
+    DeployStep::Data.begin(watch)?;
     let (plan, catalog, tx) = run(conn, old, new, actor, now)?;
     let (losses, refusals): (Vec<_>, Vec<_>) = plan.problems.iter().partition(|p| p.forceable());
     if !refusals.is_empty() {
@@ -199,10 +240,12 @@ pub(crate) fn apply(
         )
         .with_details(lost));
     }
+    DeployStep::Indexes.begin(watch)?;
     crate::records::value_index::follow_deploy(&tx, old, &catalog)?;
     crate::records::counts::follow(&tx, &catalog)?;
     crate::records::name_search::follow(&tx, &catalog)?;
     crate::records::use_index::follow_deploy(&tx)?;
+    DeployStep::Commit.begin(watch)?;
     let changes: Vec<String> =
         diff(old.map(|c| &c.stored), new).iter().map(MetadataChange::summary).collect();
     let definition = serde_json::to_string(new).map_err(|e| Error::internal(e.to_string()))?;

@@ -228,14 +228,32 @@ impl Plan {
         let Some(d) = &f.default else { return Ok(()) };
         let v = coerce(f, d).map_err(|m| Error::new(Code::InvalidDefinition, m))?;
         let (t, c) = (table(&o.key), column(&f.key));
-        let blank: Vec<String> = conn
-            .prepare(&format!("SELECT id FROM {t} WHERE {c} IS NULL"))?
-            .query_map([], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        conn.execute(&format!("UPDATE {t} SET {c} = ?1 WHERE {c} IS NULL"), [&v])?;
-        for id in &blank {
-            self.changed_value(conn, &o.key, id, f, &Scalar::Null, &v)?;
+        // Set-wise, as `changed_value` does row by row: the history entry (at the version the
+        // fill makes), the corpus entry of a long text (a blank has none), then the rows.
+        let new = v.to_json(Some(f)).to_string();
+        conn.execute(
+            &format!(
+                "INSERT INTO data_history (object, record_id, op, field, old_value, new_value, actor, proposed_by, correlation_id, at, record_version)
+                 SELECT ?1, id, 'update', ?2, NULL, ?3, ?4, NULL, ?5, ?6, version + 1 FROM {t} WHERE {c} IS NULL"
+            ),
+            params![o.key, f.key, new, self.actor, self.correlation, self.at],
+        )?;
+        let text = match &v {
+            Scalar::Text(t) if f.field_type == FieldType::LongText && !t.trim().is_empty() => Some(t),
+            _ => None,
+        };
+        if let Some(text) = text {
+            conn.execute(
+                &format!(
+                    "INSERT INTO corpus (object, record_id, field, body) SELECT ?1, id, ?2, ?3 FROM {t} WHERE {c} IS NULL"
+                ),
+                params![o.key, f.key, text],
+            )?;
         }
+        conn.execute(
+            &format!("UPDATE {t} SET {c} = ?1, version = version + 1, updated_at = ?2 WHERE {c} IS NULL"),
+            params![v, self.at],
+        )?;
         Ok(())
     }
 

@@ -114,11 +114,7 @@ pub struct ImportProgress {
     pub failed: u64,
 }
 
-/// Who watches an import: told its progress now and then, asked whether to stop.
-pub struct Watch<'a> {
-    pub progress: &'a mut dyn FnMut(&ImportProgress),
-    pub cancelled: &'a dyn Fn() -> bool,
-}
+pub use crate::records::Watch;
 
 /// A file the app sends: its name (which says its format) and its bytes in base64.
 #[derive(Debug, Clone, Deserialize, TS)]
@@ -165,7 +161,7 @@ pub fn import_file(
     format: FileFormat,
     bytes: &[u8],
     opts: &ImportOptions,
-    watch: Watch<'_>,
+    watch: Watch<'_, ImportProgress>,
 ) -> Result<ImportReport> {
     let started = std::time::Instant::now();
     let report =
@@ -195,7 +191,7 @@ fn import_rows(
     object: &str,
     mut table: Table<'_>,
     opts: &ImportOptions,
-    watch: Watch<'_>,
+    watch: Watch<'_, ImportProgress>,
 ) -> Result<ImportReport> {
     let (meta, _) = session.readable_object(object)?;
     let mapping = map_columns(session, meta, &table.headers, opts.mapping.as_ref())?;
