@@ -70,7 +70,7 @@ scale_ws="$work/scale.countersign"
 COUNTERSIGN_WORKSPACE="$scale_ws" SCALE_ROWS="${SCALE_ROWS:-1000000}" bash scripts/with-keyring.sh bash scripts/with-tauri-driver.sh \
   bash -c 'cd tests/e2e && node --test --test-reporter=spec scale.test.mjs' \
   || { echo "--- tauri-driver log ---" >&2; cat "$work/tauri-driver.log" >&2 || true; exit 1; }
-rm -f "$scale_ws" "$scale_ws"-wal "$scale_ws"-shm
+rm -rf "$scale_ws" "$scale_ws"-wal "$scale_ws"-shm "$scale_ws".backups
 
 # First launch on a fresh home directory: no provider, the built-in model's file in the app's
 # models folder (as scripts/run.sh leaves it), llama-server found through the environment.

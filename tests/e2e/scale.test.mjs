@@ -2,7 +2,8 @@
 // `countersign-cli bench --generate-only`: the demo plus 10,000 accounts and 1,000,000
 // invoices BINV-0000000 …): open the list, drag the scroll bar to the middle, sort by a column,
 // search — each step timed in the page from the input to the rows drawn, with the longest
-// frame seen meanwhile (the window never blocks). Figures go to $SCREENSHOT_DIR/scale.json.
+// frame seen meanwhile (the window never blocks); then a deploy adding a field to the invoices,
+// its steps shown, cancelled once, then run. Figures go to $SCREENSHOT_DIR/scale.json.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
@@ -66,7 +67,7 @@ function inPage(browser, step, arg) {
   );
 }
 
-test("a million invoices: open the list, scroll to the middle, sort, search — each timed to the rows drawn", async () => {
+test("a million invoices: open the list, scroll to the middle, sort, search — each timed to the rows drawn; a deploy adding a field shows its steps, cancels, runs", async () => {
   const browser = await openWindow(APP);
   await browser.$(tid("nav-invoice")).waitForDisplayed({ timeout: 60000 });
   const figures = {};
@@ -101,6 +102,45 @@ test("a million invoices: open the list, scroll to the middle, sort, search — 
   const found = await timed("search", "search", "BINV-0500123");
   assert.equal(found.rows.length, 1, found.rows.map((r) => r.text).join(" | "));
   await screenshot(join(SHOTS, "63-scale-search.png"));
+
+  // A deploy that adds a field to the million-row invoices: its steps show while it runs (the
+  // backup of the file alone takes seconds), Cancel stops it with nothing changed, and the
+  // deploy run again finishes with the field added.
+  const el = (id) => browser.$(tid(id));
+  await el("nav-settings").click();
+  await el("objects-editor").waitForDisplayed({ timeout: 15000 });
+  await browser.$('[data-testid="object-item"][data-key="invoice"]').click();
+  await browser.waitUntil(async () => (await el("object-label").getValue()) === "Invoice");
+  await el("new-field-label").setValue("Region");
+  await el("new-field-add").click();
+  await el("deploy-preview").click();
+  await el("deploy-preview-panel").waitForDisplayed({ timeout: 60000 });
+  assert.match(await el("deploy-preview-panel").getText(), /Adds field invoice.region/);
+  await el("deploy-run").click();
+  await el("deploy-progress").waitForDisplayed({ timeout: 10000 });
+  assert.match(await el("deploy-progress").getText(), /Backing up the workspace \(step 1 of 4\)/);
+  await screenshot(join(SHOTS, "64-scale-deploy-progress.png"));
+  await el("deploy-cancel").click();
+  await browser.waitUntil(async () => (await el("deploy-bar").getText()).includes("Deploy cancelled; nothing was changed."), {
+    timeout: 120000,
+    timeoutMsg: "the cancelled deploy never ended",
+  });
+  await el("deploy-preview").click();
+  await el("deploy-preview-panel").waitForDisplayed({ timeout: 60000 });
+  const started = Date.now();
+  await el("deploy-run").click();
+  const steps = new Set();
+  await browser.waitUntil(
+    async () => {
+      const bar = await el("deploy-bar").getText();
+      const step = bar.match(/\(step (\d) of 4\)/)?.[1];
+      if (step) steps.add(step);
+      return bar.includes("Deployed generation");
+    },
+    { timeout: 180000, interval: 100, timeoutMsg: "the deploy never finished" },
+  );
+  figures.deployAddField = { ms: Date.now() - started, stepsSeen: [...steps].sort() };
+  assert.ok(steps.has("1"), `the backup step was shown: ${[...steps]}`);
 
   writeFileSync(join(SHOTS, "scale.json"), JSON.stringify(figures, null, 2));
   console.log("e2e scale", JSON.stringify(figures));
