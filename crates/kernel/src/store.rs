@@ -505,7 +505,8 @@ fn configure(conn: &Connection) -> Result<()> {
     conn.execute_batch(
         "PRAGMA foreign_keys = ON;
          PRAGMA synchronous = NORMAL;
-         PRAGMA temp_store = MEMORY;",
+         PRAGMA temp_store = MEMORY;
+         PRAGMA cache_size = -16384;",
     )?;
     conn.set_prepared_statement_cache_capacity(128);
     Ok(())
