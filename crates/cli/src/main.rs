@@ -9,6 +9,7 @@ mod ai;
 mod assistant;
 mod bench;
 mod evals;
+mod indexes;
 mod mcp;
 mod output;
 mod people;
@@ -118,6 +119,11 @@ enum Command {
     Ingest { file: PathBuf },
     /// Benchmarks against hand-written SQL (use a release build).
     Bench(bench::BenchArgs),
+    /// The indexes made from how lists are used: list, pin, unpin, drop (needs metadata.deploy).
+    Index {
+        #[command(subcommand)]
+        command: indexes::IndexCommand,
+    },
     /// Serve the workspace to other AI apps of this machine as a local MCP server on standard
     /// input and output, acting as the `--as` user (once turned on: Settings → "Use your
     /// records from other AI apps", or `mcp on`).
@@ -189,6 +195,7 @@ fn run(cli: Cli) -> Result<Value> {
         Command::Capability { command } => acting(workspace, user, |s| ai::binding(s, command)),
         Command::Proposals { command } => acting(workspace, user, |s| proposals::run(s, command)),
         Command::Assist { command } => acting(workspace, user, |s| assistant::run(s, command)),
+        Command::Index { command } => acting(workspace, user, |s| indexes::run(s, command)),
         Command::Mcp { command: Some(command) } => acting(workspace, user, |s| mcp::settings(s, command)),
         Command::Mcp { command: None } => {
             let ws = WorkspaceFile::locate(workspace)?.open()?;

@@ -10,6 +10,7 @@ mod crash;
 mod gate;
 mod hardening;
 mod hostile_documents;
+mod indexes;
 mod mcp;
 mod people;
 mod templates;

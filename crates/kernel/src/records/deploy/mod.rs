@@ -94,6 +94,7 @@ impl DeployStep {
             return Err(Error::new(Code::Cancelled, "the deploy was cancelled; nothing was changed"));
         }
         let done = Self::ALL.iter().position(|s| *s == self).unwrap_or(0) as u32;
+        tracing::info!(step = ?self, "deploy step began");
         (watch.progress)(&DeployProgress { step: self, done, steps: Self::ALL.len() as u32 });
         Ok(())
     }
