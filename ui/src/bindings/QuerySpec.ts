@@ -8,4 +8,10 @@ export type QuerySpec = { object: string, fields?: Array<string>, filters?: Cond
  * Keyset paging: the page starts after this row (a previous page's `next`), or at the
  * first row reaching these sort values. Not with `offset`.
  */
-after?: Cursor, };
+after?: Cursor, 
+/**
+ * Text to find in every text field the user can read: a short text field (and a parent's
+ * name shown through a lookup) containing it, case-insensitively, or a long text holding
+ * all its words (the last may be the start of a word). Combined with `filters` by AND.
+ */
+search?: string, };

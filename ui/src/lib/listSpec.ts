@@ -9,7 +9,7 @@ export const PAGE = 200;
 export type ListState = {
   object: string;
   columns: string[];
-  /** Text searched in the name field (case-insensitive contains). */
+  /** Text searched in every text field the user reads (the spec's `search`). */
   search: string;
   sort: SortKey[];
   /** Per-column filters: column → text (contains) or, for picklists and booleans, a value (eq). */
@@ -28,14 +28,14 @@ export function listSpec(s: ListState, after: Cursor | null, limit = PAGE): Quer
   const parts: Condition[] = [];
   if (s.set) parts.push(s.set);
   if (s.where) parts.push(s.where);
-  const q = s.search.trim();
-  if (q) parts.push({ field: s.columns[0], op: "contains", value: q });
   for (const [field, f] of Object.entries(s.columnFilters ?? {})) {
     if (f.value === "") continue;
     parts.push({ field, op: f.op, value: typeof f.value === "string" && f.op === "contains" ? f.value.trim() : f.value });
   }
   const spec: QuerySpec = { object: s.object, fields: s.columns, sort: s.sort, limit };
   if (after) spec.after = after;
+  const q = s.search.trim();
+  if (q) spec.search = q;
   if (parts.length === 1) spec.filters = parts[0];
   if (parts.length > 1) spec.filters = { all: parts };
   return spec;

@@ -32,13 +32,16 @@ describe("format", () => {
 
 describe("list specs", () => {
   const state = { object: "account", columns: ["name", "industry"], search: "", sort: [{ field: "name", direction: "asc" as const }] };
-  it("pages by cursor, searches the name field and keeps the parent filter", () => {
+  it("pages by cursor, searches every text field and keeps the parent filter", () => {
     expect(listSpec(state, null)).toEqual({ object: "account", fields: ["name", "industry"], sort: state.sort, limit: 200 });
     const after = { values: ["Acme"], row: 7 };
     expect(listSpec(state, after).after).toEqual(after);
     const s = listSpec({ ...state, search: " acme ", where: { field: "account", op: "eq", value: "acc_1" } }, null);
-    expect(s.filters).toEqual({ all: [{ field: "account", op: "eq", value: "acc_1" }, { field: "name", op: "contains", value: "acme" }] });
+    expect(s.filters).toEqual({ field: "account", op: "eq", value: "acc_1" });
+    expect(s.search).toBe("acme");
+    expect(listSpec(state, null)).not.toHaveProperty("search");
     expect(exportSpec({ ...state, search: "x" })).not.toHaveProperty("limit");
+    expect(exportSpec({ ...state, search: "x" }).search).toBe("x");
     const cols = listSpec({ ...state, columnFilters: { industry: { op: "eq", value: "retail" }, name: { op: "contains", value: "" } } }, null);
     expect(cols.filters).toEqual({ field: "industry", op: "eq", value: "retail" });
   });
@@ -46,7 +49,8 @@ describe("list specs", () => {
     const set = { all: [{ field: "account", op: "eq" as const, value: "acc_1" }, { field: "stage", op: "in" as const, value: ["prospecting"] }] };
     expect(listSpec({ ...state, set }, null).filters).toEqual(set);
     const s = listSpec({ ...state, set, where: { field: "amount", op: "gt", value: 100 }, search: "big" }, null);
-    expect(s.filters).toEqual({ all: [set, { field: "amount", op: "gt", value: 100 }, { field: "name", op: "contains", value: "big" }] });
+    expect(s.filters).toEqual({ all: [set, { field: "amount", op: "gt", value: 100 }] });
+    expect(s.search).toBe("big");
     expect(exportSpec({ ...state, set }).filters).toEqual(set);
   });
   it("cycles a column's sort", () => {

@@ -149,6 +149,7 @@ fn list_related(s: &Session<'_>, object: &str, id: &str, limit: usize) -> Result
     // Children: records of other objects whose lookups point at this one (one hop).
     for reference in &meta.referenced_by {
         let spec = QuerySpec {
+            search: None,
             object: reference.object.clone(),
             fields: vec![],
             filters: Some(crate::metadata::condition::Condition::compare(

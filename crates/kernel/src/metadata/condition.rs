@@ -95,9 +95,10 @@ pub struct Operand {
     /// `matches` finds that row's id in the corpus). `None` where a condition is evaluated on
     /// one record in memory (validation rules).
     pub row: Option<(String, String)>,
-    /// An FTS5 trigram index of this column whose rowids are the row's (the name field's): a
-    /// `contains` of three or more characters reads its matches from it instead of every row.
-    pub text_index: Option<String>,
+    /// An FTS5 trigram index holding this column, whose rowids are the row's, and the column's
+    /// name in it (a short text field's: `records::text_index`): a `contains` of three or more
+    /// characters reads its matches from it instead of every row.
+    pub text_index: Option<(String, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -332,6 +333,18 @@ fn order(a: &Scalar, b: &Scalar) -> Option<Ordering> {
 /// every long text, stemmed); its parameters are the words, the object and the field.
 pub const CORPUS_MATCH: &str = "corpus MATCH ? AND object = ? AND field = ?";
 
+/// A `MATCH` for `needle` in the given columns (bare names, `f_key`) of a trigram index
+/// (`records::text_index`): a phrase, quoted, so the needle's own characters are never
+/// operators.
+pub(crate) fn trigram_match(cols: &[&str], needle: &str) -> String {
+    let phrase = format!("\"{}\"", needle.replace('"', "\"\""));
+    match cols {
+        [] => phrase,
+        [one] => format!("{one} : {phrase}"),
+        many => format!("{{{}}} : {phrase}", many.join(" ")),
+    }
+}
+
 /// A full-text comparison that every matching row satisfies: the row alias, object and field
 /// it searches, and its words (the query ranks its rows by it).
 pub struct Ranking {
@@ -457,13 +470,13 @@ impl Predicate {
                 // Narrowed by the trigram index, then checked as always (the index folds case
                 // beyond ASCII; `lower` does not).
                 let narrowed = match (op, rhs, &lhs.text_index, &lhs.row) {
-                    (Op::Contains, Rhs::Value(Scalar::Text(n)), Some(index), Some((_, alias)))
+                    (Op::Contains, Rhs::Value(Scalar::Text(n)), Some((index, col)), Some((_, alias)))
                         if n.chars().count() >= 3 =>
                     {
                         sql.push_str(&format!(
                             "({alias}.rowid IN (SELECT rowid FROM \"{index}\" WHERE \"{index}\" MATCH ?) AND "
                         ));
-                        params.push(Scalar::Text(format!("\"{}\"", n.replace('"', "\"\""))));
+                        params.push(Scalar::Text(trigram_match(&[col.as_str()], n)));
                         true
                     }
                     _ => false,

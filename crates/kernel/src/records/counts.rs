@@ -103,13 +103,13 @@ pub struct RecordCount {
 }
 
 impl Session<'_> {
-    /// How many records of the spec's object this user reads that meet its filters (its
-    /// fields, sort and page do not matter). Unfiltered, from the kept counts when the user
+    /// How many records of the spec's object this user reads that meet its filters and search
+    /// (its fields, sort and page do not matter). Unfiltered, from the kept counts when the user
     /// reads all rows or their own; otherwise counted, stopping past `COUNT_CAP` unless
     /// `exact`.
     pub fn count_records(&self, spec: &QuerySpec, exact: bool) -> Result<RecordCount> {
         let (meta, _) = self.readable_object(&spec.object)?;
-        if spec.filters.is_none() {
+        if spec.filters.is_none() && spec.search.as_deref().is_none_or(|s| s.trim().is_empty()) {
             let kept = match self.row_scope(meta, RowAccess::Read) {
                 RowScope::All => Some(kept(self.ws.conn(), meta.key(), None)?),
                 RowScope::Owned => Some(kept(self.ws.conn(), meta.key(), Some(&self.user.key))?),

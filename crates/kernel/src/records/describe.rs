@@ -367,6 +367,7 @@ impl Session<'_> {
             return Ok(SeenAs { user: user.to_string(), object: None, list: None, record: None });
         };
         let spec = crate::records::query::QuerySpec {
+            search: None,
             object: object.to_string(),
             fields: view.list_columns.clone(),
             filters: None,

@@ -73,6 +73,7 @@ impl Session<'_> {
             })
             .collect();
         let found = self.query(&QuerySpec {
+            search: None,
             object: object.to_string(),
             fields: vec![name_field.clone()],
             filters: Some(Condition::Any(crate::metadata::condition::AnyOf { any })),
@@ -120,6 +121,7 @@ impl Session<'_> {
     /// punctuation insensitive). Several spellings of the same value all match.
     pub fn resolve_text(&self, object: &str, path: &str, written: &str) -> Result<Resolution> {
         let found = self.query(&QuerySpec {
+            search: None,
             object: object.to_string(),
             fields: vec![path.to_string()],
             filters: Some(Condition::compare(

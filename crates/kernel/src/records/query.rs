@@ -10,12 +10,13 @@
 
 use crate::error::{Code, Detail, Error, Result};
 use crate::metadata::catalog::{column, ObjectMeta};
-use crate::metadata::condition::{Condition, Operand, CORPUS_MATCH};
+use crate::metadata::condition::{trigram_match, Condition, Operand, CORPUS_MATCH};
 use crate::metadata::definition::{FieldDef, FieldType};
 use crate::metadata::limits;
 use crate::metadata::value::Scalar;
 use crate::records::access::{RowAccess, Session};
 use crate::records::keyset::{self, Cursor, Key};
+use crate::records::text_index;
 use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -50,6 +51,12 @@ pub struct QuerySpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub after: Option<Cursor>,
+    /// Text to find in every text field the user can read: a short text field (and a parent's
+    /// name shown through a lookup) containing it, case-insensitively, or a long text holding
+    /// all its words (the last may be the start of a word). Combined with `filters` by AND.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub search: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
@@ -330,9 +337,52 @@ impl Builder<'_, '_> {
             slot: 0,
             def: Box::new(f.clone()),
             row: Some((meta.key().to_string(), alias.to_string())),
-            text_index: (key == meta.def.name_field).then(|| crate::records::name_search::table(meta.key())),
+            text_index: text_index::indexes(f.field_type)
+                .then(|| (text_index::table(meta.key()), format!("f_{key}"))),
         })
     }
+}
+
+/// Some of `fields` (short text fields of `object`, read as `alias`) contains `text`, as a
+/// `contains` checks it; with three characters or more, only the rows the object's trigram index
+/// finds in those columns are checked (`MATCH` alone in its subquery, every other condition
+/// outside it).
+fn contains_any(
+    object: &str,
+    alias: &str,
+    fields: &[&FieldDef],
+    text: &str,
+    params: &mut Vec<Scalar>,
+) -> String {
+    let checks: Vec<String> = fields
+        .iter()
+        .map(|f| {
+            params.push(Scalar::Text(text.to_string()));
+            format!("instr(lower({alias}.{}), lower(?)) > 0", column(&f.key))
+        })
+        .collect();
+    let checks = checks.join(" OR ");
+    if text.chars().count() < 3 {
+        return format!("({checks})");
+    }
+    let index = text_index::table(object);
+    let cols: Vec<String> = fields.iter().map(|f| format!("f_{}", f.key)).collect();
+    let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
+    // The MATCH's parameter goes before the checks' (its `?` comes first in the text).
+    params.insert(params.len() - fields.len(), Scalar::Text(trigram_match(&cols, text)));
+    format!("({alias}.rowid IN (SELECT rowid FROM \"{index}\" WHERE \"{index}\" MATCH ?) AND ({checks}))")
+}
+
+/// Every word of `text` as an FTS5 query of the corpus: all must be there, the last as the
+/// start of a word (it may be still being typed). `None` without a word.
+fn all_words(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(16)
+        .map(|w| format!("\"{w}\""))
+        .collect();
+    (!words.is_empty()).then(|| format!("{}*", words.join(" ")))
 }
 
 /// A condition on related records as SQL: the children of `parent`'s row `t` through the
@@ -490,6 +540,9 @@ impl Session<'_> {
             wheres.push(s);
             ranking = pred.ranking();
         }
+        if let Some(text) = spec.search.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            wheres.push(self.search_sql(meta, text, &mut where_params)?);
+        }
         // Rows a full-text condition selects come best match first (bm25, the corpus's `rank`)
         // unless the spec sorts them itself.
         let mut ranked = false;
@@ -601,6 +654,54 @@ impl Session<'_> {
             offset,
             currency_of,
         })
+    }
+
+    /// A spec's `search` as SQL on the row `t`: any short text field the user can read contains
+    /// `text` (its object's trigram index finds the rows, then each field is checked as a
+    /// `contains` is), or a readable lookup's parent, one the user can read, has a name that
+    /// does, or a readable long text holds its words (the corpus). Nothing searchable: no row.
+    fn search_sql(&self, meta: &ObjectMeta, text: &str, params: &mut Vec<Scalar>) -> Result<String> {
+        let readable = self.readable_fields(meta.key())?;
+        let mut any = Vec::new();
+        let short: Vec<&FieldDef> =
+            readable.iter().copied().filter(|f| text_index::indexes(f.field_type)).collect();
+        if !short.is_empty() {
+            any.push(contains_any(meta.key(), "t", &short, text, params));
+        }
+        for lookup in readable.iter().filter(|f| f.field_type == FieldType::Lookup) {
+            let Ok((target, _)) = self.readable_object(lookup.target.as_deref().unwrap_or_default()) else {
+                continue;
+            };
+            let Ok((_, name)) = self.readable_field(target, &target.def.name_field) else { continue };
+            if !text_index::indexes(name.field_type) {
+                continue;
+            }
+            let alias = format!("s{}", any.len());
+            let mut inner = contains_any(target.key(), &alias, &[name], text, params);
+            if let Some(filter) = self.row_filter(target, &alias, RowAccess::Read, params) {
+                inner = format!("{inner} AND {filter}");
+            }
+            any.push(format!(
+                "t.{} IN (SELECT {alias}.id FROM {} {alias} WHERE {inner})",
+                column(&lookup.key),
+                target.table
+            ));
+        }
+        let long: Vec<&FieldDef> =
+            readable.iter().copied().filter(|f| f.field_type == FieldType::LongText).collect();
+        if let (false, Some(words)) = (long.is_empty(), all_words(text)) {
+            params.push(Scalar::Text(words));
+            params.push(Scalar::Text(meta.key().to_string()));
+            params.extend(long.iter().map(|f| Scalar::Text(f.key.clone())));
+            any.push(format!(
+                "t.id IN (SELECT record_id FROM corpus WHERE corpus MATCH ? AND object = ? AND field IN ({}))",
+                vec!["?"; long.len()].join(", ")
+            ));
+        }
+        if any.is_empty() {
+            return Ok("0".into());
+        }
+        Ok(format!("({})", any.join(" OR ")))
     }
 
     /// A cursor's values as the sort keys' stored forms: one per key with `row`, at most one

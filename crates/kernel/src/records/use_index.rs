@@ -114,6 +114,7 @@ impl Shape {
         let equal: Vec<Condition> =
             self.equal.iter().map(|f| Condition::compare(f.clone(), Op::Eq, placeholder(f))).collect();
         QuerySpec {
+            search: None,
             object: self.object.clone(),
             fields: vec!["id".into()],
             filters: match equal.len() {

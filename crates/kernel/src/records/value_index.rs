@@ -296,6 +296,7 @@ impl Session<'_> {
         let mut out = vec![];
         for value in values.into_iter().filter(|v| keep(v)).take(VALUES_CHECKED) {
             let held = self.query(&QuerySpec {
+                search: None,
                 object: object.to_string(),
                 fields: vec![field.to_string()],
                 filters: Some(Condition::compare(field.to_string(), Op::Eq, Value::String(value.clone()))),

@@ -71,7 +71,7 @@ impl Workspace {
             crate::records::corpus::build_if_new(&conn, c)?;
             crate::records::value_index::build_if_new(&conn, c)?;
             crate::records::counts::follow(&conn, c)?;
-            crate::records::name_search::follow(&conn, c)?;
+            crate::records::text_index::follow(&conn, c)?;
             crate::records::use_index::drop_blank_sort_indexes(&conn)?;
         }
         Ok(Workspace {

@@ -225,6 +225,7 @@ fn describe_shows_only_what_the_user_may_read() {
     for o in ben.describe_workspace().objects {
         let v = ben.describe_object(&o.key).unwrap();
         let spec = QuerySpec {
+            search: None,
             object: o.key.clone(),
             fields: v.list_columns.clone(),
             filters: None,

@@ -262,7 +262,7 @@ fn the_benchmark_runs_and_its_paths_agree() {
     .expect("a report");
     assert!(report.query.same_ids, "kernel and hand-written SQL disagree");
     // Every operation at scale returns the rows the hand-written SQL returns.
-    assert_eq!(report.ops.len(), 11);
+    assert_eq!(report.ops.len(), 12);
     for op in &report.ops {
         assert!(op.same_rows, "{}: the kernel and raw SQL disagree", op.op);
         assert!(op.rows > 0, "{} returned nothing", op.op);

@@ -21,6 +21,7 @@ fn rt() -> tokio::runtime::Runtime {
 fn publish_suite(ava: &Session<'_>) {
     let all: Vec<Value> = ava
         .query(&QuerySpec {
+            search: None,
             object: "account".into(),
             fields: vec![],
             filters: None,

@@ -59,6 +59,7 @@ fn document_part(request: &Value) -> String {
 
 fn lines_of(s: &Session<'_>, invoice: &str) -> Vec<Value> {
     s.query(&QuerySpec {
+        search: None,
         object: "invoice_line".into(),
         fields: vec!["description".into(), "quantity".into(), "amount".into()],
         filters: Some(

@@ -135,6 +135,7 @@ fn nesting_depth_is_bounded_and_never_overflows_the_stack() {
         };
     }
     let spec = QuerySpec {
+        search: None,
         object: "account".into(),
         fields: vec![],
         filters: Some(c),

@@ -68,6 +68,7 @@ fn rollups_count_only_what_the_reader_can_read_and_a_set_citation_opens_exactly_
     let set = count.set.as_ref().unwrap();
     let rows = ben
         .query(&QuerySpec {
+            search: None,
             object: set.object.clone(),
             fields: vec!["amount".into(), "owner".into()],
             filters: Some(set.filter.clone()),
@@ -100,6 +101,7 @@ fn sums_are_per_currency_and_each_opens_its_own_rows() {
         let set = s.set.as_ref().unwrap();
         let rows = ava
             .query(&QuerySpec {
+                search: None,
                 object: "invoice".into(),
                 fields: vec!["total".into(), "status".into()],
                 filters: Some(set.filter.clone()),

@@ -72,6 +72,7 @@ fn a_category_term_expands_to_every_value_carrying_it_and_is_in_the_projection_a
     // The expansion runs as a query: the same rows as the stages written out.
     let via_term = ava
         .query(&QuerySpec {
+            search: None,
             object: "opportunity".into(),
             fields: vec!["name".into()],
             filters: Some(condition.clone()),
@@ -83,6 +84,7 @@ fn a_category_term_expands_to_every_value_carrying_it_and_is_in_the_projection_a
         .unwrap();
     let every = ava
         .query(&QuerySpec {
+            search: None,
             object: "opportunity".into(),
             fields: vec!["name".into()],
             filters: None,

@@ -565,6 +565,7 @@ impl Session<'_> {
         }
         let mut conditions: Vec<Condition> = groups.into_iter().map(|(_, members)| one_of(members)).collect();
         let spec = QuerySpec {
+            search: None,
             object: object.to_string(),
             fields,
             filters: match conditions.len() {

@@ -108,6 +108,7 @@ impl Session<'_> {
         fields: Vec<String>,
     ) -> Option<QueryResult> {
         let spec = QuerySpec {
+            search: None,
             object: object.to_string(),
             fields,
             filters: Some(Condition::compare(path, op, Value::String(value.to_string()))),

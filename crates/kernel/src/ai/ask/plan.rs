@@ -376,6 +376,7 @@ impl Session<'_> {
             }
         }
         let spec = QuerySpec {
+            search: None,
             object: plan.object,
             fields,
             filters: match conditions.len() {

@@ -256,6 +256,7 @@ impl Session<'_> {
                 let target = f.target.clone()?;
                 let r = self
                     .query(&crate::records::query::QuerySpec {
+                        search: None,
                         object: target,
                         fields: vec![],
                         filters: None,

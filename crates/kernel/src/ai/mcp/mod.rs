@@ -476,6 +476,14 @@ impl Session<'_> {
             spec.fields = self.describe_object(&spec.object)?.list_columns;
             spec.fields.retain(|f| visible.contains(f));
         }
+        if spec.search.is_some() {
+            // A search reads every field the user may read, including those kept from models.
+            return Err(Error::on_field(
+                Code::InvalidValue,
+                "search",
+                "query_records does not search text; use a `contains` filter on a field",
+            ));
+        }
         let named = spec
             .fields
             .iter()

@@ -111,6 +111,7 @@ impl Session<'_> {
         let mut fields: Vec<String> = money.iter().chain(dates.iter()).map(|s| s.to_string()).collect();
         fields.extend(code.filter(|_| !money.is_empty()).map(String::from));
         let spec = QuerySpec {
+            search: None,
             object: child.key.clone(),
             fields,
             filters: Some(filter.clone()),
@@ -250,6 +251,7 @@ impl Session<'_> {
     fn newest(&self, child: &ProjectedObject, base: &Condition, name: &str, id: &str, out: &mut Vec<Ranked>) {
         let Some(when) = child.fields.iter().find(|f| f.field_type == FieldType::Datetime) else { return };
         let spec = QuerySpec {
+            search: None,
             object: child.key.clone(),
             fields: vec![child.name_field.clone(), when.key.clone()],
             filters: Some(base.clone()),

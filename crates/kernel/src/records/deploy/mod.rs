@@ -244,7 +244,7 @@ pub(crate) fn apply(
     DeployStep::Indexes.begin(watch)?;
     crate::records::value_index::follow_deploy(&tx, old, &catalog)?;
     crate::records::counts::follow(&tx, &catalog)?;
-    crate::records::name_search::follow(&tx, &catalog)?;
+    crate::records::text_index::follow(&tx, &catalog)?;
     crate::records::use_index::follow_deploy(&tx)?;
     DeployStep::Commit.begin(watch)?;
     let changes: Vec<String> =

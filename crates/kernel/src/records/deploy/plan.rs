@@ -177,7 +177,7 @@ impl Plan {
             }
             drop_indexes(conn, &o.key, &f.key)?;
             crate::records::use_index::forget_column(conn, &o.key, &f.key)?;
-            crate::records::name_search::forget_column(conn, &o.key, &f.key)?;
+            crate::records::text_index::forget_column(conn, &o.key, &f.key)?;
             conn.execute_batch(&format!("ALTER TABLE {t} DROP COLUMN {c}"))?;
         }
         for f in &o.fields {

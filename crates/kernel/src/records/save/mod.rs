@@ -619,23 +619,24 @@ pub struct Batch {
 struct Created {
     object: String,
     after_rowid: i64,
-    /// The column its name index reads, whose insert trigger is paused for the batch.
-    name_column: Option<String>,
+    /// The columns its text index reads (none: no index), whose insert trigger is paused for
+    /// the batch.
+    indexed: Vec<String>,
 }
 
 impl Batch {
     /// Distinct values held in memory before they are written (bounds an import's memory).
     pub const MAX_VALUES: usize = 100_000;
 
-    /// Before the batch's first row of `meta`: note where its rows start, pause its name index.
+    /// Before the batch's first row of `meta`: note where its rows start, pause its text index.
     fn creating(&self, conn: &Connection, meta: &ObjectMeta) -> Result<()> {
         if self.created.borrow().iter().any(|c| c.object == meta.key()) {
             return Ok(());
         }
         let after_rowid =
             conn.query_row(&format!("SELECT coalesce(max(rowid), 0) FROM {}", meta.table), [], |r| r.get(0))?;
-        let name_column = crate::records::name_search::pause(conn, meta.key())?;
-        self.created.borrow_mut().push(Created { object: meta.key().to_string(), after_rowid, name_column });
+        let indexed = crate::records::text_index::pause(conn, meta.key())?;
+        self.created.borrow_mut().push(Created { object: meta.key().to_string(), after_rowid, indexed });
         Ok(())
     }
 
@@ -653,8 +654,8 @@ impl Batch {
         for c in self.created.into_inner() {
             let meta = session.catalog.object_meta(&c.object)?;
             crate::records::corpus::add_rows(conn, meta, c.after_rowid)?;
-            if let Some(col) = &c.name_column {
-                crate::records::name_search::resume(conn, &c.object, col, c.after_rowid)?;
+            if !c.indexed.is_empty() {
+                crate::records::text_index::resume(conn, &c.object, &c.indexed, c.after_rowid)?;
             }
         }
         Ok(())

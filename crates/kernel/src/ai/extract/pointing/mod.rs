@@ -200,6 +200,7 @@ impl Session<'_> {
             let Ok((meta, _)) = self.readable_object(&target) else { continue };
             let name_field = meta.def.name_field.clone();
             let found = self.query(&crate::records::query::QuerySpec {
+                search: None,
                 object: target.clone(),
                 fields: vec![name_field.clone()],
                 filters: None,
