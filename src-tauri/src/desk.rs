@@ -118,6 +118,27 @@ impl Desk {
         })
     }
 
+    /// A long write (an import, a deploy) on a connection of its own, as the current user, so
+    /// the window keeps reading meanwhile: it sees the workspace as it was until the write
+    /// commits, and its own writes wait for it (then say the workspace is busy). `f` gets the
+    /// workspace opened again and the user.
+    pub(crate) fn beside<T>(&self, f: impl FnOnce(Workspace, &str) -> Result<T>) -> Result<T> {
+        let (path, user) = self.with(|open| Ok((open.ws.path().to_path_buf(), open.user.clone())))?;
+        f(open::open(&path, WorkspaceOptions::default())?, &user)
+    }
+
+    /// Take a workspace that deployed beside the window's (`beside`) in place of the window's,
+    /// whose metadata is now older, unless another workspace was opened meanwhile. The
+    /// workspace as the current user sees it.
+    pub(crate) fn take_deployed(&self, ws: Workspace) -> Result<WorkspaceView> {
+        self.with(|open| {
+            if open.ws.path() == ws.path() {
+                open.ws = ws;
+            }
+            Ok(open.ws.session(&open.user)?.describe_workspace())
+        })
+    }
+
     pub(crate) fn session<T>(&self, f: impl FnOnce(&Session<'_>) -> Result<T>) -> Result<T> {
         self.with(|open| f(&open.ws.session(&open.user)?))
     }

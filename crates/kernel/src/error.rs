@@ -412,7 +412,7 @@ impl From<rusqlite::Error> for Error {
         let said = sqlite_said(&e);
         let (retriable, message) = match code {
             Some(C::DatabaseBusy | C::DatabaseLocked) => {
-                (true, "the workspace is busy in another process; try again".to_string())
+                (true, "the workspace is busy with another write (an import, a deploy, another process); try again when it ends".to_string())
             }
             Some(C::DiskFull) => (false, "the disk is full; nothing was written".to_string()),
             Some(C::ReadOnly | C::CannotOpen | C::PermissionDenied) => {

@@ -9,10 +9,11 @@ pub async fn workspace_definition(desk: State<'_, Desk>) -> Result<WorkspaceDefi
     desk.with(|open| open.ws.definition_for(&open.user))
 }
 
-/// What deploying `definition` would change, and every problem it would meet in the data.
+/// What deploying `definition` would change, and every problem it would meet in the data
+/// (read beside the window's connection: at scale it reads every row).
 #[tauri::command]
 pub async fn preview_deploy(desk: State<'_, Desk>, definition: WorkspaceDefinition) -> Result<DeployPreview> {
-    desk.with(|open| open.ws.preview_deploy(&definition, Some(&open.user)))
+    desk.beside(|ws, user| ws.preview_deploy(&definition, Some(user)))
 }
 
 /// Deploy `definition` as the current user (a backup is taken first), each step told over
@@ -32,11 +33,12 @@ pub async fn deploy_definition(
         let _ = progress.send(p.clone());
     };
     let cancelled = || running.cancel.is_cancelled();
-    desk.with(|open| {
-        let opts = DeployOptions { force, user: Some(open.user.clone()) };
-        open.ws.deploy_watched(&definition, &opts, Watch { progress: &mut report, cancelled: &cancelled })?;
-        Ok(open.ws.session(&open.user)?.describe_workspace())
-    })
+    let deployed = desk.beside(|mut ws, user| {
+        let opts = DeployOptions { force, user: Some(user.to_string()) };
+        ws.deploy_watched(&definition, &opts, Watch { progress: &mut report, cancelled: &cancelled })?;
+        Ok(ws)
+    })?;
+    desk.take_deployed(deployed)
 }
 
 /// `object` (and record `id`) as `user` sees them.

@@ -101,9 +101,9 @@ pub async fn import_file(
         let _ = progress.send(p.clone());
     };
     let cancelled = || running.cancel.is_cancelled();
-    desk.session(|s| {
+    desk.beside(|ws, user| {
         import::import_file(
-            s,
+            &ws.session(user)?,
             &object,
             format,
             &bytes,

@@ -95,10 +95,10 @@ pub struct Operand {
     /// `matches` finds that row's id in the corpus). `None` where a condition is evaluated on
     /// one record in memory (validation rules).
     pub row: Option<(String, String)>,
-    /// An FTS5 trigram index holding this column, whose rowids are the row's, and the column's
-    /// name in it (a short text field's: `records::text_index`): a `contains` of three or more
-    /// characters reads its matches from it instead of every row.
-    pub text_index: Option<(String, String)>,
+    /// An FTS5 trigram index holding this column (as `f_{key}`), whose rowids are the row's (a
+    /// short text field's: `records::text_index`): a `contains` of three or more characters
+    /// reads its matches from it instead of every row.
+    pub text_index: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -470,13 +470,13 @@ impl Predicate {
                 // Narrowed by the trigram index, then checked as always (the index folds case
                 // beyond ASCII; `lower` does not).
                 let narrowed = match (op, rhs, &lhs.text_index, &lhs.row) {
-                    (Op::Contains, Rhs::Value(Scalar::Text(n)), Some((index, col)), Some((_, alias)))
+                    (Op::Contains, Rhs::Value(Scalar::Text(n)), Some(index), Some((_, alias)))
                         if n.chars().count() >= 3 =>
                     {
                         sql.push_str(&format!(
                             "({alias}.rowid IN (SELECT rowid FROM \"{index}\" WHERE \"{index}\" MATCH ?) AND "
                         ));
-                        params.push(Scalar::Text(trigram_match(&[col.as_str()], n)));
+                        params.push(Scalar::Text(trigram_match(&[&format!("f_{}", lhs.def.key)], n)));
                         true
                     }
                     _ => false,

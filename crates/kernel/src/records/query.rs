@@ -337,8 +337,7 @@ impl Builder<'_, '_> {
             slot: 0,
             def: Box::new(f.clone()),
             row: Some((meta.key().to_string(), alias.to_string())),
-            text_index: text_index::indexes(f.field_type)
-                .then(|| (text_index::table(meta.key()), format!("f_{key}"))),
+            text_index: text_index::indexes(f.field_type).then(|| text_index::table(meta.key())),
         })
     }
 }
@@ -575,6 +574,12 @@ impl Session<'_> {
         let mut from = String::from(" FROM ");
         from.push_str(&meta.table);
         from.push_str(" t");
+        let searched = spec.search.as_deref().is_some_and(|s| !s.trim().is_empty());
+        if !ranked && !searched && !unlimited && !spec.sort.is_empty() {
+            if let Some(index) = self.serving_index(spec)? {
+                from.push_str(&format!(" INDEXED BY \"{index}\""));
+            }
+        }
         for j in &b.joins {
             from.push_str(&j.sql);
         }

@@ -207,6 +207,26 @@ impl Session<'_> {
             self.ws.extension::<Usage>().record(shape);
         }
     }
+
+    /// The index `tune` made for exactly this spec's shape (its equalities and every sort key),
+    /// if there is one: the query reads its rows through it (`INDEXED BY`). SQLite's planner,
+    /// which does not weigh a `LIMIT`, may otherwise prefer an index on a filter's range and
+    /// sort every match (190 ms instead of 2 on a million invoices); the index was made
+    /// because this shape is used, and it returns the page in order.
+    pub(crate) fn serving_index(&self, spec: &QuerySpec) -> Result<Option<String>> {
+        let Some(shape) = Shape::of(spec).filter(|s| s.sort.len() == spec.sort.len()) else {
+            return Ok(None);
+        };
+        let sql =
+            "SELECT u.name FROM use_index u JOIN sqlite_master m ON m.type = 'index' AND m.name = u.name
+                   WHERE u.object = ?1 AND u.shape = ?2";
+        Ok(self
+            .ws
+            .conn()
+            .prepare_cached(sql)?
+            .query_row(params![shape.object, shape.key()], |r| r.get(0))
+            .optional()?)
+    }
 }
 
 impl Workspace {

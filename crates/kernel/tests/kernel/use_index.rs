@@ -103,3 +103,36 @@ fn a_used_sort_gets_an_index_the_plan_reads_and_an_idle_one_is_dropped_unless_pi
         vec![total_index]
     );
 }
+
+#[test]
+fn a_page_reads_the_index_made_for_its_shape_even_beside_one_on_its_range() {
+    let f = demo();
+    let ava = f.ws.session("ava").unwrap();
+    let overdue_by_due = spec(
+        json!({"object": "invoice", "filters": {"field": "status", "op": "eq", "value": "overdue"}, "sort": [{"field": "due_date", "direction": "desc"}], "limit": 20}),
+    );
+    // Ask's kind of answer: an equality, a range on another field, sorted by a third.
+    let recent_overdue_by_total = spec(json!({"object": "invoice",
+        "filters": {"all": [{"field": "status", "op": "eq", "value": "overdue"}, {"field": "due_date", "op": "gte", "value": "2025-01-01"}]},
+        "sort": [{"field": "total", "direction": "desc"}], "limit": 10}));
+    let before = ids(&ava, &recent_overdue_by_total);
+    for _ in 0..3 {
+        ids(&ava, &overdue_by_due);
+        ids(&ava, &recent_overdue_by_total);
+    }
+    let made = f.ws.tune_indexes(&tune()).unwrap().created;
+    let shapes: Vec<&str> = made.iter().map(|i| i.shape.as_str()).collect();
+    assert!(
+        shapes.contains(&"status=|due_date desc") && shapes.contains(&"status=|total desc"),
+        "{shapes:?}"
+    );
+    let total = made.iter().find(|i| i.shape == "status=|total desc").unwrap();
+    let plan = ava.plan(&recent_overdue_by_total).unwrap();
+    assert!(plan.contains(&total.name) && !plan.contains("TEMP B-TREE"), "{plan}");
+    assert_eq!(ids(&ava, &recent_overdue_by_total), before);
+    // A search is not forced through it (the text index finds its rows first).
+    let searched =
+        spec(json!({"object": "invoice", "filters": {"field": "status", "op": "eq", "value": "overdue"},
+        "search": "INV-2025", "sort": [{"field": "total", "direction": "desc"}], "limit": 10}));
+    assert!(ava.plan(&searched).unwrap().contains("search_invoice"));
+}
