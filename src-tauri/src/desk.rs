@@ -8,10 +8,15 @@ use countersign_kernel::records::describe::WorkspaceView;
 use countersign_kernel::records::templates;
 use countersign_kernel::{Code, Error, Result, Session, Workspace, WorkspaceOptions};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// The open workspace and who is acting in it.
-pub struct Desk(Mutex<Open>);
+pub struct Desk {
+    open: Mutex<Open>,
+    /// Long writes running on a connection of their own (`beside`).
+    beside: AtomicUsize,
+}
 
 pub(crate) struct Open {
     pub(crate) ws: Workspace,
@@ -36,13 +41,13 @@ impl Desk {
     /// Open the workspace at `path`; on first run (no file yet) create the demo there.
     pub fn open_or_create_demo(path: &Path) -> Result<Desk> {
         let ws = open::open_or_create_demo(path, WorkspaceOptions::default())?;
-        Ok(Desk(Mutex::new(Open::new(ws, None)?)))
+        Ok(Desk { open: Mutex::new(Open::new(ws, None)?), beside: AtomicUsize::new(0) })
     }
 
     /// Open the existing workspace at `path`.
     pub fn open_at(path: &Path) -> Result<Desk> {
         let ws = open::open(path, WorkspaceOptions::default())?;
-        Ok(Desk(Mutex::new(Open::new(ws, None)?)))
+        Ok(Desk { open: Mutex::new(Open::new(ws, None)?), beside: AtomicUsize::new(0) })
     }
 
     /// The open workspace's file.
@@ -61,6 +66,11 @@ impl Desk {
     /// then the indexes are made or dropped on a connection of their own, so the window keeps
     /// reading while one builds. Best effort (logged).
     pub fn tune_indexes(&self) {
+        // Not while a long write runs beside (`beside`): its writes would wait on it, holding
+        // the lock the window reads through.
+        if self.beside.load(Ordering::SeqCst) > 0 {
+            return;
+        }
         // Tuned when lists were used since, and hourly (idle indexes are dropped).
         let due = self.with(|open| {
             let used = open.ws.flush_index_use()?;
@@ -90,7 +100,7 @@ impl Desk {
     /// Every command's way to the workspace. A refusal is logged by its code and fault only
     /// (its message may quote a value).
     pub(crate) fn with<T>(&self, f: impl FnOnce(&mut Open) -> Result<T>) -> Result<T> {
-        let mut open = self.0.lock().map_err(|_| Error::internal("the workspace lock was poisoned"))?;
+        let mut open = self.open.lock().map_err(|_| Error::internal("the workspace lock was poisoned"))?;
         f(&mut open).inspect_err(|e| {
             tracing::info!(code = e.code.as_str(), fault = ?e.fault, retriable = e.retriable, "command refused")
         })
@@ -124,7 +134,11 @@ impl Desk {
     /// workspace opened again and the user.
     pub(crate) fn beside<T>(&self, f: impl FnOnce(Workspace, &str) -> Result<T>) -> Result<T> {
         let (path, user) = self.with(|open| Ok((open.ws.path().to_path_buf(), open.user.clone())))?;
-        f(open::open(&path, WorkspaceOptions::default())?, &user)
+        let ws = open::open(&path, WorkspaceOptions::default())?;
+        self.beside.fetch_add(1, Ordering::SeqCst);
+        let done = f(ws, &user);
+        self.beside.fetch_sub(1, Ordering::SeqCst);
+        done
     }
 
     /// Take a workspace that deployed beside the window's (`beside`) in place of the window's,
