@@ -63,6 +63,10 @@ pub enum Code {
     /// A workspace definition that does not satisfy the JSON Schema or its semantic rules.
     #[serde(rename = "definition.invalid")]
     InvalidDefinition,
+    /// A tool definition that breaks the tool contract (an open input schema, an override that
+    /// widens an input, a `changes_outside` tool allowed without the explicit tick, …).
+    #[serde(rename = "tool.invalid")]
+    InvalidTool,
     /// A deploy that would lose data and was not forced.
     #[serde(rename = "definition.destructive_change")]
     DestructiveChange,
@@ -192,6 +196,7 @@ impl Code {
             Code::UnknownUser => "access.unknown_user",
             Code::InvalidQuery => "query.invalid",
             Code::InvalidDefinition => "definition.invalid",
+            Code::InvalidTool => "tool.invalid",
             Code::DestructiveChange => "definition.destructive_change",
             Code::InvalidCsv => "import.invalid_csv",
             Code::StoreTooNew => "store.too_new",
@@ -233,7 +238,9 @@ impl Code {
 
     fn default_fault(self) -> Fault {
         match self {
-            Code::InvalidDefinition | Code::DestructiveChange | Code::NotInitialized => Fault::Admin,
+            Code::InvalidDefinition | Code::InvalidTool | Code::DestructiveChange | Code::NotInitialized => {
+                Fault::Admin
+            }
             Code::StoreTooNew
             | Code::Storage
             | Code::Internal
@@ -255,7 +262,7 @@ impl Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 49] = [
+    pub const ALL: [Code; 50] = [
         Code::Permission,
         Code::NotFound,
         Code::Conflict,
@@ -269,6 +276,7 @@ impl Code {
         Code::UnknownUser,
         Code::InvalidQuery,
         Code::InvalidDefinition,
+        Code::InvalidTool,
         Code::DestructiveChange,
         Code::InvalidCsv,
         Code::StoreTooNew,

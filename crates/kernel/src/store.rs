@@ -435,6 +435,21 @@ pub const MIGRATIONS: &[&str] = &[
         build_ms   INTEGER NOT NULL,
         pinned     INTEGER NOT NULL DEFAULT 0
     );",
+    // 17: tools from outside the kernel (ai/tools/registry.rs): every saved definition is a
+    // version, kept; `tool` points at the one in use, or says the tool was removed.
+    "CREATE TABLE tool_version (
+        name       TEXT NOT NULL,
+        version    INTEGER NOT NULL,
+        definition TEXT NOT NULL,
+        saved_at   TEXT NOT NULL,
+        saved_by   TEXT NOT NULL,
+        PRIMARY KEY (name, version)
+    ) WITHOUT ROWID;
+    CREATE TABLE tool (
+        name           TEXT PRIMARY KEY NOT NULL,
+        active_version INTEGER NOT NULL,
+        removed        INTEGER NOT NULL DEFAULT 0
+    );",
 ];
 
 pub fn schema_version() -> i64 {

@@ -1,0 +1,10 @@
+//! Tools a model may call. `kernel`: the kernel's own, reading this workspace on the user's
+//! session. `definition`: a tool from outside as workspace metadata (an HTTP request an admin
+//! writes, a tool of a connected MCP server), with its effect, closed inputs, policy and the
+//! admin's narrowing overrides. `registry`: the one list of both, and the saved versions.
+
+pub mod definition;
+pub mod kernel;
+pub mod registry;
+
+pub use kernel::*;
