@@ -436,7 +436,8 @@ pub const MIGRATIONS: &[&str] = &[
         pinned     INTEGER NOT NULL DEFAULT 0
     );",
     // 17: tools from outside the kernel (ai/tools/registry.rs): every saved definition is a
-    // version, kept; `tool` points at the one in use, or says the tool was removed.
+    // version, kept; `tool` points at the one in use, or says the tool was removed. Their
+    // calls (ai/tools/calls.rs), one per operation key, with their approval and outcome.
     "CREATE TABLE tool_version (
         name       TEXT NOT NULL,
         version    INTEGER NOT NULL,
@@ -449,7 +450,29 @@ pub const MIGRATIONS: &[&str] = &[
         name           TEXT PRIMARY KEY NOT NULL,
         active_version INTEGER NOT NULL,
         removed        INTEGER NOT NULL DEFAULT 0
-    );",
+    );
+    CREATE TABLE tool_call (
+        id            TEXT PRIMARY KEY NOT NULL,
+        operation_key TEXT NOT NULL UNIQUE,
+        tool          TEXT NOT NULL,
+        tool_version  INTEGER NOT NULL,
+        effect        TEXT NOT NULL,
+        capability    TEXT NOT NULL,
+        asked_by      TEXT NOT NULL,
+        arguments     TEXT NOT NULL,
+        rationale     TEXT NOT NULL,
+        state         TEXT NOT NULL CHECK (state IN ('waiting', 'approved', 'denied', 'expired', 'running',
+                                                     'succeeded', 'failed', 'outcome_unknown')),
+        comment       TEXT,
+        created_at    TEXT NOT NULL,
+        expires_at    TEXT,
+        decided_by    TEXT,
+        decided_at    TEXT,
+        attempts      INTEGER NOT NULL DEFAULT 0,
+        result        TEXT,
+        finished_at   TEXT
+    );
+    CREATE INDEX tool_call_by_state ON tool_call (state, created_at);",
 ];
 
 pub fn schema_version() -> i64 {

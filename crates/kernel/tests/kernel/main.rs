@@ -39,6 +39,7 @@ mod summarize;
 mod summary_slots;
 mod templates;
 mod text_index;
+mod tool_calls;
 mod tools;
 mod use_index;
 mod value_index;

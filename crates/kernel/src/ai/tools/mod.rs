@@ -2,7 +2,10 @@
 //! session. `definition`: a tool from outside as workspace metadata (an HTTP request an admin
 //! writes, a tool of a connected MCP server), with its effect, closed inputs, policy and the
 //! admin's narrowing overrides. `registry`: the one list of both, and the saved versions.
+//! `calls`: a call of a defined tool under the contract (operation key, approvals, bounded
+//! output, the outcome a person resolves).
 
+pub mod calls;
 pub mod definition;
 pub mod kernel;
 pub mod registry;
