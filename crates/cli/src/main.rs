@@ -17,9 +17,11 @@ mod proposals;
 mod providers;
 mod records;
 mod runtime;
+mod tools;
 mod workspace;
 
 use clap::{Parser, Subcommand};
+use countersign_kernel::ai::tools::calls::Decision;
 use countersign_kernel::error::{Code, Error};
 use countersign_kernel::{Result, Session};
 use serde_json::Value;
@@ -124,6 +126,29 @@ enum Command {
         #[command(subcommand)]
         command: indexes::IndexCommand,
     },
+    /// Tools a model may call: the kernel's own and those from outside (list, show, save,
+    /// add-http, remove, call, resolve).
+    Tool {
+        #[command(subcommand)]
+        command: tools::ToolCommand,
+    },
+    /// Tool calls waiting for a person's decision (needs ai.approve).
+    Approvals {
+        #[command(subcommand)]
+        command: Option<tools::ApprovalCommand>,
+    },
+    /// Approve a waiting tool call: it runs now (needs ai.approve).
+    Approve {
+        id: String,
+        #[arg(long)]
+        comment: Option<String>,
+    },
+    /// Deny a waiting tool call; the model gets TOOL_APPROVAL_DENIED with the comment.
+    Deny {
+        id: String,
+        #[arg(long)]
+        comment: String,
+    },
     /// Serve the workspace to other AI apps of this machine as a local MCP server on standard
     /// input and output, acting as the `--as` user (once turned on: Settings → "Use your
     /// records from other AI apps", or `mcp on`).
@@ -196,6 +221,14 @@ fn run(cli: Cli) -> Result<Value> {
         Command::Proposals { command } => acting(workspace, user, |s| proposals::run(s, command)),
         Command::Assist { command } => acting(workspace, user, |s| assistant::run(s, command)),
         Command::Index { command } => acting(workspace, user, |s| indexes::run(s, command)),
+        Command::Tool { command } => acting(workspace, user, |s| tools::run(s, command)),
+        Command::Approvals { command } => acting(workspace, user, |s| tools::approvals(s, command)),
+        Command::Approve { id, comment } => {
+            acting(workspace, user, |s| tools::decide(s, &id, Decision::Approve, comment.as_deref()))
+        }
+        Command::Deny { id, comment } => {
+            acting(workspace, user, |s| tools::decide(s, &id, Decision::Deny, Some(&comment)))
+        }
         Command::Mcp { command: Some(command) } => acting(workspace, user, |s| mcp::settings(s, command)),
         Command::Mcp { command: None } => {
             let ws = WorkspaceFile::locate(workspace)?.open()?;

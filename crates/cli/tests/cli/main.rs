@@ -14,3 +14,4 @@ mod indexes;
 mod mcp;
 mod people;
 mod templates;
+mod tools;
