@@ -48,6 +48,10 @@ COUNTERSIGN_ACTIVITY_SAMPLE="$ACTIVITY_SAMPLE" cargo nextest run --workspace --l
   --no-fail-fast -E 'test(a_month_of_calls_adds_up_day_by_day_in_the_spend)' >"$work/sample.log" 2>&1 \
   || { cat "$work/sample.log" >&2; exit 1; }
 
+# The CLI, for the tests that act in the app's workspace from outside (a tool call to approve).
+cargo build --locked -p countersign-cli
+export CLI_BIN="$root/target/debug/countersign-cli"
+
 # A fresh demo workspace for this run; the app creates it on first start.
 export COUNTERSIGN_WORKSPACE="$work/e2e.countersign"
 mkdir -m700 "$work/run"
@@ -63,7 +67,6 @@ bash scripts/with-keyring.sh bash scripts/with-tauri-driver.sh \
   || { echo "--- tauri-driver log ---" >&2; cat "$work/tauri-driver.log" >&2 || true; exit 1; }
 # The list at scale: a workspace with a million invoices (the benchmark's data set, written
 # with raw SQL as setup), opened in the app; each step's time from input to rows drawn.
-cargo build --locked -p countersign-cli
 cli="$root/target/debug/countersign-cli"
 scale_ws="$work/scale.countersign"
 "$cli" bench --rows "${SCALE_ROWS:-1000000}" --generate-only "$scale_ws" >/dev/null

@@ -54,6 +54,8 @@ macro_rules! with_app_commands {
             accept_proposal,
             discard_proposal,
             undo_proposal,
+            tool_approvals,
+            decide_tool_call,
             auto_apply_list,
             set_auto_apply,
             save_list_view,

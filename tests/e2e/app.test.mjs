@@ -3,7 +3,9 @@
 // starts the display, D-Bus and the driver, and points the app at a fresh demo workspace.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { appMemory, openWindow, screenshot } from "./window.mjs";
@@ -623,6 +625,54 @@ test("extract: into a record, accept the chosen field, undo from history; a new 
   await waitText("auto-apply-notice", "1 field(s) may be applied without review");
   await el("user-switcher").selectByAttribute("value", "cara");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
+});
+
+test("tool approvals: a sales rep's call of a tool from outside waits in the inbox with every argument; approved, its target gets one request with the operation key", async () => {
+  // A target on this machine that records each request.
+  const requests = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      requests.push({ key: req.headers["idempotency-key"], path: req.url, body: JSON.parse(body || "null") });
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ticket: "T-42" }));
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  const cli = (...args) => execFileSync(process.env.CLI_BIN, ["--workspace", process.env.COUNTERSIGN_WORKSPACE, ...args], { encoding: "utf8" });
+  const inputs = JSON.stringify({ type: "object", properties: { title: { type: "string" }, details: { type: "string" } }, required: ["title"], additionalProperties: false });
+  cli("--as", "ava", "tool", "add-http", "open_ticket", "--description", "Open a support ticket.", "--effect", "changes_outside",
+    "--url", `${url}/tickets`, "--inputs", inputs, "--body", '{"subject":"{title}","text":"{details}"}', "--policy", "ask", "--capability", "cli", "--deduplicates");
+  const details = "Line one of a long description that must be shown in full.\n".repeat(12) + "THE LAST LINE";
+  const asked = JSON.parse(cli("--as", "ben", "tool", "call", "open_ticket", "--run", "e2e", "--input",
+    JSON.stringify({ title: "Printer on fire", details, _rationale: "The customer called twice." })));
+  assert.equal(asked.state, "waiting");
+  try {
+    await el("user-switcher").selectByAttribute("value", "ava");
+    await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+    await el("nav-proposals").click();
+    await el("tool-approval").waitForDisplayed({ timeout: 10000 });
+    const shown = await el("tool-approval").getText();
+    assert.match(shown, /open_ticket/);
+    assert.match(shown, /changes something outside/);
+    assert.match(shown, /asked by ben/);
+    assert.match(shown, /The customer called twice\./);
+    const args = await el("tool-approval-arguments").getText();
+    assert.ok(args.includes("Printer on fire") && args.includes("THE LAST LINE"), "every argument is shown in full");
+    await shot("22-tool-approval");
+    assert.equal(requests.length, 0, "nothing is sent before the approval");
+    await el("tool-approve").click();
+    await waitText("tool-decided", "open_ticket: approved and done.");
+    assert.equal(requests.length, 1);
+    assert.equal(requests[0].key, "e2e:1:open_ticket");
+    assert.deepEqual(requests[0].body, { subject: "Printer on fire", text: details });
+    await shot("23-tool-approved");
+  } finally {
+    server.close();
+    await el("user-switcher").selectByAttribute("value", "cara");
+    await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
+  }
 });
 
 test("summarize: the draft streams, the checked summary links each value to its field, cancel stops it", async () => {

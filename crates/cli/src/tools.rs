@@ -4,7 +4,7 @@
 //! (approval included), and the decisions on waiting calls. The kernel checks every right.
 
 use crate::output::to_json;
-use countersign_kernel::ai::tools::calls::{Decision, ToolRequest, ToolStep};
+use countersign_kernel::ai::tools::calls::{carry_out, Decision, ToolRequest, ToolStep};
 use countersign_kernel::ai::tools::definition::{Effect, HttpMethod, Policy, ToolDef, ToolKind};
 use countersign_kernel::{Code, Error, Result, Session};
 use serde_json::{json, Value};
@@ -201,13 +201,7 @@ pub fn decide(session: &Session<'_>, id: &str, decision: Decision, comment: Opti
 
 /// A call's step as JSON, running it first when it may run.
 fn step_json(session: &Session<'_>, step: ToolStep) -> Result<Value> {
-    let step = match step {
-        ToolStep::Run(prepared) => {
-            let executed = crate::ai::runtime()?.block_on(prepared.execute());
-            session.finish_tool_call(&prepared.call_id, executed)?
-        }
-        other => other,
-    };
+    let step = crate::ai::runtime()?.block_on(carry_out(session, step))?;
     Ok(match step {
         ToolStep::Run(_) => unreachable!("a finished call does not run again"),
         ToolStep::Waiting(call) => {

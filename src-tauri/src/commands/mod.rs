@@ -16,6 +16,7 @@ use countersign_kernel::ai::runtime::{
     self, download::Progress as DownloadProgress, BuiltInModel, ModelChoice,
 };
 use countersign_kernel::ai::summarize::{Summarize, SummaryAnswer};
+use countersign_kernel::ai::tools::calls::{self, Decision, ToolCallView};
 use countersign_kernel::backup::Backup;
 use countersign_kernel::eval::suites::{
     self, CaseResult, EvalRun, Fitness, FitnessProgress, RunCandidate, Studio, SuiteProgress, SuiteRevision,

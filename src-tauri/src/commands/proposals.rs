@@ -59,3 +59,21 @@ pub async fn set_auto_apply(
         s.auto_apply_list(&capability, &object)
     })
 }
+
+/// The tool calls waiting for this user's decision (needs ai.approve), every argument in full.
+#[tauri::command]
+pub async fn tool_approvals(desk: State<'_, Desk>) -> Result<Vec<ToolCallView>> {
+    desk.session(|s| s.approvals())
+}
+
+/// Approve (the call is then sent, the workspace not held meanwhile) or deny a waiting tool
+/// call; the call as it then stands.
+#[tauri::command]
+pub async fn decide_tool_call(
+    desk: State<'_, Desk>,
+    id: String,
+    decision: Decision,
+    comment: Option<String>,
+) -> Result<ToolCallView> {
+    calls::decide_and_carry_out(&UserDesk::current(&desk)?, &id, decision, comment.as_deref()).await
+}

@@ -1,6 +1,8 @@
 // Typed wrappers over the app's IPC commands. Types come from ../bindings (generated from Rust).
 import { invoke, type Channel } from "@tauri-apps/api/core";
 import type { BuiltInModel } from "../bindings/BuiltInModel";
+import type { Decision } from "../bindings/Decision";
+import type { ToolCallView } from "../bindings/ToolCallView";
 import type { ModelPin } from "../bindings/ModelPin";
 import type { TemplateSummary } from "../bindings/TemplateSummary";
 import type { Cursor } from "../bindings/Cursor";
@@ -187,6 +189,9 @@ export const api = {
     call<Proposal>("accept_proposal", { id, fields, edits, rows }),
   discardProposal: (id: string, reason: string | null) => call<Proposal>("discard_proposal", { id, reason }),
   undoProposal: (id: string) => call<Proposal>("undo_proposal", { id }),
+  toolApprovals: () => call<ToolCallView[]>("tool_approvals"),
+  decideToolCall: (id: string, decision: Decision, comment: string | null) =>
+    call<ToolCallView>("decide_tool_call", { id, decision, comment }),
   autoApplyList: (capability: string, object: string) => call<AutoApplyList>("auto_apply_list", { capability, object }),
   setAutoApply: (capability: string, object: string, fields: string[]) =>
     call<AutoApplyList>("set_auto_apply", { capability, object, fields }),

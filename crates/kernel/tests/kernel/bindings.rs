@@ -50,6 +50,9 @@ fn export(dir: &Path) {
     countersign_kernel::ai::summarize::SummaryAnswer::export_all_to(dir).unwrap();
     countersign_kernel::ai::ask::LearnedExample::export_all_to(dir).unwrap();
     countersign_kernel::records::vocabulary::ObjectVocabulary::export_all_to(dir).unwrap();
+    countersign_kernel::ai::tools::calls::ToolCallView::export_all_to(dir).unwrap();
+    countersign_kernel::ai::tools::calls::Decision::export_all_to(dir).unwrap();
+    countersign_kernel::ai::tools::registry::ToolInfo::export_all_to(dir).unwrap();
     countersign_kernel::eval::suites::Studio::export_all_to(dir).unwrap();
     countersign_kernel::eval::suites::EvalRun::export_all_to(dir).unwrap();
     countersign_kernel::eval::suites::SuiteRevision::export_all_to(dir).unwrap();

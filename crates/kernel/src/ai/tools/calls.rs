@@ -26,7 +26,7 @@ use crate::ai::tools::definition::{Effect, HttpMethod, Policy, ToolDef, ToolKind
 use crate::clock::timestamp;
 use crate::error::{Code, Error, Result};
 use crate::metadata::permissions::AI_APPROVE;
-use crate::records::access::Session;
+use crate::records::access::{Session, Sessions};
 use rusqlite::{params, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -101,6 +101,7 @@ pub struct ToolCallView {
     pub id: String,
     pub operation_key: String,
     pub tool: String,
+    #[ts(type = "number")]
     pub tool_version: i64,
     pub effect: crate::ai::tools::definition::Effect,
     pub capability: String,
@@ -506,6 +507,31 @@ impl Session<'_> {
             response_pointer: response_pointer.clone(),
         }))
     }
+}
+
+/// Take a call's step to its end: a call that may run is sent (no session held meanwhile) and
+/// recorded; a waiting or ended step is returned as it is.
+pub async fn carry_out<S: Sessions>(sessions: &S, step: ToolStep) -> Result<ToolStep> {
+    match step {
+        ToolStep::Run(prepared) => {
+            let executed = prepared.execute().await;
+            sessions.with(|s| s.finish_tool_call(&prepared.call_id, executed))
+        }
+        other => Ok(other),
+    }
+}
+
+/// A person's decision on a waiting call, and the call carried out if approved: the call as
+/// it then stands.
+pub async fn decide_and_carry_out<S: Sessions>(
+    sessions: &S,
+    id: &str,
+    decision: Decision,
+    comment: Option<&str>,
+) -> Result<ToolCallView> {
+    let step = sessions.with(|s| s.decide_tool_call(id, decision, comment))?;
+    carry_out(sessions, step).await?;
+    sessions.with(|s| s.tool_call(id))
 }
 
 fn effect_str(e: Effect) -> &'static str {

@@ -24,7 +24,7 @@ pub struct ToolInfo {
     pub description: String,
     pub policy: Policy,
     /// The version in use (none for the kernel's own tools).
-    #[ts(optional)]
+    #[ts(optional, type = "number")]
     pub version: Option<i64>,
     /// The inputs a model gets: the admin's overrides applied.
     #[ts(type = "unknown")]
