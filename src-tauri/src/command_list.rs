@@ -56,6 +56,8 @@ macro_rules! with_app_commands {
             undo_proposal,
             tool_approvals,
             decide_tool_call,
+            tools,
+            set_tool_policy,
             auto_apply_list,
             set_auto_apply,
             save_list_view,

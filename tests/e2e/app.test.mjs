@@ -627,7 +627,7 @@ test("extract: into a record, accept the chosen field, undo from history; a new 
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
 });
 
-test("tool approvals: a sales rep's call of a tool from outside waits in the inbox with every argument; approved, its target gets one request with the operation key", async () => {
+test("tool approvals: a sales rep's call of a tool from outside waits in the inbox with every argument; approved, its target gets one request with the operation key; Settings → Tools refuses its calls", async () => {
   // A target on this machine that records each request.
   const requests = [];
   const server = createServer((req, res) => {
@@ -668,6 +668,16 @@ test("tool approvals: a sales rep's call of a tool from outside waits in the inb
     assert.equal(requests[0].key, "e2e:1:open_ticket");
     assert.deepEqual(requests[0].body, { subject: "Printer on fire", text: details });
     await shot("23-tool-approved");
+    // Settings → Tools lists it beside the kernel's own; refusing its calls is its next version.
+    await el("nav-settings").click();
+    const row = browser.$('[data-testid="tool-row"][data-name="open_ticket"]');
+    await row.waitForDisplayed({ timeout: 10000 });
+    assert.match(await row.getText(), /changes something outside/);
+    await row.scrollIntoView();
+    await row.$('[data-testid="tool-policy"]').selectByAttribute("value", "block");
+    await waitText("tools-notice", "open_ticket: saved as version 2.");
+    assert.ok(await browser.$('[data-testid="tool-row"][data-name="read_record"]').isExisting());
+    await shot("24-settings-tools");
   } finally {
     server.close();
     await el("user-switcher").selectByAttribute("value", "cara");

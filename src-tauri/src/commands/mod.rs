@@ -17,6 +17,8 @@ use countersign_kernel::ai::runtime::{
 };
 use countersign_kernel::ai::summarize::{Summarize, SummaryAnswer};
 use countersign_kernel::ai::tools::calls::{self, Decision, ToolCallView};
+use countersign_kernel::ai::tools::definition::Policy;
+use countersign_kernel::ai::tools::registry::ToolInfo;
 use countersign_kernel::backup::Backup;
 use countersign_kernel::eval::suites::{
     self, CaseResult, EvalRun, Fitness, FitnessProgress, RunCandidate, Studio, SuiteProgress, SuiteRevision,

@@ -171,3 +171,20 @@ pub async fn set_mcp_settings(
         s.mcp_setup(&program)
     })
 }
+
+/// Every tool a model may be given: the kernel's own and those from outside.
+#[tauri::command]
+pub async fn tools(desk: State<'_, Desk>) -> Result<Vec<ToolInfo>> {
+    desk.session(|s| s.tools())
+}
+
+/// Whether a tool from outside runs, waits for a person or is refused (needs ai.manage).
+#[tauri::command]
+pub async fn set_tool_policy(
+    desk: State<'_, Desk>,
+    name: String,
+    policy: Policy,
+    allow_changes_outside: bool,
+) -> Result<ToolInfo> {
+    desk.session(|s| s.set_tool_policy(&name, policy, allow_changes_outside))
+}

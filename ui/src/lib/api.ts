@@ -3,6 +3,8 @@ import { invoke, type Channel } from "@tauri-apps/api/core";
 import type { BuiltInModel } from "../bindings/BuiltInModel";
 import type { Decision } from "../bindings/Decision";
 import type { ToolCallView } from "../bindings/ToolCallView";
+import type { ToolInfo } from "../bindings/ToolInfo";
+import type { Policy } from "../bindings/Policy";
 import type { ModelPin } from "../bindings/ModelPin";
 import type { TemplateSummary } from "../bindings/TemplateSummary";
 import type { Cursor } from "../bindings/Cursor";
@@ -190,6 +192,9 @@ export const api = {
   discardProposal: (id: string, reason: string | null) => call<Proposal>("discard_proposal", { id, reason }),
   undoProposal: (id: string) => call<Proposal>("undo_proposal", { id }),
   toolApprovals: () => call<ToolCallView[]>("tool_approvals"),
+  tools: () => call<ToolInfo[]>("tools"),
+  setToolPolicy: (name: string, policy: Policy, allowChangesOutside: boolean) =>
+    call<ToolInfo>("set_tool_policy", { name, policy, allowChangesOutside }),
   decideToolCall: (id: string, decision: Decision, comment: string | null) =>
     call<ToolCallView>("decide_tool_call", { id, decision, comment }),
   autoApplyList: (capability: string, object: string) => call<AutoApplyList>("auto_apply_list", { capability, object }),

@@ -173,6 +173,16 @@ fn saving_a_tool_is_versioned_needs_ai_manage_and_the_registry_lists_it_beside_t
     ava.remove_tool("refund_invoice").unwrap();
     assert_eq!(ava.tool("refund_invoice").unwrap_err().code, Code::NotFound);
     assert_eq!(ava.save_tool(&def(refund())).unwrap().version, Some(3));
+    // The policy, as a new version: allowing a change outside needs the explicit tick.
+    let e = ava.set_tool_policy("refund_invoice", Policy::Allow, false).unwrap_err();
+    assert_eq!(e.code, Code::InvalidTool);
+    let allowed = ava.set_tool_policy("refund_invoice", Policy::Allow, true).unwrap();
+    assert_eq!((allowed.policy, allowed.version), (Policy::Allow, Some(4)));
+    assert_eq!(
+        ben.set_tool_policy("refund_invoice", Policy::Block, false).unwrap_err().code,
+        Code::Permission
+    );
+    assert_eq!(ava.set_tool_policy("read_record", Policy::Block, false).unwrap_err().code, Code::InvalidTool);
     // Dan (a viewer, no AI) does not list tools.
     assert_eq!(f.ws.session("dan").unwrap().tools().unwrap_err().code, Code::Permission);
 }

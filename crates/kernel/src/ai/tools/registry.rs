@@ -61,6 +61,24 @@ impl Session<'_> {
         self.tool(&def.name)
     }
 
+    /// Set whether a defined tool's calls run, wait for a person or are refused, as its next
+    /// version (`ai.manage`). A `changes_outside` tool runs unapproved only with
+    /// `allow_changes_outside` ticked.
+    pub fn set_tool_policy(
+        &self,
+        name: &str,
+        policy: Policy,
+        allow_changes_outside: bool,
+    ) -> Result<ToolInfo> {
+        let tool = self.tool(name)?;
+        let Some(mut def) = tool.definition else {
+            return Err(Error::new(Code::InvalidTool, format!("`{name}` is a kernel tool: it always runs")));
+        };
+        def.policy = policy;
+        def.allow_changes_outside = allow_changes_outside;
+        self.save_tool(&def)
+    }
+
     /// Stop offering a tool (`ai.manage`); its versions are kept.
     pub fn remove_tool(&self, name: &str) -> Result<()> {
         self.require(AI_MANAGE)?;
