@@ -375,13 +375,7 @@ fn contains_any(
 /// Every word of `text` as an FTS5 query of the corpus: all must be there, the last as the
 /// start of a word (it may be still being typed). `None` without a word.
 fn all_words(text: &str) -> Option<String> {
-    let words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .take(16)
-        .map(|w| format!("\"{w}\""))
-        .collect();
-    (!words.is_empty()).then(|| format!("{}*", words.join(" ")))
+    crate::metadata::condition::full_text_query(text).map(|q| format!("{q}*"))
 }
 
 /// A condition on related records as SQL: the children of `parent`'s row `t` through the
