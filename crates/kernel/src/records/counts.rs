@@ -109,7 +109,7 @@ impl Session<'_> {
     /// `exact`.
     pub fn count_records(&self, spec: &QuerySpec, exact: bool) -> Result<RecordCount> {
         let (meta, _) = self.readable_object(&spec.object)?;
-        if spec.filters.is_none() && spec.search.as_deref().is_none_or(|s| s.trim().is_empty()) {
+        if spec.filters.is_none() && spec.search_text().is_none() {
             let kept = match self.row_scope(meta, RowAccess::Read) {
                 RowScope::All => Some(kept(self.ws.conn(), meta.key(), None)?),
                 RowScope::Owned => Some(kept(self.ws.conn(), meta.key(), Some(&self.user.key))?),

@@ -147,6 +147,11 @@ impl QuerySpec {
         out
     }
 
+    /// The text of `search`, trimmed, when there is any.
+    pub fn search_text(&self) -> Option<&str> {
+        self.search.as_deref().map(str::trim).filter(|t| !t.is_empty())
+    }
+
     pub fn parse(text: &str) -> Result<QuerySpec> {
         let doc: Value = serde_json::from_str(text).map_err(|e| {
             // serde_json stops at 128 levels of nesting, long before a stack could overflow.
@@ -533,7 +538,7 @@ impl Session<'_> {
             wheres.push(s);
             ranking = pred.ranking();
         }
-        if let Some(text) = spec.search.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+        if let Some(text) = spec.search_text() {
             wheres.push(self.search_sql(meta, text, &mut where_params)?);
         }
         // Rows a full-text condition selects come best match first (bm25, the corpus's `rank`)
@@ -568,8 +573,7 @@ impl Session<'_> {
         let mut from = String::from(" FROM ");
         from.push_str(&meta.table);
         from.push_str(" t");
-        let searched = spec.search.as_deref().is_some_and(|s| !s.trim().is_empty());
-        if !ranked && !searched && !unlimited && !spec.sort.is_empty() {
+        if !ranked && spec.search_text().is_none() && !unlimited && !spec.sort.is_empty() {
             if let Some(index) = self.serving_index(spec)? {
                 from.push_str(&format!(" INDEXED BY \"{index}\""));
             }

@@ -68,30 +68,20 @@ pub enum CallState {
 }
 
 impl CallState {
-    fn as_str(self) -> &'static str {
-        match self {
-            CallState::Waiting => "waiting",
-            CallState::Approved => "approved",
-            CallState::Denied => "denied",
-            CallState::Expired => "expired",
-            CallState::Running => "running",
-            CallState::Succeeded => "succeeded",
-            CallState::Failed => "failed",
-            CallState::OutcomeUnknown => "outcome_unknown",
-        }
+    /// Its name as stored and sent (`outcome_unknown`): its serde name.
+    fn as_str(self) -> String {
+        name_of(&self)
     }
-    fn parse(s: &str) -> CallState {
-        match s {
-            "waiting" => CallState::Waiting,
-            "approved" => CallState::Approved,
-            "denied" => CallState::Denied,
-            "expired" => CallState::Expired,
-            "running" => CallState::Running,
-            "succeeded" => CallState::Succeeded,
-            "failed" => CallState::Failed,
-            _ => CallState::OutcomeUnknown,
-        }
-    }
+}
+
+/// A unit enum's serde name (`changes_outside`).
+fn name_of(v: &impl Serialize) -> String {
+    serde_json::to_value(v).ok().and_then(|n| n.as_str().map(String::from)).unwrap_or_default()
+}
+
+/// A unit enum from its serde name.
+fn from_name<T: serde::de::DeserializeOwned>(s: String) -> Option<T> {
+    serde_json::from_value(Value::String(s)).ok()
 }
 
 /// One call as a person (or the model) sees it: every argument in full.
@@ -202,12 +192,12 @@ fn call_row(r: &Row<'_>) -> rusqlite::Result<ToolCallView> {
         operation_key: r.get(1)?,
         tool: r.get(2)?,
         tool_version: r.get(3)?,
-        effect: serde_json::from_value(Value::String(r.get(4)?)).unwrap_or(Effect::ChangesOutside),
+        effect: from_name(r.get(4)?).unwrap_or(Effect::ChangesOutside),
         capability: r.get(5)?,
         asked_by: r.get(6)?,
         arguments: json(r.get(7)?).unwrap_or(Value::Null),
         rationale: r.get(8)?,
-        state: CallState::parse(&r.get::<_, String>(9)?),
+        state: from_name(r.get(9)?).unwrap_or(CallState::OutcomeUnknown),
         comment: r.get(10)?,
         created_at: r.get(11)?,
         expires_at: r.get(12)?,
@@ -265,7 +255,7 @@ impl Session<'_> {
                 key,
                 req.tool,
                 tool.version.unwrap_or(0),
-                effect_str(def.effect),
+                name_of(&def.effect),
                 req.capability,
                 self.user().key,
                 arguments.to_string(),
@@ -534,14 +524,6 @@ pub async fn decide_and_carry_out<S: Sessions>(
     sessions.with(|s| s.tool_call(id))
 }
 
-fn effect_str(e: Effect) -> &'static str {
-    match e {
-        Effect::ReadsWorkspace => "reads_workspace",
-        Effect::ReadsOutside => "reads_outside",
-        Effect::ChangesOutside => "changes_outside",
-    }
-}
-
 fn fault_value(f: &ToolFault) -> Value {
     json!({"code": f.code, "message": cut(&f.message, 2000), "retryable": f.retryable})
 }
@@ -556,15 +538,18 @@ fn input_problem(schema: &Value, input: &Value) -> Option<String> {
     problem
 }
 
+/// An input's value as text: a string as it is, anything else as JSON.
+fn as_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// `{input}` in a URL replaced by the input, URL-encoded.
 fn fill_url(template: &str, args: &Map<String, Value>) -> String {
-    args.iter().fold(template.to_string(), |u, (k, v)| {
-        let text = match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        u.replace(&format!("{{{k}}}"), &urlencoding(&text))
-    })
+    args.iter()
+        .fold(template.to_string(), |u, (k, v)| u.replace(&format!("{{{k}}}"), &urlencoding(&as_text(v))))
 }
 
 fn urlencoding(s: &str) -> String {
@@ -588,13 +573,9 @@ fn fill_body(template: &Value, args: &Map<String, Value>) -> Value {
                     return args.get(name).cloned().unwrap_or(Value::Null);
                 }
             }
-            Value::String(args.iter().fold(s.clone(), |t, (k, v)| {
-                let text = match v {
-                    Value::String(x) => x.clone(),
-                    other => other.to_string(),
-                };
-                t.replace(&format!("{{{k}}}"), &text)
-            }))
+            Value::String(
+                args.iter().fold(s.clone(), |t, (k, v)| t.replace(&format!("{{{k}}}"), &as_text(v))),
+            )
         }
         Value::Array(items) => Value::Array(items.iter().map(|v| fill_body(v, args)).collect()),
         Value::Object(map) => {

@@ -29,17 +29,18 @@ pub struct ToolFailure {
     pub message: String,
 }
 
-/// What each tool is, for a model that calls tools: name, closed input schema, declared effect.
+/// What each tool is, for a model that calls tools: name, closed input schema, declared effect,
+/// what it does.
 pub fn specs() -> Value {
     json!([
-        {"name": "read_record", "effect": "reads_workspace",
+        {"name": "read_record", "effect": "reads_workspace", "description": "Read one record's fields the user may read.",
          "input": {"type": "object", "properties": {"object": {"type": "string"}, "id": {"type": "string"}},
                    "required": ["object", "id"], "additionalProperties": false}},
-        {"name": "list_related", "effect": "reads_workspace",
+        {"name": "list_related", "effect": "reads_workspace", "description": "List a record's related records the user may read.",
          "input": {"type": "object", "properties": {"object": {"type": "string"}, "id": {"type": "string"},
                    "limit": {"type": "integer", "minimum": 1, "maximum": 20}},
                    "required": ["object", "id"], "additionalProperties": false}},
-        {"name": "search_corpus", "effect": "reads_workspace",
+        {"name": "search_corpus", "effect": "reads_workspace", "description": "Search notes and long texts the user may read.",
          "input": {"type": "object", "properties": {"text": {"type": "string", "maxLength": 500},
                    "limit": {"type": "integer", "minimum": 1, "maximum": 20}},
                    "required": ["text"], "additionalProperties": false}}

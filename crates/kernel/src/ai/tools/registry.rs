@@ -157,30 +157,19 @@ fn stored(version: i64, text: &str) -> Result<ToolInfo> {
 /// The kernel's own tools, as the registry lists them: they read this workspace on the user's
 /// session and always run.
 fn kernel_tools() -> Vec<ToolInfo> {
-    let specs = crate::ai::tools::kernel::specs();
-    let descriptions = [
-        ("read_record", "Read one record's fields the user may read."),
-        ("list_related", "List a record's related records the user may read."),
-        ("search_corpus", "Search notes and long texts the user may read."),
-    ];
-    specs
+    crate::ai::tools::kernel::specs()
         .as_array()
         .into_iter()
         .flatten()
-        .map(|s| {
-            let name = s["name"].as_str().unwrap_or_default().to_string();
-            let description =
-                descriptions.iter().find(|(n, _)| *n == name).map(|(_, d)| d.to_string()).unwrap_or_default();
-            ToolInfo {
-                name,
-                kind: "kernel".into(),
-                effect: Effect::ReadsWorkspace,
-                description,
-                policy: Policy::Allow,
-                version: None,
-                input_schema: s["input"].clone(),
-                definition: None,
-            }
+        .map(|s| ToolInfo {
+            name: s["name"].as_str().unwrap_or_default().to_string(),
+            kind: "kernel".into(),
+            effect: Effect::ReadsWorkspace,
+            description: s["description"].as_str().unwrap_or_default().to_string(),
+            policy: Policy::Allow,
+            version: None,
+            input_schema: s["input"].clone(),
+            definition: None,
         })
         .collect()
 }
