@@ -684,14 +684,7 @@ async fn a_canary_key_never_leaves_the_keyring_except_to_its_endpoint() {
     for e in &errors {
         assert_no_secret_value(e, &canary);
     }
-    fx.ws.raw_connection().execute_batch("PRAGMA wal_checkpoint(PASSIVE)").unwrap();
-    for suffix in ["", "-wal", "-shm"] {
-        let mut path = fx.ws.path().as_os_str().to_owned();
-        path.push(suffix);
-        if let Ok(bytes) = std::fs::read(&path) {
-            assert!(!bytes.windows(canary.len()).any(|w| w == canary.as_bytes()), "canary found in {path:?}");
-        }
-    }
+    common::assert_not_in_files(&fx.ws, &canary);
     secrets::delete(&r).unwrap();
     assert!(secrets::get(&r).unwrap().is_none());
 }

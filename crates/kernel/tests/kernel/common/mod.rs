@@ -181,3 +181,15 @@ pub fn demo_ask_v3() -> Fixture {
 pub fn ask_on_version(ws: &Workspace, version: i64) {
     ws.session("ava").unwrap().activate_prompt_with("ask", version, None).expect("ask's prompt version");
 }
+
+/// `text` (a canary secret) is nowhere in the workspace's file, its WAL or its shared memory.
+pub fn assert_not_in_files(ws: &countersign_kernel::Workspace, text: &str) {
+    ws.raw_connection().execute_batch("PRAGMA wal_checkpoint(PASSIVE)").unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let mut path = ws.path().as_os_str().to_owned();
+        path.push(suffix);
+        if let Ok(bytes) = std::fs::read(&path) {
+            assert!(!bytes.windows(text.len()).any(|w| w == text.as_bytes()), "{text} found in {path:?}");
+        }
+    }
+}
