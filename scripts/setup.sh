@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev
   libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev xvfb xauth x11-utils x11-apps dbus dbus-x11
   at-spi2-core libgl1-mesa-dri fonts-dejavu-core webkit2gtk-driver libdbus-1-dev gnome-keyring libsecret-tools keyutils
-  rpm cpio)
+  rpm cpio python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -473,6 +473,17 @@ pub const MIGRATIONS: &[&str] = &[
         finished_at   TEXT
     );
     CREATE INDEX tool_call_by_state ON tool_call (state, created_at);",
+    // 18: MCP servers an admin connected (ai/tools/mcp_servers.rs): how to reach each, and the
+    // tool list the admin reviewed with its digest (a call is refused when the list differs).
+    "CREATE TABLE mcp_server (
+        name       TEXT PRIMARY KEY NOT NULL,
+        definition TEXT NOT NULL,
+        digest     TEXT NOT NULL,
+        tools      TEXT NOT NULL,
+        pinned_at  TEXT NOT NULL,
+        pinned_by  TEXT NOT NULL,
+        removed    INTEGER NOT NULL DEFAULT 0
+    );",
 ];
 
 pub fn schema_version() -> i64 {

@@ -28,6 +28,7 @@ mod layers;
 mod learned;
 mod limits;
 mod logging;
+mod mcp_servers;
 mod model_files;
 mod model_runtime;
 mod proposals;

@@ -23,6 +23,7 @@
 use crate::ai::provider::Secret;
 use crate::ai::secrets::{self, SecretRef};
 use crate::ai::tools::definition::{Effect, HttpMethod, Policy, ToolDef, ToolKind, DEFAULT_APPROVAL_MINUTES};
+use crate::ai::tools::mcp_servers::{call_mcp_tool, McpOutcome, McpServerDef};
 use crate::clock::timestamp;
 use crate::error::{Code, Error, Result};
 use crate::metadata::permissions::AI_APPROVE;
@@ -142,6 +143,16 @@ pub struct PreparedCall {
     pub call_id: String,
     pub operation_key: String,
     effect: Effect,
+    target: Target,
+}
+
+/// Where a prepared call goes.
+enum Target {
+    Http(HttpRequest),
+    Mcp { server: McpServerDef, digest: String, tool: String, arguments: Map<String, Value> },
+}
+
+struct HttpRequest {
     deduplicates: bool,
     method: HttpMethod,
     url: String,
@@ -458,28 +469,45 @@ impl Session<'_> {
             .map_err(|e| Error::internal(format!("a stored tool does not read back: {e}")))
     }
 
-    /// Build the call's request (marked running); the credential read from the keyring.
+    /// Build the call's request (marked running); the credential read from the keyring, the
+    /// MCP server's pinned digest read.
     fn prepare(&self, call: ToolCallView, def: &ToolDef) -> Result<ToolStep> {
-        let ToolKind::Http { method, url, headers, body, credential, response_pointer, deduplicates } =
-            &def.implementation
-        else {
-            let f = fault("configuration_error", "MCP tools are not connected yet", false);
-            return self.finish_tool_call(&call.id, Executed::Failed { fault: f, attempts: 0 });
-        };
         let args = call.arguments.as_object().cloned().unwrap_or_default();
-        let credential = match credential.as_deref().map(SecretRef::parse).transpose()? {
-            Some(r) => match secrets::get(&r)? {
-                Some(s) => Some(s),
-                None => {
-                    let f = fault(
-                        "configuration_error",
-                        format!("no key in the keyring under {}", r.uri()),
-                        false,
-                    );
+        let target = match &def.implementation {
+            ToolKind::Http { method, url, headers, body, credential, response_pointer, deduplicates } => {
+                let credential = match credential.as_deref().map(SecretRef::parse).transpose()? {
+                    Some(r) => match secrets::get(&r)? {
+                        Some(s) => Some(s),
+                        None => {
+                            let f = fault(
+                                "configuration_error",
+                                format!("no key in the keyring under {}", r.uri()),
+                                false,
+                            );
+                            return self
+                                .finish_tool_call(&call.id, Executed::Failed { fault: f, attempts: 0 });
+                        }
+                    },
+                    None => None,
+                };
+                Target::Http(HttpRequest {
+                    deduplicates: *deduplicates,
+                    method: *method,
+                    url: fill_url(url, &args),
+                    headers: headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    body: body.as_ref().map(|b| fill_body(b, &args)),
+                    credential,
+                    response_pointer: response_pointer.clone(),
+                })
+            }
+            ToolKind::Mcp { server, tool } => match self.mcp_target(server) {
+                Ok((server, digest)) => Target::Mcp { server, digest, tool: tool.clone(), arguments: args },
+                Err(e) if e.code == Code::NotFound => {
+                    let f = fault("configuration_error", e.message, false);
                     return self.finish_tool_call(&call.id, Executed::Failed { fault: f, attempts: 0 });
                 }
+                Err(e) => return Err(e),
             },
-            None => None,
         };
         let tx = self.begin_write()?;
         tx.execute("UPDATE tool_call SET state = 'running' WHERE id = ?1", [&call.id])?;
@@ -488,13 +516,7 @@ impl Session<'_> {
             call_id: call.id.clone(),
             operation_key: call.operation_key.clone(),
             effect: def.effect,
-            deduplicates: *deduplicates,
-            method: *method,
-            url: fill_url(url, &args),
-            headers: headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-            body: body.as_ref().map(|b| fill_body(b, &args)),
-            credential,
-            response_pointer: response_pointer.clone(),
+            target,
         }))
     }
 }
@@ -637,6 +659,50 @@ fn bound(v: Value, budget: &mut usize, truncated: &mut bool) -> Value {
 impl PreparedCall {
     /// Send the call; repeated with the same operation key only when a repeat is safe.
     pub async fn execute(&self) -> Executed {
+        match &self.target {
+            Target::Http(request) => self.execute_http(request).await,
+            Target::Mcp { server, digest, tool, arguments } => {
+                self.execute_mcp(server, digest, tool, arguments).await
+            }
+        }
+    }
+
+    /// What a call whose answer was lost comes to, when it is not sent again.
+    fn lost(&self, message: String, attempts: u32) -> Executed {
+        if self.effect == Effect::ChangesOutside {
+            return Executed::OutcomeUnknown { message, attempts };
+        }
+        Executed::Failed { fault: fault("execution_error", message, true), attempts }
+    }
+
+    async fn execute_mcp(
+        &self,
+        server: &McpServerDef,
+        digest: &str,
+        tool: &str,
+        arguments: &Map<String, Value>,
+    ) -> Executed {
+        // A server's tool cannot say it deduplicates: only a read is sent again.
+        let repeat_safe = self.effect != Effect::ChangesOutside;
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            match call_mcp_tool(server, digest, tool, arguments.clone(), &self.operation_key).await {
+                McpOutcome::Output(output) => return Executed::Succeeded { output, attempts },
+                McpOutcome::ToolError(text) => {
+                    let f = fault("execution_error", format!("the tool failed: {}", cut(&text, 2000)), false);
+                    return Executed::Failed { fault: f, attempts };
+                }
+                McpOutcome::NotSent { code, message, retryable } => {
+                    return Executed::Failed { fault: fault(code, message, retryable), attempts }
+                }
+                McpOutcome::Lost(_) if repeat_safe && attempts < MAX_ATTEMPTS => continue,
+                McpOutcome::Lost(message) => return self.lost(message, attempts),
+            }
+        }
+    }
+
+    async fn execute_http(&self, http: &HttpRequest) -> Executed {
         let client = match reqwest::Client::builder().no_proxy().timeout(REQUEST_TIMEOUT).build() {
             Ok(c) => c,
             Err(e) => {
@@ -646,19 +712,19 @@ impl PreparedCall {
                 }
             }
         };
-        let repeat_safe = self.effect != Effect::ChangesOutside || self.deduplicates;
+        let repeat_safe = self.effect != Effect::ChangesOutside || http.deduplicates;
         let mut attempts = 0;
         loop {
             attempts += 1;
             let mut req =
-                client.request(method(self.method), &self.url).header("Idempotency-Key", &self.operation_key);
-            for (k, v) in &self.headers {
+                client.request(method(http.method), &http.url).header("Idempotency-Key", &self.operation_key);
+            for (k, v) in &http.headers {
                 req = req.header(k, v);
             }
-            if let Some(s) = &self.credential {
+            if let Some(s) = &http.credential {
                 req = req.bearer_auth(s.expose());
             }
-            if let Some(b) = &self.body {
+            if let Some(b) = &http.body {
                 req = req.header("Content-Type", "application/json").body(b.to_string());
             }
             let sent = match req.send().await {
@@ -670,7 +736,7 @@ impl PreparedCall {
             };
             let lost = match sent {
                 Ok((status, body)) if (200..300).contains(&status) => {
-                    return Executed::Succeeded { output: self.output(&body), attempts };
+                    return Executed::Succeeded { output: http.output(&body), attempts };
                 }
                 // The target says nothing happened: a repeat is safe.
                 Ok((429 | 503, _)) if attempts < MAX_ATTEMPTS => continue,
@@ -696,13 +762,12 @@ impl PreparedCall {
             if repeat_safe && attempts < MAX_ATTEMPTS {
                 continue;
             }
-            if self.effect == Effect::ChangesOutside {
-                return Executed::OutcomeUnknown { message: lost, attempts };
-            }
-            return Executed::Failed { fault: fault("execution_error", lost, true), attempts };
+            return self.lost(lost, attempts);
         }
     }
+}
 
+impl HttpRequest {
     fn output(&self, body: &[u8]) -> Value {
         let whole = serde_json::from_slice::<Value>(body)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));

@@ -147,10 +147,7 @@ impl ToolDef {
     pub fn check(&self) -> Result<()> {
         let mut problems = Vec::new();
         let mut say = |path: &str, message: String| problems.push(Detail { path: path.into(), message });
-        let name_ok = self.name.len() <= 63
-            && self.name.starts_with(|c: char| c.is_ascii_lowercase())
-            && self.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-        if !name_ok {
+        if !is_tool_name(&self.name) {
             say("/name", "a tool's name is lowercase letters, digits and `_`, starting with a letter".into());
         } else if KERNEL_TOOLS.contains(&self.name.as_str()) {
             say("/name", format!("`{}` is one of the kernel's own tools", self.name));
@@ -239,6 +236,13 @@ impl ToolDef {
     pub fn effective_schema(&self) -> Result<Value> {
         narrowed(&self.input_schema, &self.input_overrides)
     }
+}
+
+/// Lowercase letters, digits and `_`, starting with a letter, at most 63 characters.
+pub fn is_tool_name(name: &str) -> bool {
+    name.len() <= 63
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// Every object in a schema (its properties, items, definitions, combinations) must say

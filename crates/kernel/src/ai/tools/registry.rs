@@ -41,6 +41,14 @@ impl Session<'_> {
         self.require(AI_MANAGE)?;
         def.check()?;
         let tx = self.begin_write()?;
+        let version = self.save_tool_in(&tx, def)?;
+        tx.commit()?;
+        tracing::info!(version, kind = kind_of(&def.implementation), "tool saved");
+        self.tool(&def.name)
+    }
+
+    /// Write a checked definition as the tool's next version, in use, inside `tx`.
+    pub(crate) fn save_tool_in(&self, tx: &rusqlite::Transaction<'_>, def: &ToolDef) -> Result<i64> {
         let version: i64 = tx.query_row(
             "SELECT coalesce(max(version), 0) + 1 FROM tool_version WHERE name = ?1",
             [&def.name],
@@ -56,9 +64,7 @@ impl Session<'_> {
              ON CONFLICT (name) DO UPDATE SET active_version = excluded.active_version, removed = 0",
             params![def.name, version],
         )?;
-        tx.commit()?;
-        tracing::info!(version, kind = kind_of(&def.implementation), "tool saved");
-        self.tool(&def.name)
+        Ok(version)
     }
 
     /// Set whether a defined tool's calls run, wait for a person or are refused, as its next
