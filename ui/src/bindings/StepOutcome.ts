@@ -4,6 +4,8 @@ import type { Error } from "./Error";
 import type { QueryResult } from "./QueryResult";
 import type { RecordRef } from "./RecordRef";
 import type { ResultSet } from "./ResultSet";
+import type { ToolCallView } from "./ToolCallView";
+import type { ToolFault } from "./ToolFault";
 import type { JsonValue } from "./serde_json/JsonValue";
 
 /**
@@ -17,4 +19,4 @@ sentences: JsonValue, insufficient?: string, } | { "kind": "record", record: Rec
 /**
  * The currency of the record's amounts before and after (`None`: the workspace's).
  */
-currencyBefore?: string, currencyAfter?: string, } | { "kind": "reply", text: string, } | { "kind": "failed", error: Error, };
+currencyBefore?: string, currencyAfter?: string, } | { "kind": "tool", tool: string, call?: ToolCallView, output?: unknown, fault?: ToolFault, } | { "kind": "reply", text: string, } | { "kind": "failed", error: Error, };

@@ -53,6 +53,8 @@ fn export(dir: &Path) {
     countersign_kernel::ai::tools::calls::ToolCallView::export_all_to(dir).unwrap();
     countersign_kernel::ai::tools::calls::Decision::export_all_to(dir).unwrap();
     countersign_kernel::ai::tools::registry::ToolInfo::export_all_to(dir).unwrap();
+    countersign_kernel::ai::tools::mcp_servers::ServerReview::export_all_to(dir).unwrap();
+    countersign_kernel::ai::tools::mcp_servers::McpServerInfo::export_all_to(dir).unwrap();
     countersign_kernel::eval::suites::Studio::export_all_to(dir).unwrap();
     countersign_kernel::eval::suites::EvalRun::export_all_to(dir).unwrap();
     countersign_kernel::eval::suites::SuiteRevision::export_all_to(dir).unwrap();

@@ -9,6 +9,7 @@ mod activity;
 mod ask;
 mod ask_reader;
 mod assistant;
+mod assistant_tools;
 mod backup;
 mod bindings;
 mod corpus;

@@ -18,32 +18,32 @@ use std::sync::{Arc, Mutex};
 
 /// One request as the target saw it.
 #[derive(Debug, Clone)]
-struct Seen {
+pub(crate) struct Seen {
     method: String,
     path: String,
-    headers: HashMap<String, String>,
+    pub(crate) headers: HashMap<String, String>,
     body: Value,
 }
 
 /// What the target does with a request: answer, or close the connection without answering.
-enum Reply {
+pub(crate) enum Reply {
     Json(u16, Value),
     Lose,
 }
 
-struct Target {
-    url: String,
+pub(crate) struct Target {
+    pub(crate) url: String,
     seen: Arc<Mutex<Vec<Seen>>>,
 }
 
 impl Target {
-    fn seen(&self) -> Vec<Seen> {
+    pub(crate) fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
 }
 
 /// A target on 127.0.0.1 answering each request with `reply` (given it and what came before).
-fn target(reply: impl Fn(&Seen, &[Seen]) -> Reply + Send + 'static) -> Target {
+pub(crate) fn target(reply: impl Fn(&Seen, &[Seen]) -> Reply + Send + 'static) -> Target {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::<Seen>::new()));
@@ -90,7 +90,7 @@ fn target(reply: impl Fn(&Seen, &[Seen]) -> Reply + Send + 'static) -> Target {
     Target { url, seen }
 }
 
-fn refund_tool(url: &str, policy: &str, deduplicates: bool) -> ToolDef {
+pub(crate) fn refund_tool(url: &str, policy: &str, deduplicates: bool) -> ToolDef {
     serde_json::from_value(json!({
         "name": "refund_invoice",
         "description": "Refund part of an invoice in the billing system.",
@@ -119,7 +119,7 @@ fn request(run: &str, input: Value) -> ToolRequest {
     }
 }
 
-fn refund_input() -> Value {
+pub(crate) fn refund_input() -> Value {
     json!({"invoice": "INV-2025-00007", "amount": 120.5, "reason": "damaged", "_rationale": "The customer reported a broken delivery."})
 }
 

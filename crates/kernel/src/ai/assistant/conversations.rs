@@ -25,6 +25,7 @@ impl Session<'_> {
             context: request.context.clone(),
             has_document: request.document.is_some(),
             creatable,
+            tools: self.tools_for(CAPABILITY)?,
         })
     }
 
@@ -111,8 +112,13 @@ impl Session<'_> {
     }
 
     pub(super) fn conversation_state(&self, conversation: &str) -> Result<State> {
+        self.conversation_state_before(conversation, i64::MAX)
+    }
+
+    /// The state of the conversation as its messages before `seq` left it.
+    pub(super) fn conversation_state_before(&self, conversation: &str, seq: i64) -> Result<State> {
         let mut state = State::default();
-        for m in self.messages(conversation)? {
+        for m in self.messages(conversation)?.into_iter().filter(|m| m.seq < seq) {
             if m.role == "user" {
                 state.history.push(format!("person: {}", m.text));
             }
@@ -121,6 +127,51 @@ impl Session<'_> {
             }
         }
         Ok(state)
+    }
+
+    /// The conversation's last turn if it paused on a tool call waiting for a person: the
+    /// assistant's message, the person's message it answers, and the steps taken.
+    pub(super) fn paused_turn(&self, conversation: &str) -> Result<PausedTurn> {
+        let messages = self.messages(conversation)?;
+        let not_paused =
+            || Error::new(Code::Conflict, "the conversation's last turn is not waiting for a tool call");
+        let last = messages.last().filter(|m| m.role == "assistant").ok_or_else(not_paused)?;
+        let waits = last.steps.last().is_some_and(|s| {
+            matches!(&s.outcome, StepOutcome::Tool { call: Some(_), output: None, fault: None, .. })
+        });
+        if !waits {
+            return Err(not_paused());
+        }
+        let text =
+            messages.iter().rev().find(|m| m.role == "user" && m.seq < last.seq).map(|m| m.text.clone());
+        Ok(PausedTurn {
+            seq: last.seq,
+            text: text.ok_or_else(not_paused)?,
+            correlation: last.correlation_id.clone().ok_or_else(not_paused)?,
+            steps: last.steps.clone(),
+        })
+    }
+
+    pub(super) fn update_message(
+        &self,
+        conversation: &str,
+        seq: i64,
+        text: &str,
+        steps: &[TurnStep],
+    ) -> Result<()> {
+        let now = timestamp(self.ws.clock.now());
+        let steps = serde_json::to_string(steps).map_err(|e| Error::internal(e.to_string()))?;
+        let tx = self.begin_write()?;
+        tx.execute(
+            "UPDATE assistant_message SET text = ?3, steps = ?4 WHERE conversation_id = ?1 AND seq = ?2",
+            params![conversation, seq, text, steps],
+        )?;
+        tx.execute(
+            "UPDATE assistant_conversation SET updated_at = ?2 WHERE id = ?1",
+            params![conversation, now],
+        )?;
+        tx.commit()?;
+        Ok(())
     }
 
     /// This user's conversations, newest first.
@@ -211,4 +262,12 @@ impl Session<'_> {
         tracing::info!("a conversation was deleted");
         Ok(())
     }
+}
+
+/// A turn paused on a tool call waiting for a person.
+pub(super) struct PausedTurn {
+    pub(super) seq: i64,
+    pub(super) text: String,
+    pub(super) correlation: String,
+    pub(super) steps: Vec<TurnStep>,
 }

@@ -29,6 +29,7 @@ use crate::ai::pipeline::{
 use crate::ai::projection::Projection;
 use crate::ai::provider::{Cancel, ChatResponse, Part, Prompt};
 use crate::ai::summarize::Summarize;
+use crate::ai::tools::calls::{ToolRequest, ToolStep};
 use crate::clock::timestamp;
 use crate::error::{Code, Error, Result};
 use crate::logging::ms_since;
@@ -46,7 +47,7 @@ mod prompts;
 mod scope;
 
 use prompts::*;
-pub use prompts::{DEFAULT_STEPS, INSTRUCTIONS_V1, INSTRUCTIONS_V2};
+pub use prompts::{DEFAULT_STEPS, INSTRUCTIONS_V1, INSTRUCTIONS_V2, INSTRUCTIONS_V3};
 use scope::*;
 
 pub const CAPABILITY: &str = "assistant";
@@ -57,6 +58,7 @@ pub const SPEC: CapabilitySpec = CapabilitySpec {
     versions: &[
         ShippedVersion { instructions: INSTRUCTIONS_V1, examples: examples_v1, contract: CONTRACT_V1 },
         ShippedVersion { instructions: INSTRUCTIONS_V2, examples: examples_v1, contract: CONTRACT_V1 },
+        ShippedVersion { instructions: INSTRUCTIONS_V3, examples: examples_v1, contract: CONTRACT_V1 },
     ],
     inputs: r#"{"message": "string", "conversation": "earlier turns and their results", "state": "result sets, focus, screen"}"#,
     settings: default_settings,
@@ -139,6 +141,21 @@ pub enum StepOutcome {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         currency_after: Option<String>,
+    },
+    /// A tool from outside: its call (none when refused before it was recorded) and what it
+    /// came to — an output, a fault, or neither while the call waits for a person's approval
+    /// (the turn pauses there; `resume_turn` goes on once it is decided).
+    #[serde(rename_all = "camelCase")]
+    Tool {
+        tool: String,
+        #[ts(optional)]
+        call: Option<Box<crate::ai::tools::calls::ToolCallView>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional, type = "unknown")]
+        output: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        fault: Option<crate::ai::tools::calls::ToolFault>,
     },
     /// The model's own words (it cannot help, or asks what is meant).
     Reply { text: String },
@@ -410,49 +427,186 @@ pub async fn take_turn(
     })?;
     let correlated = Correlated { sessions, correlation: correlation.clone() };
     let mut steps: Vec<TurnStep> = vec![];
-    for n in 1..=max_steps {
-        let step_started = Instant::now();
-        progress(TurnProgress::Choosing { step: n });
-        let mut choose = Choose { scope: &scope, message: &text, steps: &steps, chosen: None };
-        let chosen = drive(&correlated, &mut choose, None, cancel, &mut |_| {}).await;
-        let (action, value, target) = match chosen.map(|()| choose.chosen.take()) {
-            Ok(Some(c)) => c,
-            Ok(None) => break,
-            Err(error) => {
-                steps.push(TurnStep {
-                    action: Value::Null,
-                    outcome: StepOutcome::Failed { error },
-                    ms: ms_since(step_started),
-                    signature: None,
-                });
-                break;
-            }
-        };
-        // The same action again would show the same result again: the message is answered.
-        let signature = action.signature(&value);
-        if steps.iter().any(|s| s.signature.as_deref() == Some(signature.as_str())) {
-            break;
-        }
-        progress(TurnProgress::Running { step: n, action: action.name().into() });
-        let outcome =
-            run_action(&correlated, &scope, &action, target, request.document.as_ref(), cancel, progress)
-                .await
-                .unwrap_or_else(|error| StepOutcome::Failed { error });
-        let step =
-            TurnStep { action: value, outcome, ms: ms_since(step_started), signature: Some(signature) };
-        scope.state.apply(&step);
-        let stop = action.then() == Then::Done
-            || matches!(step.outcome, StepOutcome::Failed { .. } | StepOutcome::Reply { .. });
-        steps.push(step);
-        if stop || cancel.is_cancelled() {
-            break;
-        }
-    }
+    let turn =
+        TurnRun { text: &text, document: request.document.as_ref(), correlation: &correlation, max_steps };
+    turn.run_steps(&correlated, &mut scope, &mut steps, cancel, progress).await;
     let stored: Vec<TurnStep> = steps.iter().cloned().map(without_rows).collect();
     let reply = steps.iter().map(|s| describe(&s.outcome)).collect::<Vec<_>>().join("; ");
     correlated.with(|s| s.add_message(&conversation, "assistant", &reply, &stored, Some(&correlation)))?;
     tracing::info!(steps = steps.len(), total_ms = ms_since(started).round(), "an assistant turn finished");
     Ok(Turn { conversation, correlation_id: correlation, steps, total_ms: ms_since(started) })
+}
+
+/// Go on with a turn that paused on a tool call waiting for a person's approval, once it is
+/// decided: the call is taken to its end under its operation key (run again only if it was
+/// approved and has not run), its outcome replaces the waiting step, and the turn takes its
+/// remaining steps. A call still waiting is a `conflict`.
+pub async fn resume_turn(
+    sessions: &impl Sessions,
+    conversation: &str,
+    cancel: &Cancel,
+    progress: &mut (dyn FnMut(TurnProgress) + Send),
+) -> Result<Turn> {
+    let started = Instant::now();
+    let paused = sessions.with(|s| {
+        let binding = s.capability(CAPABILITY)?;
+        s.require(&binding.required_permission)?;
+        s.conversation_owned(conversation)?;
+        let paused = s.paused_turn(conversation)?;
+        let request = TurnRequest {
+            conversation: Some(conversation.into()),
+            text: paused.text.clone(),
+            ..TurnRequest::default()
+        };
+        let mut scope = s.assistant_scope(None, &request)?;
+        scope.state = s.conversation_state_before(conversation, paused.seq)?;
+        Ok((paused, scope, binding.settings.max_steps.unwrap_or(DEFAULT_STEPS).clamp(1, 10)))
+    })?;
+    let (paused, mut scope, max_steps) = paused;
+    let correlated = Correlated { sessions, correlation: paused.correlation.clone() };
+    let mut steps = paused.steps;
+    let waiting = steps.pop().ok_or_else(|| Error::internal("a paused turn without its step"))?;
+    let step_started = Instant::now();
+    let Ok(Action::UseTool { tool, input, .. }) = serde_json::from_value::<Action>(waiting.action.clone())
+    else {
+        return Err(Error::internal("a paused turn's step is not a tool call"));
+    };
+    let request = ToolRequest {
+        tool: tool.clone(),
+        input: Value::Object(input),
+        capability: CAPABILITY.into(),
+        run: paused.correlation.clone(),
+        step: steps.len() as u32 + 1,
+    };
+    let step = correlated.with(|s| s.request_tool_call(&request))?;
+    if let ToolStep::Waiting(call) = &step {
+        return Err(Error::new(
+            Code::Conflict,
+            format!("the call of {} still waits for a person's decision", call.tool),
+        ));
+    }
+    let outcome = tool_outcome(&tool, crate::ai::tools::calls::carry_out(&correlated, step).await?);
+    for done in &steps {
+        scope.state.apply(done);
+    }
+    let step = TurnStep { outcome, ms: waiting.ms + ms_since(step_started), ..waiting };
+    scope.state.apply(&step);
+    let go_on = matches!(
+        &step.outcome,
+        StepOutcome::Tool { output: Some(_), .. } | StepOutcome::Tool { fault: Some(_), .. }
+    ) && serde_json::from_value::<Action>(step.action.clone())
+        .is_ok_and(|a| a.then() == Then::Continue);
+    steps.push(step);
+    // A denied or expired call, or a failure, goes back to the model too: it may say so.
+    if go_on || matches!(&steps[steps.len() - 1].outcome, StepOutcome::Tool { fault: Some(_), .. }) {
+        let turn =
+            TurnRun { text: &paused.text, document: None, correlation: &paused.correlation, max_steps };
+        turn.run_steps(&correlated, &mut scope, &mut steps, cancel, progress).await;
+    }
+    let stored: Vec<TurnStep> = steps.iter().cloned().map(without_rows).collect();
+    let reply = steps.iter().map(|s| describe(&s.outcome)).collect::<Vec<_>>().join("; ");
+    correlated.with(|s| s.update_message(conversation, paused.seq, &reply, &stored))?;
+    tracing::info!(
+        steps = steps.len(),
+        total_ms = ms_since(started).round(),
+        "a paused assistant turn went on"
+    );
+    Ok(Turn {
+        conversation: conversation.into(),
+        correlation_id: paused.correlation,
+        steps,
+        total_ms: ms_since(started),
+    })
+}
+
+/// A turn as it runs: its message, the document dropped with it, its correlation (the run of
+/// its tool calls' operation keys) and its step budget.
+struct TurnRun<'a> {
+    text: &'a str,
+    document: Option<&'a crate::ingest::Document>,
+    correlation: &'a str,
+    max_steps: u32,
+}
+
+impl TurnRun<'_> {
+    /// Choose and run steps after those taken, until the message is answered, a step fails,
+    /// a tool call waits for a person, or the budget is spent.
+    async fn run_steps(
+        &self,
+        correlated: &impl Sessions,
+        scope: &mut Scope,
+        steps: &mut Vec<TurnStep>,
+        cancel: &Cancel,
+        progress: &mut (dyn FnMut(TurnProgress) + Send),
+    ) {
+        for n in steps.len() as u32 + 1..=self.max_steps {
+            let step_started = Instant::now();
+            progress(TurnProgress::Choosing { step: n });
+            let mut choose = Choose { scope, message: self.text, steps, chosen: None };
+            let chosen = drive(correlated, &mut choose, None, cancel, &mut |_| {}).await;
+            let (action, value, target) = match chosen.map(|()| choose.chosen.take()) {
+                Ok(Some(c)) => c,
+                Ok(None) => break,
+                Err(error) => {
+                    steps.push(TurnStep {
+                        action: Value::Null,
+                        outcome: StepOutcome::Failed { error },
+                        ms: ms_since(step_started),
+                        signature: None,
+                    });
+                    break;
+                }
+            };
+            // The same action again would show the same result again: the message is answered.
+            let signature = action.signature(&value);
+            if steps.iter().any(|s| s.signature.as_deref() == Some(signature.as_str())) {
+                break;
+            }
+            progress(TurnProgress::Running { step: n, action: action.name().into() });
+            let run = RunContext { scope, document: self.document, correlation: self.correlation, step: n };
+            let outcome = run_action(correlated, &run, &action, target, cancel, progress)
+                .await
+                .unwrap_or_else(|error| StepOutcome::Failed { error });
+            let step =
+                TurnStep { action: value, outcome, ms: ms_since(step_started), signature: Some(signature) };
+            scope.state.apply(&step);
+            let waits = matches!(&step.outcome, StepOutcome::Tool { output: None, fault: None, .. });
+            let stop = action.then() == Then::Done
+                || waits
+                || matches!(step.outcome, StepOutcome::Failed { .. } | StepOutcome::Reply { .. });
+            steps.push(step);
+            if stop || cancel.is_cancelled() {
+                break;
+            }
+        }
+    }
+}
+
+/// What a step's action runs with besides the action.
+struct RunContext<'a> {
+    scope: &'a Scope,
+    document: Option<&'a crate::ingest::Document>,
+    correlation: &'a str,
+    step: u32,
+}
+
+/// A tool call's step as the conversation keeps it.
+fn tool_outcome(tool: &str, step: ToolStep) -> StepOutcome {
+    match step {
+        ToolStep::Waiting(call) => {
+            StepOutcome::Tool { tool: tool.into(), call: Some(Box::new(call)), output: None, fault: None }
+        }
+        ToolStep::Done { call, result } => {
+            let (output, fault) = match result {
+                Ok(out) => (Some(out), None),
+                Err(f) => (None, Some(f)),
+            };
+            StepOutcome::Tool { tool: tool.into(), call: call.map(Box::new), output, fault }
+        }
+        ToolStep::Run(prepared) => StepOutcome::Failed {
+            error: Error::internal(format!("the call {} was not carried out", prepared.call_id)),
+        },
+    }
 }
 
 /// The question an `ask` writes, up to its question mark (a small model tends to go on:
@@ -474,13 +628,13 @@ fn without_rows(mut step: TurnStep) -> TurnStep {
 
 async fn run_action(
     sessions: &impl Sessions,
-    scope: &Scope,
+    run: &RunContext<'_>,
     action: &Action,
     target: Option<RecordRef>,
-    document: Option<&crate::ingest::Document>,
     cancel: &Cancel,
     progress: &mut (dyn FnMut(TurnProgress) + Send),
 ) -> Result<StepOutcome> {
+    let (scope, document) = (run.scope, run.document);
     let target = || target.clone().ok_or_else(|| Error::internal("a checked action without its record"));
     Ok(match action {
         Action::Ask { question, .. } => {
@@ -561,6 +715,17 @@ async fn run_action(
             let answer = drive(sessions, &mut extract, None, cancel, &mut |_| {}).await?;
             let currencies = sessions.with(|s| s.proposal_currencies(&answer.proposal))?;
             proposal_outcome(currencies, answer.proposal, None)
+        }
+        Action::UseTool { tool, input, .. } => {
+            let request = ToolRequest {
+                tool: tool.clone(),
+                input: Value::Object(input.clone()),
+                capability: CAPABILITY.into(),
+                run: run.correlation.into(),
+                step: run.step,
+            };
+            let step = sessions.with(|s| s.request_tool_call(&request))?;
+            tool_outcome(tool, crate::ai::tools::calls::carry_out(sessions, step).await?)
         }
         Action::Reply { text } => {
             StepOutcome::Reply { text: crate::metadata::value::strip_unsafe_chars(text).into_owned() }

@@ -53,6 +53,18 @@ pub(super) fn describe(outcome: &StepOutcome) -> String {
             Some(r) => format!("proposed an update of {} {} ({})", r.object, r.name, r.id),
             None => format!("proposed a new {object}"),
         },
+        StepOutcome::Tool { tool, call, output, fault } => match (output, fault) {
+            (Some(out), _) => {
+                let text = match out {
+                    Value::String(t) => t.clone(),
+                    other => other.to_string(),
+                };
+                format!("used the tool {tool}; it answered: {}", cut_chars(&text, TOOL_OUTPUT_SHOWN))
+            }
+            (None, Some(f)) => format!("the tool {tool} did not run or failed: {} ({})", f.code, f.message),
+            (None, None) if call.is_some() => format!("the tool {tool} waits for a person's approval"),
+            (None, None) => format!("the tool {tool} was not called"),
+        },
         StepOutcome::Reply { .. } => "replied".into(),
         StepOutcome::Failed { error } => format!("failed: {}", error.message),
     }
@@ -69,7 +81,20 @@ pub(super) enum Action {
     ProposeUpdate { object: String, record: Pointer, changes: Map<String, Value> },
     ProposeCreate { object: String, values: Map<String, Value> },
     Extract { object: String },
+    UseTool { tool: String, input: Map<String, Value>, then: Then },
     Reply { text: String },
+}
+
+/// How much of a tool's output the model reads again in later steps (characters).
+pub(super) const TOOL_OUTPUT_SHOWN: usize = 4000;
+
+pub(super) fn cut_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max).collect();
+    out.push('…');
+    out
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
@@ -89,6 +114,7 @@ impl Action {
             Action::ProposeUpdate { .. } => "propose_update",
             Action::ProposeCreate { .. } => "propose_create",
             Action::Extract { .. } => "extract",
+            Action::UseTool { .. } => "use_tool",
             Action::Reply { .. } => "reply",
         }
     }
@@ -114,7 +140,10 @@ impl Action {
     /// twice would be two proposals).
     pub(super) fn then(&self) -> Then {
         match self {
-            Action::Ask { then, .. } | Action::Read { then, .. } | Action::SearchNotes { then, .. } => *then,
+            Action::Ask { then, .. }
+            | Action::Read { then, .. }
+            | Action::SearchNotes { then, .. }
+            | Action::UseTool { then, .. } => *then,
             Action::Summarize { .. }
             | Action::ProposeUpdate { .. }
             | Action::ProposeCreate { .. }
@@ -179,6 +208,8 @@ pub(super) struct Scope {
     pub(super) has_document: bool,
     /// Objects a new record may be proposed for (named in the message, or on the screen).
     pub(super) creatable: Vec<String>,
+    /// Tools from outside the assistant may call: allowed to it and not blocked.
+    pub(super) tools: Vec<crate::ai::tools::registry::ToolInfo>,
 }
 
 impl Scope {
@@ -311,6 +342,21 @@ impl Scope {
                 &["action", "object"],
             ));
         }
+        for tool in &self.tools {
+            let mut input = tool.input_schema.clone();
+            if let Some(o) = input.as_object_mut() {
+                o.entry("properties").or_insert_with(|| json!({}));
+                o["properties"]["_rationale"] = json!({"type": "string", "minLength": 3, "maxLength": 300});
+                let required = o.entry("required").or_insert_with(|| json!([]));
+                if let Some(r) = required.as_array_mut() {
+                    r.push(json!("_rationale"));
+                }
+            }
+            branches.push(branch(
+                json!({"action": {"const": "use_tool"}, "tool": {"const": tool.name}, "input": input, "then": then}),
+                &["action", "tool", "input", "then"],
+            ));
+        }
         branches.push(branch(
             json!({"action": {"const": "reply"}, "text": {"type": "string", "minLength": 1, "maxLength": 400}}),
             &["action", "text"],
@@ -380,6 +426,22 @@ impl Scope {
         }
         if self.has_document {
             lines.push("A document is attached.".into());
+        }
+        for tool in &self.tools {
+            let asks = tool
+                .definition
+                .as_ref()
+                .is_some_and(|d| d.policy == crate::ai::tools::definition::Policy::Ask);
+            let effect = match tool.effect {
+                crate::ai::tools::definition::Effect::ChangesOutside => "changes something outside",
+                _ => "reads something outside",
+            };
+            let approval = if asks { "; a person approves each call first" } else { "" };
+            lines.push(format!(
+                "Tool {} ({effect}{approval}): {}",
+                tool.name,
+                cut_chars(&tool.description, 300)
+            ));
         }
         lines.join("\n")
     }

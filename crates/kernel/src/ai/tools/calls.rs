@@ -86,7 +86,7 @@ fn from_name<T: serde::de::DeserializeOwned>(s: String) -> Option<T> {
 }
 
 /// One call as a person (or the model) sees it: every argument in full.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallView {
     pub id: String,
@@ -116,7 +116,7 @@ pub struct ToolCallView {
 }
 
 /// What the model gets for a call that did not run or did not succeed: a code and a message.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ToolFault {
     /// `TOOL_APPROVAL_DENIED`, `TOOL_APPROVAL_EXPIRED`, `TOOL_AUTHORIZATION_DENIED`,
     /// `invalid_input`, `execution_error`, `outcome_unknown`, …

@@ -113,6 +113,19 @@ impl Session<'_> {
         Ok(out)
     }
 
+    /// The defined tools `capability` may call: allowed to it and not blocked.
+    pub fn tools_for(&self, capability: &str) -> Result<Vec<ToolInfo>> {
+        Ok(self
+            .tools()?
+            .into_iter()
+            .filter(|t| {
+                t.definition.as_ref().is_some_and(|d| {
+                    d.policy != Policy::Block && d.capabilities.iter().any(|c| c == capability)
+                })
+            })
+            .collect())
+    }
+
     /// One tool by name.
     pub fn tool(&self, name: &str) -> Result<ToolInfo> {
         self.tools()?.into_iter().find(|t| t.name == name).ok_or_else(|| not_found(name))
