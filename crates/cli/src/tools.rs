@@ -6,6 +6,9 @@
 use crate::output::to_json;
 use countersign_kernel::ai::tools::calls::{carry_out, Decision, ToolRequest, ToolStep};
 use countersign_kernel::ai::tools::definition::{Effect, HttpMethod, Policy, ToolDef, ToolKind};
+use countersign_kernel::ai::tools::mcp_servers::{
+    inspect_mcp_server, pin_mcp_server, McpServerDef, McpTransport,
+};
 use countersign_kernel::{Code, Error, Result, Session};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -22,6 +25,44 @@ pub enum ToolCommand {
     /// Write an HTTP tool (ai.manage). `{input}` in the URL and the body is replaced by that
     /// input; the call's operation key goes in the `Idempotency-Key` header.
     AddHttp(Box<AddHttp>),
+    /// Connect an MCP server (ai.manage): its tools are listed, each with the effect its
+    /// annotations suggest (a read-only hint: reads_outside; anything else: changes_outside)
+    /// unless `--effect TOOL=EFFECT` says otherwise, and pinned by their digest, blocked until
+    /// allowed (`tool policy`). The server: a command after `--`, or `--url` on this machine.
+    AddMcp {
+        name: String,
+        /// A streamable-HTTP endpoint on this machine instead of a command.
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
+        /// The effect the admin confirms for one of the server's tools (repeatable).
+        #[arg(long = "effect")]
+        effects: Vec<String>,
+        /// The command that starts the server, and its arguments.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+    /// What a connected MCP server offers now against what was pinned: each tool added,
+    /// changed, removed or the same. `--accept DIGEST` pins the reviewed list.
+    ReviewMcp {
+        name: String,
+        /// The digest of the reviewed list (a list that changed since is refused).
+        #[arg(long)]
+        accept: Option<String>,
+        #[arg(long = "effect")]
+        effects: Vec<String>,
+    },
+    /// The connected MCP servers and their tools.
+    Servers,
+    /// Disconnect an MCP server: its tools are no longer offered.
+    RemoveMcp { name: String },
+    /// Set whether a tool's calls run (allow), wait for a person (ask) or are refused (block).
+    Policy {
+        name: String,
+        policy: String,
+        /// Let a changes_outside tool run without approval (with allow).
+        #[arg(long)]
+        allow_changes_outside: bool,
+    },
     /// Stop offering a tool (its versions are kept).
     Remove { name: String },
     /// Call a tool as the `--as` user (the tool must allow the `cli` capability): it runs, or
@@ -112,6 +153,19 @@ fn named<T: serde::de::DeserializeOwned>(value: &str, what: &str) -> Result<T> {
         .map_err(|_| Error::new(Code::InvalidTool, format!("`{value}` is not a {what}")))
 }
 
+/// `TOOL=EFFECT` pairs: the effects an admin confirms for a server's tools.
+fn effect_args(pairs: &[String]) -> Result<BTreeMap<String, Effect>> {
+    pairs
+        .iter()
+        .map(|p| {
+            let (tool, effect) = p
+                .split_once('=')
+                .ok_or_else(|| Error::new(Code::InvalidTool, format!("`{p}`: an effect is TOOL=EFFECT")))?;
+            Ok((tool.to_string(), named::<Effect>(effect, "tool effect (reads_outside, changes_outside)")?))
+        })
+        .collect()
+}
+
 fn http_tool(a: AddHttp) -> Result<ToolDef> {
     let mut headers = BTreeMap::new();
     for h in &a.headers {
@@ -165,6 +219,51 @@ pub fn run(session: &Session<'_>, command: ToolCommand) -> Result<Value> {
             to_json(&session.save_tool(&def)?)
         }
         ToolCommand::AddHttp(a) => to_json(&session.save_tool(&http_tool(*a)?)?),
+        ToolCommand::AddMcp { name, url, effects, command } => {
+            let transport = match (url, command.split_first()) {
+                (Some(url), _) => McpTransport::Http { url },
+                (None, Some((cmd, args))) => {
+                    McpTransport::Stdio { command: cmd.clone(), args: args.to_vec() }
+                }
+                (None, None) => {
+                    return Err(Error::new(
+                        Code::InvalidTool,
+                        "give the server's command after `--`, or --url",
+                    ))
+                }
+            };
+            let def = McpServerDef { name, transport };
+            let rt = crate::ai::runtime()?;
+            let review = rt.block_on(inspect_mcp_server(session, &def))?;
+            let server =
+                rt.block_on(pin_mcp_server(session, &def, &review.digest, &effect_args(&effects)?))?;
+            Ok(json!({"server": server, "review": review}))
+        }
+        ToolCommand::ReviewMcp { name, accept, effects } => {
+            let def = session
+                .mcp_servers()?
+                .into_iter()
+                .find(|s| s.server.name == name)
+                .ok_or_else(|| Error::new(Code::NotFound, format!("no MCP server `{name}`")))?
+                .server;
+            let rt = crate::ai::runtime()?;
+            match accept {
+                None => to_json(&rt.block_on(inspect_mcp_server(session, &def))?),
+                Some(digest) => {
+                    to_json(&rt.block_on(pin_mcp_server(session, &def, &digest, &effect_args(&effects)?))?)
+                }
+            }
+        }
+        ToolCommand::Servers => to_json(&session.mcp_servers()?),
+        ToolCommand::RemoveMcp { name } => {
+            session.remove_mcp_server(&name)?;
+            Ok(json!({"removed": name}))
+        }
+        ToolCommand::Policy { name, policy, allow_changes_outside } => to_json(&session.set_tool_policy(
+            &name,
+            named::<Policy>(&policy, "policy (allow, ask, block)")?,
+            allow_changes_outside,
+        )?),
         ToolCommand::Remove { name } => {
             session.remove_tool(&name)?;
             Ok(json!({"removed": name}))

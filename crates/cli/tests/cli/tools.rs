@@ -136,3 +136,82 @@ fn an_http_tool_from_the_cli_waits_for_approval_and_reaches_its_target_once() {
     assert!(denied["fault"]["message"].as_str().unwrap().contains("Use the phone."));
     assert_eq!(seen.lock().unwrap().len(), 1);
 }
+
+/// Workspace A connects workspace B's own MCP server (`countersign-cli mcp`, a real MCP server
+/// over standard input and output) as a source of tools: listed with kind and the effects its
+/// hints propose, blocked until allowed, then called as Ben through the one call path; a sales
+/// rep cannot connect a server.
+#[test]
+fn an_mcp_server_from_the_cli_is_listed_pinned_blocked_until_allowed_and_called() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.countersign"), dir.path().join("b.countersign"));
+    open::create(&a, Start::Demo, WorkspaceOptions::default()).unwrap();
+    open::create(&b, Start::Demo, WorkspaceOptions::default()).unwrap();
+    assert_eq!(cli(&b, &["--as", "ava", "mcp", "on"]).0, 0);
+    let exe = env!("CARGO_BIN_EXE_countersign-cli");
+    let b_path = b.to_str().unwrap();
+    let add = |who: &str| {
+        cli(
+            &a,
+            &[
+                "--as",
+                who,
+                "tool",
+                "add-mcp",
+                "crm",
+                "--effect",
+                "search_notes=changes_outside",
+                "--",
+                exe,
+                "--workspace",
+                b_path,
+                "--as",
+                "ava",
+                "mcp",
+            ],
+        )
+    };
+    let (code, _, err) = add("ben");
+    assert_eq!((code, err["code"].as_str()), (1, Some("permission")), "{err}");
+    let (code, out, err) = add("ava");
+    assert_eq!(code, 0, "{err}");
+    let reviewed = out["review"]["tools"].as_array().unwrap();
+    let effect = |t: &str| {
+        reviewed
+            .iter()
+            .find(|x| x["serverTool"] == t)
+            .map(|x| x["proposedEffect"].as_str().unwrap().to_string())
+    };
+    assert_eq!(effect("describe_objects").as_deref(), Some("reads_outside"));
+    assert_eq!(effect("propose_update").as_deref(), Some("changes_outside"));
+
+    let (_, list, _) = cli(&a, &["--as", "ben", "tool", "list"]);
+    let row = |n: &str| list.as_array().unwrap().iter().find(|t| t["name"] == n).cloned().unwrap();
+    assert_eq!(
+        (row("crm_describe_objects")["kind"].as_str(), row("crm_describe_objects")["policy"].as_str()),
+        (Some("mcp"), Some("block"))
+    );
+    assert_eq!(
+        row("crm_search_notes")["effect"],
+        "changes_outside",
+        "the admin's --effect wins over the hint"
+    );
+
+    let call =
+        || cli(&a, &["--as", "ben", "tool", "call", "crm_describe_objects", "--input", "{}", "--run", "r1"]);
+    let (_, refused, _) = call();
+    assert_eq!(refused["fault"]["code"], "TOOL_AUTHORIZATION_DENIED");
+    assert_eq!(cli(&a, &["--as", "ava", "tool", "policy", "crm_describe_objects", "allow"]).0, 0);
+    let (code, out, err) = call();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out["state"], "succeeded", "{out}");
+    assert!(
+        out["output"].to_string().contains("invoice"),
+        "B's objects, as B's MCP server describes them: {out}"
+    );
+
+    // Reviewed again: the same list, nothing changed.
+    let (_, review, _) = cli(&a, &["--as", "ava", "tool", "review-mcp", "crm"]);
+    assert_eq!(review["digest"], review["pinnedDigest"]);
+    assert!(review["tools"].as_array().unwrap().iter().all(|t| t["change"] == "same"));
+}
