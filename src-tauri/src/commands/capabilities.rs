@@ -50,6 +50,22 @@ pub async fn assistant_turn(
     .await
 }
 
+/// Go on with a turn that paused on a tool call, once a person decided it.
+#[tauri::command]
+pub async fn resume_assistant_turn(
+    desk: State<'_, Desk>,
+    calls: State<'_, ModelCalls>,
+    call: String,
+    conversation: String,
+    progress: Channel<assistant::TurnProgress>,
+) -> Result<assistant::Turn> {
+    let running = calls.begin(&call)?;
+    assistant::resume_turn(&UserDesk::current(&desk)?, &conversation, &running.cancel, &mut |p| {
+        let _ = progress.send(p);
+    })
+    .await
+}
+
 /// The acting user's conversations with the assistant, newest first.
 #[tauri::command]
 pub async fn conversations(desk: State<'_, Desk>) -> Result<Vec<assistant::ConversationSummary>> {

@@ -188,3 +188,35 @@ pub async fn set_tool_policy(
 ) -> Result<ToolInfo> {
     desk.session(|s| s.set_tool_policy(&name, policy, allow_changes_outside))
 }
+
+/// The MCP servers connected as sources of tools.
+#[tauri::command]
+pub async fn mcp_servers(desk: State<'_, Desk>) -> Result<Vec<mcp_servers::McpServerInfo>> {
+    desk.session(|s| s.mcp_servers())
+}
+
+/// Connect to an MCP server and review its tools against what was pinned (needs ai.manage).
+#[tauri::command]
+pub async fn inspect_mcp_server(
+    desk: State<'_, Desk>,
+    server: mcp_servers::McpServerDef,
+) -> Result<mcp_servers::ServerReview> {
+    mcp_servers::inspect_mcp_server(&UserDesk::current(&desk)?, &server).await
+}
+
+/// Pin a reviewed server's tools with the effects the admin confirmed (needs ai.manage).
+#[tauri::command]
+pub async fn pin_mcp_server(
+    desk: State<'_, Desk>,
+    server: mcp_servers::McpServerDef,
+    digest: String,
+    effects: std::collections::BTreeMap<String, Effect>,
+) -> Result<mcp_servers::McpServerInfo> {
+    mcp_servers::pin_mcp_server(&UserDesk::current(&desk)?, &server, &digest, &effects).await
+}
+
+/// Disconnect an MCP server: its tools are no longer offered (needs ai.manage).
+#[tauri::command]
+pub async fn remove_mcp_server(desk: State<'_, Desk>, name: String) -> Result<()> {
+    desk.session(|s| s.remove_mcp_server(&name))
+}

@@ -4,6 +4,10 @@ import type { BuiltInModel } from "../bindings/BuiltInModel";
 import type { Decision } from "../bindings/Decision";
 import type { ToolCallView } from "../bindings/ToolCallView";
 import type { ToolInfo } from "../bindings/ToolInfo";
+import type { Effect } from "../bindings/Effect";
+import type { McpServerDef } from "../bindings/McpServerDef";
+import type { McpServerInfo } from "../bindings/McpServerInfo";
+import type { ServerReview } from "../bindings/ServerReview";
 import type { Policy } from "../bindings/Policy";
 import type { ModelPin } from "../bindings/ModelPin";
 import type { TemplateSummary } from "../bindings/TemplateSummary";
@@ -267,6 +271,15 @@ export const api = {
       document: document && { name: document.name, bytes: Array.from(document.bytes) },
       progress,
     }),
+  /** Go on with a turn that paused on a tool call, once it is decided. */
+  resumeAssistantTurn: (callId: string, conversation: string, progress: Channel<TurnProgress>) =>
+    call<Turn>("resume_assistant_turn", { call: callId, conversation, progress }),
+  /** MCP servers connected as sources of tools; one reviewed (its tools against what was pinned) and pinned with the effects confirmed. */
+  mcpServers: () => call<McpServerInfo[]>("mcp_servers"),
+  inspectMcpServer: (server: McpServerDef) => call<ServerReview>("inspect_mcp_server", { server }),
+  pinMcpServer: (server: McpServerDef, digest: string, effects: { [serverTool: string]: Effect }) =>
+    call<McpServerInfo>("pin_mcp_server", { server, digest, effects }),
+  removeMcpServer: (name: string) => call<null>("remove_mcp_server", { name }),
   conversations: () => call<ConversationSummary[]>("conversations"),
   conversation: (id: string) => call<Conversation>("conversation", { id }),
   reviseResultSet: (conversation: string, set: string, spec: QuerySpec) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { argumentEntries, describeCall, effectLabel } from "./toolCalls";
+import { argumentEntries, describeCall, effectLabel, toolOutputText } from "./toolCalls";
 import type { ToolCallView } from "../bindings/ToolCallView";
 
 const call = (over: Partial<ToolCallView>): ToolCallView => ({
@@ -21,5 +21,11 @@ describe("tool calls as a person reads them", () => {
       ["amount", "12.5"],
       ["tags", '[\n  "x"\n]'],
     ]);
+  });
+  it("shows a tool's answer as text, a cut one said so", () => {
+    expect(toolOutputText({ content: "The warehouse opens at 7:30." })).toBe("The warehouse opens at 7:30.");
+    expect(toolOutputText("plain")).toBe("plain");
+    expect(toolOutputText({ refund: "rf_1", status: "done" })).toBe('{\n  "refund": "rf_1",\n  "status": "done"\n}');
+    expect(toolOutputText({ output: "xxx", truncated: true })).toBe("xxx\n… (cut: the answer was longer than a tool may give)");
   });
 });

@@ -30,3 +30,18 @@ export function argumentEntries(args: unknown): [string, string][] {
   if (!args || typeof args !== "object" || Array.isArray(args)) return [["(input)", JSON.stringify(args, null, 2)]];
   return Object.entries(args as Record<string, unknown>).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v, null, 2)]);
 }
+
+/** A tool's answer as text: text as it came (an MCP tool's text content, a JSON string), a structure as indented JSON, a cut answer said so. */
+export function toolOutputText(output: unknown): string {
+  const o = output as { output?: unknown; truncated?: boolean } | null;
+  if (o && typeof o === "object" && !Array.isArray(o) && o.truncated === true && "output" in o) {
+    return `${toolOutputText(o.output)}\n… (cut: the answer was longer than a tool may give)`;
+  }
+  if (typeof output === "string") return output;
+  if (o && typeof o === "object" && !Array.isArray(o)) {
+    const keys = Object.keys(o);
+    const only = keys.length === 1 ? (o as Record<string, unknown>)[keys[0]] : undefined;
+    if (typeof only === "string") return only;
+  }
+  return JSON.stringify(output, null, 2);
+}
