@@ -18,7 +18,8 @@ else
 fi
 app="$root/target/$profile/countersign"
 
-(cd tests/e2e && { [ -d node_modules ] || npm ci --no-audit --no-fund; })
+# The suite's packages, installed again when its lock file changed since the last install.
+(cd tests/e2e && { cmp -s package-lock.json node_modules/.installed-lock || { npm ci --no-audit --no-fund && cp package-lock.json node_modules/.installed-lock; }; })
 
 work=$(mktemp -d)
 shots="$root/target/e2e-screenshots"

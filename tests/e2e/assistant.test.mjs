@@ -2,7 +2,9 @@
 // fresh demo workspace): a question answered as a table, "the biggest one" summarized with its
 // checks, "mark it …" a proposal, accepted from the review screen (saved) and undone; then a
 // document dropped on the panel and extracted into a proposal. Each turn's latency (launch
-// excluded) is written to $SCREENSHOT_DIR/assistant.json.
+// excluded) is written to $SCREENSHOT_DIR/assistant.json. Then a real MCP server from the npm
+// registry (@modelcontextprotocol/server-filesystem) is connected in Settings → Tools, its
+// read tool allowed, and a question about a file is answered by calling it.
 //
 // The issue that asked for this named Monarch Holdings' overdue invoices and the status
 // "disputed"; in the demo Monarch Holdings has no overdue invoice and "disputed" is a retired
@@ -10,8 +12,10 @@
 // opportunities in negotiation and the stage "closed won".
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createRequire } from "node:module";
 import { openWindow, screenshot } from "./window.mjs";
 
 const APP = process.env.APP_BIN;
@@ -118,6 +122,76 @@ test("a conversation: a table, a checked summary of the biggest one, a proposal 
   } finally {
     writeFileSync(join(SHOTS, "assistant.json"), JSON.stringify({ turns }, null, 2));
     console.log("assistant turns", JSON.stringify(turns));
+    await browser.deleteSession();
+  }
+});
+
+test("a tool from an MCP server: connected in Settings → Tools, its tools reviewed and one allowed, a file read in an assistant turn", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "countersign-mcp-"));
+  const file = join(dir, "warehouse.txt");
+  writeFileSync(file, "The Leeds warehouse opens at 07:30 on weekdays. The gate code is 4417.\n");
+  const server = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-filesystem/dist/index.js");
+  const browser = await openWindow(APP);
+  const el = (id) => browser.$(tid(id));
+  try {
+    await el("user-switcher").waitForDisplayed({ timeout: 60000 });
+    await el("user-switcher").selectByAttribute("value", "ava");
+    await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+    await el("nav-settings").click();
+    await el("tool-server-name").waitForDisplayed({ timeout: 10000 });
+    await el("tool-server-name").scrollIntoView();
+    await el("tool-server-name").setValue("files");
+    await el("tool-server-command").setValue(process.execPath);
+    // One argument per line (the driver types a line break as the Enter key).
+    await el("tool-server-args").setValue(server);
+    await browser.keys("Enter");
+    await el("tool-server-args").addValue(dir);
+    await el("tool-server-inspect").click();
+    await el("tool-server-review-list").waitForDisplayed({ timeout: 60000 });
+    // Each tool with the effect its hints suggest, for the admin to confirm.
+    const proposed = await browser.execute(() =>
+      Object.fromEntries([...document.querySelectorAll('[data-testid="tool-server-review-tool"]')].map((r) => [r.dataset.tool, r.querySelector("select")?.value])),
+    );
+    assert.equal(proposed.read_text_file, "reads_outside", JSON.stringify(proposed));
+    assert.equal(proposed.write_file, "changes_outside", JSON.stringify(proposed));
+    screenshot(join(SHOTS, "55-mcp-review.png"));
+    await el("tool-server-pin").click();
+    await browser.waitUntil(async () => /files: \d+ tool\(s\) kept/.test(await el("tool-server-notice").getText()), { timeout: 60000, timeoutMsg: "not pinned" });
+    // Listed beside the kernel's own, refused until allowed; the read tool is allowed.
+    const row = browser.$('[data-testid="tool-row"][data-name="files_read_text_file"]');
+    await row.waitForDisplayed({ timeout: 10000 });
+    assert.match(await row.getText(), /mcp/);
+    assert.equal(await row.$('[data-testid="tool-policy"]').getValue(), "block");
+    await row.scrollIntoView();
+    await row.$('[data-testid="tool-policy"]').selectByAttribute("value", "allow");
+    await browser.waitUntil(async () => /files_read_text_file: saved as version 2/.test(await el("tools-notice").getText()), { timeout: 10000 });
+    screenshot(join(SHOTS, "56-mcp-tools.png"));
+
+    // A new conversation: the question names the file; the assistant calls the server's tool.
+    await el("nav-assistant").click();
+    await el("assistant-input").waitForDisplayed();
+    await el("assistant-conversations").selectByAttribute("value", "");
+    const t0 = Date.now();
+    await el("assistant-input").setValue(`What does the file ${file} say?`);
+    await el("assistant-send").click();
+    await browser.waitUntil(async () => (await el("assistant-you").isExisting()) && !(await el("assistant-progress").isExisting()), {
+      timeout: 300000,
+      interval: 250,
+      timeoutMsg: "no answer",
+    });
+    const ms = Date.now() - t0;
+    const messages = await el("assistant-messages").getText();
+    assert.ok(await el("assistant-tool-output").isExisting(), messages);
+    assert.equal(await el("assistant-tool").getAttribute("data-tool"), "files_read_text_file");
+    assert.match(await el("assistant-tool-output").getText(), /gate code is 4417/);
+    // The tool's answer is the answer, as the server gave it: the model does not restate it.
+    assert.ok(!(await el("assistant-step-reply").isExisting()), messages);
+    screenshot(join(SHOTS, "57-assistant-mcp-tool.png"));
+    console.log("assistant mcp turn ms", ms);
+  } catch (e) {
+    screenshot(join(SHOTS, "59-mcp-failed.png"));
+    throw e;
+  } finally {
     await browser.deleteSession();
   }
 });

@@ -2,8 +2,9 @@
 //! 127.0.0.1, the model a fake endpoint): a tool allowed to the assistant is offered as a
 //! closed `use_tool` action and listed with the data, never in the system role; a call that
 //! asks a person pauses the turn with nothing sent; approved, it reaches the target once under
-//! its operation key and the turn goes on with the model reading the tool's answer; denied or
-//! expired, the model gets the code and the turn ends cleanly; a blocked tool is not offered.
+//! its operation key and the turn ends with the tool's answer as it came (the model does not
+//! restate it; a later step reads it as data); denied or expired, the model gets the code and
+//! may say so, and the turn ends cleanly; a blocked tool is not offered.
 
 use crate::common;
 use crate::tool_calls::{refund_input, refund_tool, target, Reply};
@@ -32,10 +33,7 @@ fn resume(s: &Session<'_>, conversation: &str) -> countersign_kernel::Result<Tur
 fn uses_refund() -> Answer {
     let mut input = refund_input();
     input["_rationale"] = json!("The customer reported a broken delivery.");
-    Answer::Text(
-        json!({"action": "use_tool", "tool": "refund_invoice", "input": input, "then": "continue"})
-            .to_string(),
-    )
+    Answer::Text(json!({"action": "use_tool", "tool": "refund_invoice", "input": input}).to_string())
 }
 
 fn replies(text: &str) -> Answer {
@@ -108,20 +106,28 @@ fn a_call_that_asks_a_person_pauses_the_turn_and_goes_on_once_approved() {
     assert_eq!(*applied.lock().unwrap(), 1);
     assert_eq!(t.seen().len(), 2);
 
-    // Ben's turn goes on: the model reads the tool's answer as data, and replies.
+    // Ben's turn goes on: it ends with the tool's answer as the target gave it (the model is
+    // not asked to restate it), and nothing is sent again.
     let resumed = resume(&ben, &paused.conversation).unwrap();
+    assert_eq!(resumed.steps.len(), 1, "{:?}", resumed.steps);
     let StepOutcome::Tool { output: Some(out), .. } = &resumed.steps[0].outcome else {
         panic!("{:?}", resumed.steps)
     };
     assert_eq!(out["refund"], "rf_1");
-    assert!(matches!(&resumed.steps[1].outcome, StepOutcome::Reply { text } if text.contains("rf_1")));
-    let (_, data) = sent(&model.chat_requests(), 1);
-    assert!(data.contains("it answered") && data.contains("rf_1"), "{data}");
+    assert_eq!(model.chat_requests().len(), 1, "the model was not asked to restate the answer");
     assert_eq!(t.seen().len(), 2, "resuming sends nothing again");
-    // Stored as it ended.
     let stored = ben.conversation(&paused.conversation).unwrap();
-    assert_eq!(stored.messages.last().unwrap().steps.len(), 2);
+    assert_eq!(stored.messages.last().unwrap().steps.len(), 1, "stored as it ended");
     assert_eq!(resume(&ben, &paused.conversation).unwrap_err().code, Code::Conflict, "nothing waits now");
+    // The next message of the conversation reads the answer as data.
+    let next = TurnRequest {
+        conversation: Some(paused.conversation.clone()),
+        text: "Thanks".into(),
+        ..Default::default()
+    };
+    rt().block_on(take_turn(&ben, next, &Cancel::default(), &mut |_| {})).unwrap();
+    let (system, data) = sent(&model.chat_requests(), 1);
+    assert!(data.contains("it answered") && data.contains("rf_1") && !system.contains("rf_1"), "{data}");
 }
 
 #[test]

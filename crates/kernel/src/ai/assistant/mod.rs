@@ -467,13 +467,14 @@ pub async fn resume_turn(
     let mut steps = paused.steps;
     let waiting = steps.pop().ok_or_else(|| Error::internal("a paused turn without its step"))?;
     let step_started = Instant::now();
-    let Ok(Action::UseTool { tool, input, .. }) = serde_json::from_value::<Action>(waiting.action.clone())
-    else {
+    let action: Action = serde_json::from_value(waiting.action.clone())
+        .map_err(|_| Error::internal("a paused turn's step is not a tool call"))?;
+    let Action::UseTool { tool, input } = &action else {
         return Err(Error::internal("a paused turn's step is not a tool call"));
     };
     let request = ToolRequest {
         tool: tool.clone(),
-        input: Value::Object(input),
+        input: Value::Object(input.clone()),
         capability: CAPABILITY.into(),
         run: paused.correlation.clone(),
         step: steps.len() as u32 + 1,
@@ -485,20 +486,16 @@ pub async fn resume_turn(
             format!("the call of {} still waits for a person's decision", call.tool),
         ));
     }
-    let outcome = tool_outcome(&tool, crate::ai::tools::calls::carry_out(&correlated, step).await?);
+    let outcome = tool_outcome(tool, crate::ai::tools::calls::carry_out(&correlated, step).await?);
     for done in &steps {
         scope.state.apply(done);
     }
     let step = TurnStep { outcome, ms: waiting.ms + ms_since(step_started), ..waiting };
     scope.state.apply(&step);
-    let go_on = matches!(
-        &step.outcome,
-        StepOutcome::Tool { output: Some(_), .. } | StepOutcome::Tool { fault: Some(_), .. }
-    ) && serde_json::from_value::<Action>(step.action.clone())
-        .is_ok_and(|a| a.then() == Then::Continue);
+    let ends = ends_turn(&action, &step.outcome);
     steps.push(step);
-    // A denied or expired call, or a failure, goes back to the model too: it may say so.
-    if go_on || matches!(&steps[steps.len() - 1].outcome, StepOutcome::Tool { fault: Some(_), .. }) {
+    // A denied or expired call, or a failure, goes back to the model: it may say so.
+    if !ends {
         let turn =
             TurnRun { text: &paused.text, document: None, correlation: &paused.correlation, max_steps };
         turn.run_steps(&correlated, &mut scope, &mut steps, cancel, progress).await;
@@ -570,10 +567,7 @@ impl TurnRun<'_> {
             let step =
                 TurnStep { action: value, outcome, ms: ms_since(step_started), signature: Some(signature) };
             scope.state.apply(&step);
-            let waits = matches!(&step.outcome, StepOutcome::Tool { output: None, fault: None, .. });
-            let stop = action.then() == Then::Done
-                || waits
-                || matches!(step.outcome, StepOutcome::Failed { .. } | StepOutcome::Reply { .. });
+            let stop = ends_turn(&action, &step.outcome);
             steps.push(step);
             if stop || cancel.is_cancelled() {
                 break;

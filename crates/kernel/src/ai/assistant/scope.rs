@@ -81,8 +81,20 @@ pub(super) enum Action {
     ProposeUpdate { object: String, record: Pointer, changes: Map<String, Value> },
     ProposeCreate { object: String, values: Map<String, Value> },
     Extract { object: String },
-    UseTool { tool: String, input: Map<String, Value>, then: Then },
+    UseTool { tool: String, input: Map<String, Value> },
     Reply { text: String },
+}
+
+/// Whether the turn ends with this step: a tool's answer is the answer (shown as the tool gave
+/// it, never restated by the model), a call waiting for a person pauses the turn, a tool that
+/// did not run or failed goes back to the model; otherwise the action's own `then`.
+pub(super) fn ends_turn(action: &Action, outcome: &StepOutcome) -> bool {
+    match outcome {
+        StepOutcome::Failed { .. } | StepOutcome::Reply { .. } => true,
+        StepOutcome::Tool { fault: Some(_), .. } => false,
+        StepOutcome::Tool { .. } => true,
+        _ => action.then() == Then::Done,
+    }
 }
 
 /// How much of a tool's output the model reads again in later steps (characters).
@@ -135,19 +147,18 @@ impl Action {
     }
 
     /// Whether the turn goes on after this action: only after one that finds something to
-    /// act on (an ask, a search, a read) and says so. A summary, a proposal, an extraction or a
+    /// act on (an ask, a search, a read) and says so — or after a tool call that did not run
+    /// or failed (`ends_turn`), so the model may say why. A tool's answer is shown as it came. A summary, a proposal, an extraction or a
     /// reply answers the message (a small model says "continue" after anything; a write done
     /// twice would be two proposals).
     pub(super) fn then(&self) -> Then {
         match self {
-            Action::Ask { then, .. }
-            | Action::Read { then, .. }
-            | Action::SearchNotes { then, .. }
-            | Action::UseTool { then, .. } => *then,
+            Action::Ask { then, .. } | Action::Read { then, .. } | Action::SearchNotes { then, .. } => *then,
             Action::Summarize { .. }
             | Action::ProposeUpdate { .. }
             | Action::ProposeCreate { .. }
             | Action::Extract { .. }
+            | Action::UseTool { .. }
             | Action::Reply { .. } => Then::Done,
         }
     }
@@ -353,8 +364,8 @@ impl Scope {
                 }
             }
             branches.push(branch(
-                json!({"action": {"const": "use_tool"}, "tool": {"const": tool.name}, "input": input, "then": then}),
-                &["action", "tool", "input", "then"],
+                json!({"action": {"const": "use_tool"}, "tool": {"const": tool.name}, "input": input}),
+                &["action", "tool", "input"],
             ));
         }
         branches.push(branch(
