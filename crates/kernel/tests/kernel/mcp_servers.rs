@@ -147,8 +147,8 @@ fn a_servers_tools_are_reviewed_pinned_blocked_until_allowed_and_called_with_the
     ava.set_tool_policy("files_echo", Policy::Allow, false).unwrap();
     let out =
         call(&ben, "run_1", "files_echo", json!({"path": "notes.txt", "_rationale": "to read the note"}));
-    let text = result(&out).unwrap();
-    assert_eq!(serde_json::from_str::<Value>(text.as_str().unwrap()).unwrap(), json!({"path": "notes.txt"}));
+    // The server's text is JSON: read as JSON.
+    assert_eq!(result(&out).unwrap(), json!({"path": "notes.txt"}));
     let calls = server.calls();
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0]["meta"]["countersign/operationKey"], "run_1:1:files_echo");

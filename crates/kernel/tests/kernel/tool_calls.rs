@@ -345,3 +345,61 @@ fn a_tools_key_reaches_its_target_and_nothing_else() {
     assert_not_in_files(&f.ws, &canary);
     secrets::delete(&r).unwrap();
 }
+
+/// A tool from outside answers with this workspace's records as an admin sees them (another
+/// app with more rights): what the asking sales rep could not read through his own session —
+/// another owner's opportunity, the margin his permission set hides — is taken out before the
+/// output is stored or a model reads it; the admin asking the same gets it whole.
+#[test]
+fn record_data_in_a_tools_output_is_what_the_asking_user_may_read() {
+    let f = demo();
+    let rows = demo_rows("opportunity");
+    let mine = rows.iter().find(|r| r["owner"] == "ben").unwrap()["id"].clone();
+    let theirs = rows.iter().find(|r| r["owner"] != "ben").unwrap()["id"].clone();
+    let answer = json!({
+        "object": "opportunity", "fields": ["name", "amount", "margin_pct"], "hasMore": false,
+        "records": [{"id": mine, "name": "MINE", "amount": 1200, "margin_pct": 0.4242},
+                    {"id": theirs, "name": "THEIRS", "amount": 900, "margin_pct": 0.1717}],
+        "related": {"object": "opportunity", "id": theirs, "name": "THEIRS"},
+        "accounts": {"object": "account", "fields": [{"field": "tax_id", "value": "TAX-SECRET"}, {"field": "name", "value": "Acme"}]}
+    });
+    let t = target(move |_, _| Reply::Json(200, answer.clone()));
+    let ava = f.ws.session("ava").unwrap();
+    let def: ToolDef = serde_json::from_value(json!({
+        "name": "crm_lookup", "description": "Look deals up in the CRM.", "effect": "reads_outside",
+        "implementation": {"kind": "http", "method": "GET", "url": format!("{}/deals", t.url)},
+        "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false},
+        "capabilities": ["assistant"], "policy": "allow"
+    }))
+    .unwrap();
+    ava.save_tool(&def).unwrap();
+    let ask = |s: &Session<'_>, key: &str| {
+        let req = ToolRequest {
+            tool: "crm_lookup".into(),
+            input: json!({}),
+            capability: "assistant".into(),
+            run: key.into(),
+            step: 1,
+        };
+        let step = s.request_tool_call(&req).unwrap();
+        let ToolStep::Done { call: Some(call), result: Ok(out) } = run(s, step) else {
+            panic!("the lookup ends")
+        };
+        (call, out)
+    };
+    let ben = f.ws.session("ben").unwrap();
+    let (call, out) = ask(&ben, "r_ben");
+    assert_eq!(out["records"].as_array().unwrap().len(), 1, "{out}");
+    assert_eq!(out["records"][0]["id"], json!(mine));
+    assert_eq!(out["fields"], json!(["name", "amount"]));
+    assert!(out.get("related").is_none(), "another owner's record is absent");
+    assert_eq!(out["accounts"]["fields"], json!([{"field": "name", "value": "Acme"}]));
+    let text = out.to_string();
+    for hidden in ["THEIRS", "0.4242", "0.1717", "TAX-SECRET", "margin_pct"] {
+        assert!(!text.contains(hidden), "{hidden} reached what the model reads: {text}");
+    }
+    assert_eq!(call.result.unwrap(), out, "stored as the model gets it");
+    let (_, whole) = ask(&ava, "r_ava");
+    assert_eq!(whole["records"].as_array().unwrap().len(), 2, "the admin reads both: {whole}");
+    assert!(whole.to_string().contains("0.1717"));
+}

@@ -11,8 +11,10 @@
 //! 2. `PreparedCall::execute`: the request, sent again with the same key only when a repeat is
 //!    safe (the tool only reads, or its target deduplicates on the key, or the answer says
 //!    nothing happened: 429, 503); a change whose answer was lost is `outcome_unknown`.
-//! 3. `finish_tool_call`: the outcome recorded, the output bounded (131,072 characters per
-//!    string, 262,144 in all) before anything stores it or a model reads it.
+//! 3. `finish_tool_call`: the outcome recorded, the output filtered for the asking user
+//!    (`record_data`: this workspace's records and fields they could not read taken out) and
+//!    bounded (131,072 characters per string, 262,144 in all) before anything stores it or a
+//!    model reads it.
 //!
 //! A person decides a waiting call (`decide_tool_call`, `ai.approve`) with every argument shown
 //! (`approvals`); an undecided one expires (24 hours unless the tool says otherwise) and the
@@ -24,6 +26,7 @@ use crate::ai::provider::Secret;
 use crate::ai::secrets::{self, SecretRef};
 use crate::ai::tools::definition::{Effect, HttpMethod, Policy, ToolDef, ToolKind, DEFAULT_APPROVAL_MINUTES};
 use crate::ai::tools::mcp_servers::{call_mcp_tool, McpOutcome, McpServerDef};
+use crate::ai::tools::record_data::as_user_sees;
 use crate::clock::timestamp;
 use crate::error::{Code, Error, Result};
 use crate::metadata::permissions::AI_APPROVE;
@@ -341,10 +344,19 @@ impl Session<'_> {
         self.continue_call(self.tool_call(id)?)
     }
 
-    /// Record what sending a prepared call came to; what the model gets.
+    /// Record what sending a prepared call came to; what the model gets: the output as the
+    /// asking user may see it (record data they could not read taken out), bounded.
     pub fn finish_tool_call(&self, id: &str, executed: Executed) -> Result<ToolStep> {
         let (state, result, attempts) = match executed {
-            Executed::Succeeded { output, attempts } => (CallState::Succeeded, bounded(output), attempts),
+            Executed::Succeeded { output, attempts } => {
+                let asker = self.tool_call(id)?.asked_by;
+                let seen = if asker == self.user().key {
+                    as_user_sees(self, output)
+                } else {
+                    as_user_sees(&self.ws.session(&asker)?, output)
+                };
+                (CallState::Succeeded, bounded(seen), attempts)
+            }
             Executed::Failed { fault, attempts } => (CallState::Failed, fault_value(&fault), attempts),
             Executed::OutcomeUnknown { message, attempts } => {
                 (CallState::OutcomeUnknown, fault_value(&fault("outcome_unknown", message, false)), attempts)

@@ -581,5 +581,12 @@ async fn call_on(
     if result.is_error == Some(true) {
         return McpOutcome::ToolError(text.join("\n"));
     }
-    McpOutcome::Output(result.structured_content.unwrap_or_else(|| Value::String(text.join("\n"))))
+    // Text that is JSON is read as JSON, so the record data in it is seen as such (and
+    // filtered for the asking user).
+    let text = text.join("\n");
+    let output = result.structured_content.unwrap_or_else(|| match serde_json::from_str::<Value>(&text) {
+        Ok(v @ (Value::Object(_) | Value::Array(_))) => v,
+        _ => Value::String(text),
+    });
+    McpOutcome::Output(output)
 }

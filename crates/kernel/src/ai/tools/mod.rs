@@ -4,12 +4,14 @@
 //! admin's narrowing overrides. `registry`: the one list of both, and the saved versions.
 //! `calls`: a call of a defined tool under the contract (operation key, approvals, bounded
 //! output, the outcome a person resolves). `mcp_servers`: the MCP servers an admin connects,
-//! their tool lists reviewed and pinned by digest.
+//! their tool lists reviewed and pinned by digest. `record_data`: a tool's output as the asking
+//! user may see it.
 
 pub mod calls;
 pub mod definition;
 pub mod kernel;
 pub mod mcp_servers;
+pub mod record_data;
 pub mod registry;
 
 pub use kernel::*;
