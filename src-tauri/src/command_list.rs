@@ -58,6 +58,7 @@ macro_rules! with_app_commands {
             decide_tool_call,
             tools,
             set_tool_policy,
+            save_tool,
             mcp_servers,
             inspect_mcp_server,
             pin_mcp_server,

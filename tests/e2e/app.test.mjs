@@ -627,7 +627,7 @@ test("extract: into a record, accept the chosen field, undo from history; a new 
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
 });
 
-test("tool approvals: a sales rep's call of a tool from outside waits in the inbox with every argument; approved, its target gets one request with the operation key; Settings → Tools refuses its calls", async () => {
+test("tool approvals: a sales rep's call of a tool from outside waits in the inbox with every argument; approved, its target gets one request with the operation key; Settings → Tools refuses its calls and writes an HTTP tool", async () => {
   // A target on this machine that records each request.
   const requests = [];
   const server = createServer((req, res) => {
@@ -678,6 +678,25 @@ test("tool approvals: a sales rep's call of a tool from outside waits in the inb
     await waitText("tools-notice", "open_ticket: saved as version 2.");
     assert.ok(await browser.$('[data-testid="tool-row"][data-name="read_record"]').isExisting());
     await shot("24-settings-tools");
+    // An HTTP tool written in the app: plain http off this machine is refused where it is;
+    // saved, it is listed and refused until allowed.
+    await browser.$('[data-testid="http-tool"] summary').scrollIntoView();
+    await browser.$('[data-testid="http-tool"] summary').click();
+    await el("http-tool-name").setValue("notify_team");
+    await el("http-tool-description").setValue("Post a message to the team's channel.");
+    await el("http-tool-url").setValue("http://chat.example.com/hooks/team");
+    await el("http-tool-add-input").click();
+    await browser.$('[data-testid="http-tool-input"] input[aria-label="Input name"]').setValue("message");
+    await el("http-tool-body").setValue('{"text": "{message}"}');
+    await el("http-tool-save").click();
+    await waitText("http-tool-error", "http on this machine only");
+    await el("http-tool-url").setValue(`${url}/hooks/team`);
+    await el("http-tool-save").click();
+    await waitText("tools-notice", "notify_team: saved as version 1");
+    const written = browser.$('[data-testid="tool-row"][data-name="notify_team"]');
+    await written.waitForDisplayed({ timeout: 10000 });
+    assert.match(await written.getText(), /http/);
+    assert.equal(await written.$('[data-testid="tool-policy"]').getValue(), "block");
   } finally {
     server.close();
     await el("user-switcher").selectByAttribute("value", "cara");

@@ -17,7 +17,7 @@ use countersign_kernel::ai::runtime::{
 };
 use countersign_kernel::ai::summarize::{Summarize, SummaryAnswer};
 use countersign_kernel::ai::tools::calls::{self, Decision, ToolCallView};
-use countersign_kernel::ai::tools::definition::{Effect, Policy};
+use countersign_kernel::ai::tools::definition::{Effect, Policy, ToolDef, ToolKind};
 use countersign_kernel::ai::tools::mcp_servers;
 use countersign_kernel::ai::tools::registry::ToolInfo;
 use countersign_kernel::backup::Backup;

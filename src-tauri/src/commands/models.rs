@@ -18,7 +18,7 @@ pub async fn save_provider(
         // The provider is validated and saved first, so a refused one leaves no key behind.
         s.add_provider(&config)?;
         if let (Some(r), Some(k)) = (&config.credential_ref, secret.filter(|k| !k.is_empty())) {
-            s.store_provider_secret(r, &Secret::new(k))?;
+            s.store_secret(r, &Secret::new(k))?;
         }
         s.provider_settings()
     })
@@ -219,4 +219,24 @@ pub async fn pin_mcp_server(
 #[tauri::command]
 pub async fn remove_mcp_server(desk: State<'_, Desk>, name: String) -> Result<()> {
     desk.session(|s| s.remove_mcp_server(&name))
+}
+
+/// Save a tool from outside written in the app (its next version; needs ai.manage); a key typed
+/// with it goes to the OS keyring under its credential reference, never the workspace.
+#[tauri::command]
+pub async fn save_tool(
+    desk: State<'_, Desk>,
+    definition: ToolDef,
+    secret: Option<String>,
+) -> Result<ToolInfo> {
+    desk.session(|s| {
+        // Checked and saved first, so a refused tool leaves no key behind.
+        let saved = s.save_tool(&definition)?;
+        if let (ToolKind::Http { credential: Some(r), .. }, Some(k)) =
+            (&definition.implementation, secret.filter(|k| !k.is_empty()))
+        {
+            s.store_secret(r, &Secret::new(k))?;
+        }
+        Ok(saved)
+    })
 }

@@ -4,6 +4,7 @@ import type { BuiltInModel } from "../bindings/BuiltInModel";
 import type { Decision } from "../bindings/Decision";
 import type { ToolCallView } from "../bindings/ToolCallView";
 import type { ToolInfo } from "../bindings/ToolInfo";
+import type { ToolDef } from "../bindings/ToolDef";
 import type { Effect } from "../bindings/Effect";
 import type { McpServerDef } from "../bindings/McpServerDef";
 import type { McpServerInfo } from "../bindings/McpServerInfo";
@@ -197,6 +198,8 @@ export const api = {
   undoProposal: (id: string) => call<Proposal>("undo_proposal", { id }),
   toolApprovals: () => call<ToolCallView[]>("tool_approvals"),
   tools: () => call<ToolInfo[]>("tools"),
+  /** Save a tool from outside (its next version); a typed key goes to the OS keyring under its credential reference. */
+  saveTool: (definition: ToolDef, secret: string | null) => call<ToolInfo>("save_tool", { definition, secret }),
   setToolPolicy: (name: string, policy: Policy, allowChangesOutside: boolean) =>
     call<ToolInfo>("set_tool_policy", { name, policy, allowChangesOutside }),
   decideToolCall: (id: string, decision: Decision, comment: string | null) =>

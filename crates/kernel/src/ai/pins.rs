@@ -148,12 +148,6 @@ pub struct ConnectionReport {
 }
 
 impl Session<'_> {
-    /// Store a provider's API key in the OS keyring (never in the workspace).
-    pub fn store_provider_secret(&self, reference: &str, secret: &crate::ai::provider::Secret) -> Result<()> {
-        self.require(AI_MANAGE)?;
-        secrets::set(&SecretRef::parse(reference)?, secret)
-    }
-
     pub fn provider_settings(&self) -> Result<ProviderSettings> {
         Ok(ProviderSettings {
             providers: self.providers()?,

@@ -72,3 +72,12 @@ pub fn delete(r: &SecretRef) -> Result<()> {
         Err(e) => Err(store_error(e)),
     }
 }
+
+impl crate::records::access::Session<'_> {
+    /// Store a key a provider or a tool is configured with (by its `secret://` reference) in the
+    /// OS keyring, never in the workspace (`ai.manage`).
+    pub fn store_secret(&self, reference: &str, secret: &Secret) -> Result<()> {
+        self.require(crate::metadata::permissions::AI_MANAGE)?;
+        set(&SecretRef::parse(reference)?, secret)
+    }
+}
