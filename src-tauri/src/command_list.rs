@@ -56,6 +56,8 @@ macro_rules! with_app_commands {
             undo_proposal,
             tool_approvals,
             decide_tool_call,
+            tool_calls_to_resolve,
+            resolve_tool_call,
             tools,
             set_tool_policy,
             save_tool,

@@ -77,3 +77,21 @@ pub async fn decide_tool_call(
 ) -> Result<ToolCallView> {
     calls::decide_and_carry_out(&UserDesk::current(&desk)?, &id, decision, comment.as_deref()).await
 }
+
+/// Tool calls whose outcome is unknown, for this user to resolve (needs ai.approve).
+#[tauri::command]
+pub async fn tool_calls_to_resolve(desk: State<'_, Desk>) -> Result<Vec<ToolCallView>> {
+    desk.session(|s| s.calls_to_resolve())
+}
+
+/// Say what became of a call whose outcome was unknown: it happened, or it did not (the note
+/// is what the model is told).
+#[tauri::command]
+pub async fn resolve_tool_call(
+    desk: State<'_, Desk>,
+    id: String,
+    happened: bool,
+    note: String,
+) -> Result<ToolCallView> {
+    desk.session(|s| s.resolve_tool_call(&id, happened, &note))
+}

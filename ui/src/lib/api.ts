@@ -202,6 +202,9 @@ export const api = {
   saveTool: (definition: ToolDef, secret: string | null) => call<ToolInfo>("save_tool", { definition, secret }),
   setToolPolicy: (name: string, policy: Policy, allowChangesOutside: boolean) =>
     call<ToolInfo>("set_tool_policy", { name, policy, allowChangesOutside }),
+  /** Tool calls whose outcome is unknown, and a person's word on what became of one. */
+  toolCallsToResolve: () => call<ToolCallView[]>("tool_calls_to_resolve"),
+  resolveToolCall: (id: string, happened: boolean, note: string) => call<ToolCallView>("resolve_tool_call", { id, happened, note }),
   decideToolCall: (id: string, decision: Decision, comment: string | null) =>
     call<ToolCallView>("decide_tool_call", { id, decision, comment }),
   autoApplyList: (capability: string, object: string) => call<AutoApplyList>("auto_apply_list", { capability, object }),

@@ -212,8 +212,12 @@ fn a_change_whose_answer_is_lost_without_deduplication_is_unknown_until_a_person
         f.ws.session("ben").unwrap().resolve_tool_call(&call.id, false, "x").unwrap_err().code,
         Code::Permission
     );
+    let to_resolve = ava.calls_to_resolve().unwrap();
+    assert_eq!(to_resolve.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), [call.id.as_str()]);
+    assert_eq!(f.ws.session("ben").unwrap().calls_to_resolve().unwrap_err().code, Code::Permission);
     let resolved = ava.resolve_tool_call(&call.id, false, "The billing system has no such refund.").unwrap();
     assert_eq!(resolved.state, CallState::Failed);
+    assert!(ava.calls_to_resolve().unwrap().is_empty());
     let again = ava.request_tool_call(&request("run_8", refund_input())).unwrap();
     assert_eq!(
         result(&again).unwrap_err(),

@@ -301,6 +301,18 @@ impl Session<'_> {
         Ok(calls)
     }
 
+    /// The calls whose outcome is unknown (a change whose answer was lost), oldest first, for a
+    /// person who may approve to say what became of them (`resolve_tool_call`).
+    pub fn calls_to_resolve(&self) -> Result<Vec<ToolCallView>> {
+        self.require(AI_APPROVE)?;
+        let mut stmt = self
+            .ws
+            .conn()
+            .prepare(&format!("{SELECT_CALL} WHERE state = 'outcome_unknown' ORDER BY created_at, id"))?;
+        let calls = stmt.query_map([], call_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(calls)
+    }
+
     /// One call by id (its asker, or a user who may approve).
     pub fn tool_call(&self, id: &str) -> Result<ToolCallView> {
         let call = self
