@@ -37,6 +37,9 @@ pub enum ToolCommand {
         /// The effect the admin confirms for one of the server's tools (repeatable).
         #[arg(long = "effect")]
         effects: Vec<String>,
+        /// A capability that may call its tools (repeatable; default: assistant and cli).
+        #[arg(long = "capability")]
+        capabilities: Vec<String>,
         /// The command that starts the server, and its arguments.
         #[arg(last = true)]
         command: Vec<String>,
@@ -219,7 +222,7 @@ pub fn run(session: &Session<'_>, command: ToolCommand) -> Result<Value> {
             to_json(&session.save_tool(&def)?)
         }
         ToolCommand::AddHttp(a) => to_json(&session.save_tool(&http_tool(*a)?)?),
-        ToolCommand::AddMcp { name, url, effects, command } => {
+        ToolCommand::AddMcp { name, url, effects, capabilities, command } => {
             let transport = match (url, command.split_first()) {
                 (Some(url), _) => McpTransport::Http { url },
                 (None, Some((cmd, args))) => {
@@ -232,7 +235,9 @@ pub fn run(session: &Session<'_>, command: ToolCommand) -> Result<Value> {
                     ))
                 }
             };
-            let def = McpServerDef { name, transport };
+            let capabilities =
+                if capabilities.is_empty() { vec!["assistant".into(), "cli".into()] } else { capabilities };
+            let def = McpServerDef { name, transport, capabilities };
             let rt = crate::ai::runtime()?;
             let review = rt.block_on(inspect_mcp_server(session, &def))?;
             let server =

@@ -4,4 +4,8 @@ import type { McpTransport } from "./McpTransport";
 /**
  * A server as the admin connects it.
  */
-export type McpServerDef = { name: string, transport: McpTransport, };
+export type McpServerDef = { name: string, transport: McpTransport, 
+/**
+ * The capabilities that may call its tools (`assistant`, `cli`, …), given to each new tool.
+ */
+capabilities?: Array<string>, };

@@ -73,6 +73,7 @@ fn server() -> Server {
                 calls.display().to_string(),
             ],
         },
+        capabilities: vec!["assistant".into()],
     };
     let s = Server { _dir: dir, tools: tools_file, calls, def };
     s.set_tools(tools());

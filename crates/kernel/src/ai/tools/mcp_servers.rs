@@ -59,6 +59,10 @@ pub enum McpTransport {
 pub struct McpServerDef {
     pub name: String,
     pub transport: McpTransport,
+    /// The capabilities that may call its tools (`assistant`, `cli`, …), given to each new tool.
+    #[serde(default)]
+    #[ts(optional, as = "Option<Vec<String>>")]
+    pub capabilities: Vec<String>,
 }
 
 /// How a tool differs from the list pinned before.
@@ -439,7 +443,7 @@ impl Session<'_> {
                 effect,
                 input_schema: t.input_schema.clone(),
                 implementation: ToolKind::Mcp { server: def.name.clone(), tool: t.server_tool.clone() },
-                capabilities: vec!["assistant".into(), "cli".into()],
+                capabilities: def.capabilities.clone(),
                 policy: Policy::Block,
                 allow_changes_outside: false,
                 input_overrides: BTreeMap::new(),
