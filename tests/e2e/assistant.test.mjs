@@ -4,7 +4,8 @@
 // document dropped on the panel and extracted into a proposal. Each turn's latency (launch
 // excluded) is written to $SCREENSHOT_DIR/assistant.json. Then a real MCP server from the npm
 // registry (@modelcontextprotocol/server-filesystem) is connected in Settings → Tools, its
-// read tool allowed, and a question about a file is answered by calling it.
+// read tool allowed, and a question about a file is answered by calling it. Last, an HTTP tool
+// that changes something outside pauses the turn until Ava approves it in the conversation.
 //
 // The issue that asked for this named Monarch Holdings' overdue invoices and the status
 // "disputed"; in the demo Monarch Holdings has no overdue invoice and "disputed" is a retired
@@ -16,6 +17,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
+import { createServer } from "node:http";
+import { execFileSync } from "node:child_process";
 import { openWindow, screenshot } from "./window.mjs";
 
 const APP = process.env.APP_BIN;
@@ -189,9 +192,63 @@ test("a tool from an MCP server: connected in Settings → Tools, its tools revi
     screenshot(join(SHOTS, "57-assistant-mcp-tool.png"));
     console.log("assistant mcp turn ms", ms);
   } catch (e) {
-    screenshot(join(SHOTS, "59-mcp-failed.png"));
+    screenshot(join(SHOTS, "57-mcp-failed.png"));
     throw e;
   } finally {
+    await browser.deleteSession();
+  }
+});
+
+test("a change outside waits for approval: the turn pauses with every argument, approved in the conversation it runs once and the turn ends with its answer", async () => {
+  const requests = [];
+  const target = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      requests.push({ key: req.headers["idempotency-key"], body: JSON.parse(body || "null") });
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ posted: true, id: "msg_7" }));
+    });
+  });
+  await new Promise((r) => target.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${target.address().port}`;
+  const inputs = JSON.stringify({ type: "object", properties: { message: { type: "string" } }, required: ["message"], additionalProperties: false });
+  execFileSync(process.env.CLI_BIN, ["--workspace", process.env.COUNTERSIGN_WORKSPACE, "--as", "ava", "tool", "add-http", "post_to_team",
+    "--description", "Post a message to the team's chat channel.", "--effect", "changes_outside", "--url", `${url}/messages`,
+    "--inputs", inputs, "--body", '{"text":"{message}"}', "--policy", "ask", "--capability", "assistant", "--deduplicates"]);
+  const browser = await openWindow(APP);
+  const el = (id) => browser.$(tid(id));
+  const idle = (timeoutMsg) =>
+    browser.waitUntil(async () => (await el("assistant-you").isExisting()) && !(await el("assistant-progress").isExisting()), { timeout: 300000, interval: 250, timeoutMsg });
+  try {
+    await el("user-switcher").waitForDisplayed({ timeout: 60000 });
+    await el("user-switcher").selectByAttribute("value", "ava");
+    await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+    await el("nav-assistant").click();
+    await el("assistant-input").waitForDisplayed();
+    await el("assistant-conversations").selectByAttribute("value", "");
+    await el("assistant-input").setValue('Post the message "The Leeds gate code changed" to the team channel.');
+    await el("assistant-send").click();
+    await idle("no answer");
+    const messages = await el("assistant-messages").getText();
+    assert.equal(await el("assistant-tool").getAttribute("data-tool"), "post_to_team", messages);
+    assert.equal(await el("assistant-tool").getAttribute("data-state"), "waiting", messages);
+    await el("tool-approve").waitForDisplayed({ timeout: 10000 });
+    assert.match(await el("tool-approval-arguments").getText(), /Leeds gate code/);
+    assert.equal(requests.length, 0, "nothing is sent before the approval");
+    screenshot(join(SHOTS, "58-assistant-tool-waiting.png"));
+    await el("tool-approve").click();
+    await el("assistant-tool-output").waitForDisplayed({ timeout: 120000 });
+    await idle("the turn did not go on");
+    assert.match(await el("assistant-tool-output").getText(), /msg_7/);
+    assert.equal(requests.length, 1);
+    assert.match(requests[0].key, /:1:post_to_team$/);
+    assert.match(requests[0].body.text, /Leeds gate code/);
+    screenshot(join(SHOTS, "59-assistant-tool-approved.png"));
+  } catch (e) {
+    screenshot(join(SHOTS, "59-tool-approval-failed.png"));
+    throw e;
+  } finally {
+    target.close();
     await browser.deleteSession();
   }
 });
