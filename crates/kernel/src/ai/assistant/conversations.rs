@@ -80,10 +80,7 @@ impl Session<'_> {
              VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM assistant_message WHERE conversation_id = ?1), ?2, ?3, ?4, ?5, ?6)",
             params![conversation, role, text, steps, correlation, now],
         )?;
-        tx.execute(
-            "UPDATE assistant_conversation SET updated_at = ?2 WHERE id = ?1",
-            params![conversation, now],
-        )?;
+        touch(&tx, conversation, &now)?;
         tx.commit()?;
         Ok(())
     }
@@ -166,10 +163,7 @@ impl Session<'_> {
             "UPDATE assistant_message SET text = ?3, steps = ?4 WHERE conversation_id = ?1 AND seq = ?2",
             params![conversation, seq, text, steps],
         )?;
-        tx.execute(
-            "UPDATE assistant_conversation SET updated_at = ?2 WHERE id = ?1",
-            params![conversation, now],
-        )?;
+        touch(&tx, conversation, &now)?;
         tx.commit()?;
         Ok(())
     }
@@ -243,10 +237,7 @@ impl Session<'_> {
             "UPDATE assistant_message SET steps = ?3 WHERE conversation_id = ?1 AND seq = ?2",
             params![conversation, message.seq, steps],
         )?;
-        tx.execute(
-            "UPDATE assistant_conversation SET updated_at = ?2 WHERE id = ?1",
-            params![conversation, timestamp(self.ws.clock.now())],
-        )?;
+        touch(&tx, conversation, &timestamp(self.ws.clock.now()))?;
         tx.commit()?;
         tracing::info!(records = result.records.len(), "a result set was revised");
         self.conversation(conversation)
@@ -270,4 +261,13 @@ pub(super) struct PausedTurn {
     pub(super) text: String,
     pub(super) correlation: String,
     pub(super) steps: Vec<TurnStep>,
+}
+
+/// A conversation changed now (listed first).
+fn touch(tx: &rusqlite::Transaction<'_>, conversation: &str, now: &str) -> Result<()> {
+    tx.execute(
+        "UPDATE assistant_conversation SET updated_at = ?2 WHERE id = ?1",
+        params![conversation, now],
+    )?;
+    Ok(())
 }

@@ -277,13 +277,18 @@ fn proposed_effect(tool: &Value) -> Effect {
 
 /// Connect to a server and review its tools against what was pinned (`ai.manage`).
 pub async fn inspect_mcp_server<S: Sessions>(sessions: &S, def: &McpServerDef) -> Result<ServerReview> {
+    let tools = listed_for_admin(sessions, def).await?;
+    sessions.with(|s| s.review(def, &tools))
+}
+
+/// The server's tools now, listed for an admin (`ai.manage`) on a checked definition.
+async fn listed_for_admin<S: Sessions>(sessions: &S, def: &McpServerDef) -> Result<Vec<Value>> {
     def.check()?;
     sessions.with(|s| s.require(AI_MANAGE))?;
     let client = connect(def).await?;
     let tools = listed(&client, &def.name).await;
     let _ = client.cancel().await;
-    let tools = tools?;
-    sessions.with(|s| s.review(def, &tools))
+    tools
 }
 
 /// Pin a reviewed server (`ai.manage`): its list must still have the digest the admin reviewed;
@@ -296,12 +301,7 @@ pub async fn pin_mcp_server<S: Sessions>(
     reviewed_digest: &str,
     effects: &BTreeMap<String, Effect>,
 ) -> Result<McpServerInfo> {
-    def.check()?;
-    sessions.with(|s| s.require(AI_MANAGE))?;
-    let client = connect(def).await?;
-    let tools = listed(&client, &def.name).await;
-    let _ = client.cancel().await;
-    let tools = tools?;
+    let tools = listed_for_admin(sessions, def).await?;
     if digest(&tools) != reviewed_digest {
         return Err(Error::new(
             Code::Conflict,
@@ -386,38 +386,21 @@ impl Session<'_> {
             .unwrap_or_default();
         let mut out = vec![];
         for t in tools {
-            let server_tool = t["name"].as_str().unwrap_or("").to_string();
-            let name = registry_name(&def.name, &server_tool);
-            let change = match before.get(&server_tool) {
+            let server_tool = t["name"].as_str().unwrap_or("");
+            let change = match before.get(server_tool) {
                 None => ToolChange::Added,
                 Some(b) if canonical(b) == canonical(t) => ToolChange::Same,
                 Some(_) => ToolChange::Changed,
             };
-            let pinned_effect =
-                self.tool(&name).ok().filter(|_| change != ToolChange::Added).map(|i| i.effect);
-            out.push(ReviewedTool {
-                name,
-                description: t["description"].as_str().unwrap_or("").to_string(),
-                proposed_effect: proposed_effect(t),
-                pinned_effect,
-                annotations: t.get("annotations").cloned().unwrap_or(Value::Null),
-                input_schema: closed_schema(&t["inputSchema"]),
-                change,
-                server_tool,
-            });
+            let mut reviewed = reviewed(&def.name, t, change);
+            if change != ToolChange::Added {
+                reviewed.pinned_effect = self.tool(&reviewed.name).ok().map(|i| i.effect);
+            }
+            out.push(reviewed);
         }
         for (server_tool, t) in &before {
             if !tools.iter().any(|x| x["name"].as_str() == Some(server_tool)) {
-                out.push(ReviewedTool {
-                    name: registry_name(&def.name, server_tool),
-                    description: t["description"].as_str().unwrap_or("").to_string(),
-                    proposed_effect: proposed_effect(t),
-                    pinned_effect: None,
-                    annotations: t.get("annotations").cloned().unwrap_or(Value::Null),
-                    input_schema: closed_schema(&t["inputSchema"]),
-                    change: ToolChange::Removed,
-                    server_tool: server_tool.clone(),
-                });
+                out.push(reviewed(&def.name, t, ToolChange::Removed));
             }
         }
         Ok(ServerReview { server: def.clone(), digest: digest(tools), pinned_digest, tools: out })
@@ -495,6 +478,21 @@ impl Session<'_> {
             .into_iter()
             .find(|s| s.server.name == def.name)
             .ok_or_else(|| no_server(&def.name))
+    }
+}
+
+/// One of a server's tools (as it listed it) for the admin's review.
+fn reviewed(server: &str, t: &Value, change: ToolChange) -> ReviewedTool {
+    let server_tool = t["name"].as_str().unwrap_or("").to_string();
+    ReviewedTool {
+        name: registry_name(server, &server_tool),
+        description: t["description"].as_str().unwrap_or("").to_string(),
+        proposed_effect: proposed_effect(t),
+        pinned_effect: None,
+        annotations: t.get("annotations").cloned().unwrap_or(Value::Null),
+        input_schema: closed_schema(&t["inputSchema"]),
+        change,
+        server_tool,
     }
 }
 
