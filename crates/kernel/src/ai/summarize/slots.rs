@@ -102,6 +102,14 @@ pub(super) fn render(
     let mut blanked = String::new();
     let mut citations = vec![];
     let mut last = 0;
+    // The currency codes a sentence could name: the workspace's and its amounts'.
+    let codes: Vec<String> = facts
+        .iter()
+        .filter(|f| f.field_type == "currency")
+        .filter_map(|f| rendered(f, currency).rsplit(' ').next().map(String::from))
+        .chain([currency.to_string()])
+        .filter(|c| crate::metadata::catalog::is_currency_code(c))
+        .collect();
     for (range, r) in &found {
         let between = &template[last.min(range.start)..range.start];
         text.push_str(between);
@@ -120,6 +128,13 @@ pub(super) fn render(
                     by_model: true,
                 });
                 last += restated(&template[last..], f, &value);
+                if let Some(code) = next_word(&template[last..]).filter(|w| codes.iter().any(|c| c == w)) {
+                    problems.push(if f.field_type == "currency" {
+                        format!("it writes {code} after {{{r}}}, an amount its slot writes with its own currency: leave it out")
+                    } else {
+                        format!("it writes {code} after {{{r}}}, which is no amount: leave it out")
+                    });
+                }
             }
             None => problems.push(format!("{{{r}}} is not a slot of the facts")),
         }
@@ -140,6 +155,7 @@ pub(super) fn render(
         });
     }
     problems.extend(strays(&outside, facts));
+    problems.extend(junk(&template, &found));
     // A name or listed value written as a word ("an overdue invoice") states the one fact that
     // holds it: the kernel cites that fact where the word ends. Held by several facts, the
     // word is the model's to point with a slot.
@@ -251,6 +267,47 @@ fn strays(outside: &str, facts: &[Fact]) -> Vec<String> {
     }
     out.sort();
     out.dedup();
+    out
+}
+
+/// The word right after a slot ("{amount} USD"): letters after one space, then no letter or digit.
+fn next_word(rest: &str) -> Option<&str> {
+    let rest = rest.strip_prefix(' ')?;
+    let end = rest.find(|c: char| !c.is_alphabetic()).unwrap_or(rest.len());
+    let word = &rest[..end];
+    (!word.is_empty() && !rest[end..].starts_with(|c: char| c.is_ascii_digit())).then_some(word)
+}
+
+/// What no sentence a person would sign holds, outside its slots (each slot counting as a
+/// word): a run of punctuation or dashes standing alone ("PO- – – –"), a word cut at a
+/// hyphen ("PO-"), a placeholder ("XXX", "TBD").
+fn junk(template: &str, found: &[(std::ops::Range<usize>, String)]) -> Vec<String> {
+    let mut worded = String::new();
+    let mut last = 0;
+    for (range, _) in found {
+        worded.push_str(&template[last..range.start]);
+        worded.push_str("Slot");
+        last = range.end;
+    }
+    worded.push_str(&template[last..]);
+    let mut out = vec![];
+    let tokens: Vec<&str> = worded.split_whitespace().collect();
+    let marks_only = |t: &str| !t.chars().any(char::is_alphanumeric);
+    if tokens.windows(2).any(|w| marks_only(w[0]) && marks_only(w[1])) {
+        out.push("it writes a run of punctuation or dashes standing alone: leave it out".to_string());
+    }
+    for t in &tokens {
+        let word = t.trim_end_matches(|c: char| ",.;:!?)…".contains(c));
+        if word.ends_with(['-', '–', '—']) && word.chars().next_back().is_some() && !marks_only(word) {
+            out.push(format!("it writes “{word}”, a word cut at its hyphen: write it whole or leave it out"));
+        }
+        let letters = word.trim_matches(|c: char| !c.is_alphanumeric());
+        let placeholder = (letters.len() >= 2 && letters.chars().all(|c| c == 'X' || c == 'x'))
+            || letters.eq_ignore_ascii_case("tbd");
+        if placeholder {
+            out.push(format!("it writes “{letters}”, a placeholder: write the value's slot or leave it out"));
+        }
+    }
     out
 }
 
@@ -370,6 +427,35 @@ mod tests {
         assert!(refused("It closes) on {close_date}.").contains("“)” with no “(”"));
         assert!(refused("It closes on {close_date} soon soon soon.").contains("repeats “soon”"));
         assert!(ok("It closes on {close_date}, soon, soon.").is_ok(), "twice is prose");
+    }
+
+    #[test]
+    fn junk_a_person_would_not_sign_is_refused() {
+        let facts = [
+            fact("count", "number", json!(1), "1"),
+            Fact {
+                currency: Some("GBP".into()),
+                ..fact("amount", "currency", json!(64200), "64,200.00 GBP")
+            },
+            fact("po", "text", json!("PO-87608"), "PO-87608"),
+        ];
+        let ok = |t: &str| render(t, &facts, "USD").map(|s| s.text);
+        let refused = |t: &str| render(t, &facts, "USD").unwrap_err().join(" | ");
+        assert!(refused("It has a PO- number of {po} – – – –.").contains("run of punctuation"));
+        assert!(refused("It has a PO- number of {po}.").contains("“PO-”, a word cut"));
+        assert!(refused("Upgrade XXX is worth {amount}.").contains("“XXX”, a placeholder"));
+        assert!(refused("It has {count} open deals worth {count} USD.")
+            .contains("USD after {count}, which is no amount"));
+        assert!(refused("It is worth {amount} USD.").contains("own currency"));
+        // Honest prose stays: one dash, a hyphenated word, a code the slot itself restates.
+        assert_eq!(
+            ok("It is worth {amount} – a record."),
+            Ok("It is worth 64,200.00 GBP – a record.".into())
+        );
+        assert!(ok("Its purchase order {po} is well-known.").is_ok());
+        assert_eq!(ok("It is worth {amount} GBP."), Ok("It is worth 64,200.00 GBP.".into()));
+        assert!(ok("It has {count} open deal, worth {amount}.").is_ok());
+        assert!(ok("Its X-ray division has {count} deal.").is_ok(), "one X is a letter, not a placeholder");
     }
 
     #[test]
