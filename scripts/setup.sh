@@ -27,4 +27,4 @@ tauri_driver="${CARGO_HOME:-$HOME/.cargo}/bin/tauri-driver"
 [ -x "$tauri_driver" ] || cargo install tauri-driver --locked --version 2.1.0
 
 (cd ui && npm ci --no-audit --no-fund)
-(cd tests/e2e && npm ci --no-audit --no-fund)
+(cd tests/e2e && npm ci --no-audit --no-fund && cp package-lock.json node_modules/.installed-lock)

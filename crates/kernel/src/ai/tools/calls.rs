@@ -365,7 +365,11 @@ impl Session<'_> {
                 let seen = if asker == self.user().key {
                     as_user_sees(self, output)
                 } else {
-                    as_user_sees(&self.ws.session(&asker)?, output)
+                    // An asker no longer in the workspace sees nothing of it.
+                    match self.ws.session(&asker) {
+                        Ok(s) => as_user_sees(&s, output),
+                        Err(_) => Value::Null,
+                    }
                 };
                 (CallState::Succeeded, bounded(seen), attempts)
             }
