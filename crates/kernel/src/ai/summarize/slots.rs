@@ -172,6 +172,20 @@ pub(super) fn render(
         }
     }
     citations.sort_by_key(|c| c.at);
+    // A listed value said by its slot and again as a word ("{lead_source} is a referral") says
+    // nothing: a tautology.
+    for c in citations
+        .iter()
+        .filter(|c| !c.by_model && matches!(c.fact.field_type.as_str(), "picklist" | "lookup"))
+    {
+        if citations.iter().any(|d| d.by_model && d.fact.reference == c.fact.reference) {
+            problems.push(format!(
+                "it says “{}” twice, once by {{{}}}: say what it means once",
+                c.fact.display, c.fact.reference
+            ));
+        }
+    }
+    problems.extend(equated(&template, facts));
     if citations.is_empty() && problems.is_empty() {
         problems.push(
             "it uses no fact: write the slots of the facts it states, in braces, where their values go"
@@ -268,6 +282,26 @@ fn strays(outside: &str, facts: &[Fact]) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// "{po_number} is {due_date}": one value said to be another. Only a record's name may be said
+/// to be something ("{name} is {stage}"); two other values are never the same thing.
+fn equated(template: &str, facts: &[Fact]) -> Vec<String> {
+    static EQUATED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\{(\w+)\}\s+(?:is|are|was|were)\s+(?:a |an |the )?\{(\w+)\}")
+            .expect("the pattern")
+    });
+    EQUATED
+        .captures_iter(template)
+        .filter_map(|c| {
+            let (left, right) = (&c[1], &c[2]);
+            let fact = facts.iter().find(|f| f.reference == left)?;
+            let a_name = fact.display == fact.record_name;
+            (!a_name && left != right).then(|| {
+                format!("it says {{{left}}} is {{{right}}}: two values are not one thing; say what each is")
+            })
+        })
+        .collect()
 }
 
 /// The word right after a slot ("{amount} USD"): letters after one space, then no letter or digit.
@@ -456,6 +490,23 @@ mod tests {
         assert_eq!(ok("It is worth {amount} GBP."), Ok("It is worth 64,200.00 GBP.".into()));
         assert!(ok("It has {count} open deal, worth {amount}.").is_ok());
         assert!(ok("Its X-ray division has {count} deal.").is_ok(), "one X is a letter, not a placeholder");
+    }
+
+    #[test]
+    fn a_tautology_or_one_value_said_to_be_another_is_refused() {
+        let facts = [
+            Fact { record_name: "Acme".into(), ..fact("name", "text", json!("Acme"), "Acme") },
+            fact("lead_source", "picklist", json!("referral"), "Referral"),
+            fact("po", "text", json!("PO-87608"), "PO-87608"),
+            fact("due", "date", json!("2025-10-31"), "2025-10-31"),
+        ];
+        let ok = |t: &str| render(t, &facts, "USD").map(|s| s.text);
+        let refused = |t: &str| render(t, &facts, "USD").unwrap_err().join(" | ");
+        assert!(refused("Its lead source {lead_source} is a referral.").contains("“Referral” twice"));
+        assert!(refused("{po} is {due}.").contains("{po} is {due}"));
+        assert!(ok("{name} came as a referral.").is_ok(), "the word alone cites the value");
+        assert!(ok("{name} is {lead_source}.").is_ok(), "a record's name may be said to be something");
+        assert!(ok("Purchase order {po} is due on {due}.").is_ok());
     }
 
     #[test]
