@@ -285,7 +285,8 @@ fn strays(outside: &str, facts: &[Fact]) -> Vec<String> {
 }
 
 /// "{po_number} is {due_date}": one value said to be another. Only a record's name may be said
-/// to be something ("{name} is {stage}"); two other values are never the same thing.
+/// to be a listed value ("{name} is {stage}"); a name is no date or amount, and two other values
+/// are never the same thing.
 fn equated(template: &str, facts: &[Fact]) -> Vec<String> {
     static EQUATED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"\{(\w+)\}\s+(?:is|are|was|were)\s+(?:a |an |the )?\{(\w+)\}")
@@ -297,7 +298,11 @@ fn equated(template: &str, facts: &[Fact]) -> Vec<String> {
             let (left, right) = (&c[1], &c[2]);
             let fact = facts.iter().find(|f| f.reference == left)?;
             let a_name = fact.display == fact.record_name;
-            (!a_name && left != right).then(|| {
+            let listed = facts
+                .iter()
+                .find(|f| f.reference == right)
+                .is_some_and(|f| matches!(f.field_type.as_str(), "picklist" | "lookup"));
+            (!(a_name && listed) && left != right).then(|| {
                 format!("it says {{{left}}} is {{{right}}}: two values are not one thing; say what each is")
             })
         })
@@ -307,6 +312,8 @@ fn equated(template: &str, facts: &[Fact]) -> Vec<String> {
 /// The word right after a slot ("{amount} USD"): letters after one space, then no letter or digit.
 fn next_word(rest: &str) -> Option<&str> {
     let rest = rest.strip_prefix(' ')?;
+    // "{amount} in EUR" names a currency as much as "{amount} EUR".
+    let rest = rest.strip_prefix("in ").unwrap_or(rest);
     let end = rest.find(|c: char| !c.is_alphabetic()).unwrap_or(rest.len());
     let word = &rest[..end];
     (!word.is_empty() && !rest[end..].starts_with(|c: char| c.is_ascii_digit())).then_some(word)
@@ -481,6 +488,7 @@ mod tests {
         assert!(refused("It has {count} open deals worth {count} USD.")
             .contains("USD after {count}, which is no amount"));
         assert!(refused("It is worth {amount} USD.").contains("own currency"));
+        assert!(refused("It is worth {amount} in USD.").contains("own currency"));
         // Honest prose stays: one dash, a hyphenated word, a code the slot itself restates.
         assert_eq!(
             ok("It is worth {amount} – a record."),
@@ -505,7 +513,9 @@ mod tests {
         assert!(refused("Its lead source {lead_source} is a referral.").contains("“Referral” twice"));
         assert!(refused("{po} is {due}.").contains("{po} is {due}"));
         assert!(ok("{name} came as a referral.").is_ok(), "the word alone cites the value");
-        assert!(ok("{name} is {lead_source}.").is_ok(), "a record's name may be said to be something");
+        assert!(ok("{name} is {lead_source}.").is_ok(), "a record's name may be said to be a listed value");
+        assert!(refused("{name} is {due}.").contains("{name} is {due}"), "a name is no date");
+        assert!(refused("{name} is {po}.").contains("{name} is {po}"));
         assert!(ok("Purchase order {po} is due on {due}.").is_ok());
     }
 
