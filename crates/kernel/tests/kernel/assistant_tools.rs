@@ -141,7 +141,8 @@ fn a_denied_or_expired_call_tells_the_model_and_the_turn_ends_cleanly() {
         uses_refund(),
         replies("The refund was not made: it was denied."),
         uses_refund(),
-        replies("Nobody approved the refund in time."),
+        // After the expiry the model asks for the same call again: the turn does not repeat it.
+        uses_refund(),
     ]);
     provider(&ava, "fake", &model);
     pin(&ava, "fake", "fake");
@@ -163,5 +164,7 @@ fn a_denied_or_expired_call_tells_the_model_and_the_turn_ends_cleanly() {
     let resumed = resume(&ben, &paused.conversation).unwrap();
     let StepOutcome::Tool { fault: Some(fault), .. } = &resumed.steps[0].outcome else { panic!() };
     assert_eq!(fault.code, "TOOL_APPROVAL_EXPIRED");
+    assert_eq!(resumed.steps.len(), 1, "the expired call is not asked for again: {:?}", resumed.steps);
+    assert!(cara.approvals().unwrap().is_empty());
     assert!(t.seen().is_empty(), "neither call was sent");
 }

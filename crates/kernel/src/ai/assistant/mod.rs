@@ -464,7 +464,17 @@ pub async fn resume_turn(
     })?;
     let (paused, mut scope, max_steps) = paused;
     let correlated = Correlated { sessions, correlation: paused.correlation.clone() };
-    let mut steps = paused.steps;
+    // Stored steps lose their signatures: given back, so the turn does not repeat one of them
+    // (a denied call asked for again).
+    let mut steps: Vec<TurnStep> = paused
+        .steps
+        .into_iter()
+        .map(|mut s| {
+            s.signature =
+                serde_json::from_value::<Action>(s.action.clone()).ok().map(|a| a.signature(&s.action));
+            s
+        })
+        .collect();
     let waiting = steps.pop().ok_or_else(|| Error::internal("a paused turn without its step"))?;
     let step_started = Instant::now();
     let action: Action = serde_json::from_value(waiting.action.clone())
