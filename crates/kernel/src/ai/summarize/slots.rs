@@ -127,7 +127,14 @@ pub(super) fn render(
                     at: text.encode_utf16().count() as u32,
                     by_model: true,
                 });
-                last += restated(&template[last..], f, &value);
+                // Said again and again ("{total} USD in USD"): all of it dropped.
+                loop {
+                    let again = restated(&template[last..], f, &value);
+                    if again == 0 {
+                        break;
+                    }
+                    last += again;
+                }
                 if let Some(code) = next_word(&template[last..]).filter(|w| codes.iter().any(|c| c == w)) {
                     problems.push(if f.field_type == "currency" {
                         format!("it writes {code} after {{{r}}}, an amount its slot writes with its own currency: leave it out")
@@ -489,6 +496,11 @@ mod tests {
             .contains("USD after {count}, which is no amount"));
         assert!(refused("It is worth {amount} USD.").contains("own currency"));
         assert!(refused("It is worth {amount} in USD.").contains("own currency"));
+        assert_eq!(
+            ok("It is worth {amount} GBP in GBP."),
+            Ok("It is worth 64,200.00 GBP.".into()),
+            "said twice, dropped"
+        );
         // Honest prose stays: one dash, a hyphenated word, a code the slot itself restates.
         assert_eq!(
             ok("It is worth {amount} – a record."),
