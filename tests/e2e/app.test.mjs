@@ -706,11 +706,12 @@ test("tool approvals: a sales rep's call of a tool from outside waits in the inb
 
 test("summarize: the draft streams, the checked summary links each value to its field, cancel stops it", async () => {
   // Ben (sales rep) may not read the credit limit or the tax id: they are never cited. (With the
-  // 0.5B model most accounts' summaries are refused by the checker — the model copies the worked
-  // example — so this account is one the small model summarizes truthfully, if briefly.)
+  // 0.5B model many accounts' summaries are refused by the checker — it swaps slots, writes a
+  // count with a currency — so this account is one the small model summarizes truthfully, if
+  // briefly: its open pipeline and its newest note.)
   await el("user-switcher").selectByAttribute("value", "ben");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ben");
-  await openAccount("Sterling Industries", "acc_0026");
+  await openAccount("Aperture Holdings", "acc_0016");
   await el("summarize").click();
   await el("summary-panel").waitForDisplayed();
   // The model's text shows as an unchecked draft while it streams.
@@ -734,7 +735,7 @@ test("summarize: the draft streams, the checked summary links each value to its 
   assert.ok(citations.every((c) => c.field !== "credit_limit" && c.field !== "tax_id"), JSON.stringify(citations));
   // The model chooses what it says: a field of this account, a rollup over its related lists
   // ("number of open opportunities"), or both. A rollup names this account too, but opens its set.
-  const mine = (c) => !c.set && c.object === "account" && c.id === "acc_0026";
+  const mine = (c) => !c.set && c.object === "account" && c.id === "acc_0016";
   const own = citations.findIndex((c) => mine(c) && c.field !== "name");
   const target = own >= 0 ? own : citations.findIndex(mine);
   const rollup = citations.findIndex((c) => c.set);
@@ -754,7 +755,7 @@ test("summarize: the draft streams, the checked summary links each value to its 
     const c = citations[rollup];
     await (await browser.$$(tid("summary-citation")))[rollup].click();
     await el("list-set").waitForDisplayed();
-    assert.match(await el("list-set").getText(), /of Sterling Industries — from a summary/);
+    assert.match(await el("list-set").getText(), /of Aperture Holdings — from a summary/);
     assert.ok(await el(`list-${c.object}`).isExisting(), `the list of ${c.object} is open`);
     assert.equal(await el("summary-panel").isExisting(), false);
     const inSet = await listCount();
@@ -771,15 +772,15 @@ test("summarize: the draft streams, the checked summary links each value to its 
     await browser.waitUntil(async () => !(await el("list-set").isExisting()), { timeoutMsg: "the set was not dropped" });
     const all = await listCount();
     assert.ok(all.more || all.n >= inSet.n, `${all.n} of all, ${inSet.n} in the set`);
-    await openAccount("Sterling Industries", "acc_0026");
+    await openAccount("Aperture Holdings", "acc_0016");
   } else {
     // A citation of a related record opens that record.
-    const related = citations.findIndex((c) => !c.set && c.id !== "acc_0026");
+    const related = citations.findIndex((c) => !c.set && c.id !== "acc_0016");
     if (related >= 0) {
       await (await browser.$$(tid("summary-citation")))[related].click();
       await waitText("record-title", citations[related].name);
       assert.equal(await el("summary-panel").isExisting(), false);
-      await openAccount("Sterling Industries", "acc_0026");
+      await openAccount("Aperture Holdings", "acc_0016");
     }
   }
   // Cancel stops a summary in flight. (A second summary of the same record is fast — its
