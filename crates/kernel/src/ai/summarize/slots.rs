@@ -163,6 +163,16 @@ pub(super) fn render(
     }
     problems.extend(strays(&outside, facts));
     problems.extend(junk(&template, &found));
+    // An amount's slot writes its currency: a code elsewhere in the prose ("total value EUR
+    // {amount}", "4 invoices in EUR") says a currency of nothing.
+    for word in outside.split(|c: char| !c.is_alphanumeric()) {
+        let a_code = crate::metadata::catalog::is_currency_code(word)
+            && (codes.iter().any(|c| c == word) || keshvar::CurrencyCode::try_from(word).is_ok());
+        if a_code {
+            problems
+                .push(format!("it writes {word} itself: an amount's slot writes its currency; leave it out"));
+        }
+    }
     // A name or listed value written as a word ("an overdue invoice") states the one fact that
     // holds it: the kernel cites that fact where the word ends. Held by several facts, the
     // word is the model's to point with a slot.
@@ -496,6 +506,9 @@ mod tests {
             .contains("USD after {count}, which is no amount"));
         assert!(refused("It is worth {amount} USD.").contains("own currency"));
         assert!(refused("It is worth {amount} in USD.").contains("own currency"));
+        assert!(refused("It has a total value EUR {amount}.").contains("writes EUR itself"));
+        assert!(refused("It has {count} invoices in USD.").contains("writes USD itself"));
+        assert!(refused("Overdue invoices total in GBP: {amount}.").contains("writes GBP itself"));
         assert_eq!(
             ok("It is worth {amount} GBP in GBP."),
             Ok("It is worth 64,200.00 GBP.".into()),
