@@ -59,7 +59,10 @@ pub(super) fn describe(outcome: &StepOutcome) -> String {
                     Value::String(t) => t.clone(),
                     other => other.to_string(),
                 };
-                format!("used the tool {tool}; it answered: {}", cut_chars(&text, TOOL_OUTPUT_SHOWN))
+                format!(
+                    "used the tool {tool}; it answered: {}",
+                    crate::ai::tools::calls::cut(&text, TOOL_OUTPUT_SHOWN)
+                )
             }
             (None, Some(f)) => format!("the tool {tool} did not run or failed: {} ({})", f.code, f.message),
             (None, None) if call.is_some() => format!("the tool {tool} waits for a person's approval"),
@@ -99,15 +102,6 @@ pub(super) fn ends_turn(action: &Action, outcome: &StepOutcome) -> bool {
 
 /// How much of a tool's output the model reads again in later steps (characters).
 pub(super) const TOOL_OUTPUT_SHOWN: usize = 4000;
-
-pub(super) fn cut_chars(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(max).collect();
-    out.push('…');
-    out
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -451,7 +445,7 @@ impl Scope {
             lines.push(format!(
                 "Tool {} ({effect}{approval}): {}",
                 tool.name,
-                cut_chars(&tool.description, 300)
+                crate::ai::tools::calls::cut(&tool.description, 300)
             ));
         }
         lines.join("\n")

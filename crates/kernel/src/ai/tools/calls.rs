@@ -635,7 +635,8 @@ fn fill_body(template: &Value, args: &Map<String, Value>) -> Value {
     }
 }
 
-fn cut(s: &str, max: usize) -> String {
+/// `s` at most `max` characters, a cut one ending in "…".
+pub(crate) fn cut(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_string();
     }
