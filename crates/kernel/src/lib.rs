@@ -4,7 +4,8 @@
 //! The modules are layers, each importing only the layers below it (a test holds this; see
 //! `ARCHITECTURE.md` at the repository root for the map and the invariants):
 //!
-//! 1. foundation — [`error`], [`clock`], [`digest`] (file digests), [`store`] (the SQLite file
+//! 1. foundation — [`error`], [`clock`], [`locale`] (how values are written for a reader),
+//!    [`digest`] (file digests), [`store`] (the SQLite file
 //!    and its migrations), [`ingest`] (documents to text and a source map), [`logging`] (where
 //!    events go);
 //! 2. [`metadata`] — the workspace definition, its types, conditions and limits, the compiled
@@ -28,6 +29,7 @@ pub mod clock;
 pub mod digest;
 pub mod error;
 pub mod ingest;
+pub mod locale;
 pub mod logging;
 pub mod recent;
 pub mod store;

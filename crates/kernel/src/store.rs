@@ -484,6 +484,13 @@ pub const MIGRATIONS: &[&str] = &[
         pinned_by  TEXT NOT NULL,
         removed    INTEGER NOT NULL DEFAULT 0
     );",
+    // 19: locales (locale.rs). A user's own locale, over the workspace's; and a prompt version's
+    // instructions and examples per language, frozen with the version (`{"de": {...}}`).
+    "CREATE TABLE user_preference (
+        user_key TEXT PRIMARY KEY NOT NULL,
+        locale   TEXT
+    );
+    ALTER TABLE ai_prompt_version ADD COLUMN variants TEXT NOT NULL DEFAULT '{}';",
 ];
 
 pub fn schema_version() -> i64 {

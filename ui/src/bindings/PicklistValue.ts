@@ -5,4 +5,9 @@ export type PicklistValue = { value: string, label: string, active: boolean,
  * The business's name for the set this value belongs to ("open", "unpaid"): a word of
  * the workspace's vocabulary, shared by several values of one picklist.
  */
-category?: string, };
+category?: string, 
+/**
+ * The label in other languages, by language code (`{"de": "Bezahlt"}`): what a reader in
+ * that locale sees.
+ */
+labels?: { [key in string]?: string }, };

@@ -20,4 +20,9 @@ inputs: JsonValue,
 /**
  * The output contract, by schema reference (`schemas/…`).
  */
-outputContract: string, publishedAt: string, publishedBy: string, active: boolean, };
+outputContract: string, publishedAt: string, publishedBy: string, active: boolean, 
+/**
+ * The instructions and examples in other languages, by language code
+ * (`{"de": {"instructions": "…", "examples": […]}}`), frozen with the version.
+ */
+variants: JsonValue, };

@@ -8,4 +8,9 @@ export type WorkspaceDefinition = { format: string, name: string, currency: stri
  * The IANA time zone the business works in (`Europe/Berlin`): what "today", "this month"
  * and a date-time field's days mean. Absent: UTC.
  */
-timeZone?: string, objects: Array<ObjectDef>, permissionSets: Array<PermissionSetDef>, users: Array<UserDef>, data?: { [key in string]?: string }, };
+timeZone?: string, 
+/**
+ * How dates, numbers and amounts are written for readers (`de-DE`; see `crate::locale`).
+ * Absent: English. A user may choose their own.
+ */
+locale?: string, objects: Array<ObjectDef>, permissionSets: Array<PermissionSetDef>, users: Array<UserDef>, data?: { [key in string]?: string }, };

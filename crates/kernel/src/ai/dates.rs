@@ -65,6 +65,210 @@ fn words(text: &str) -> Vec<Word> {
     out
 }
 
+/// The calendar words of a language as the reader's English words: a month's name, the
+/// relations ("vor" → "before"), periods and their shifts ("letzten Monat" → "last month"),
+/// units and days. Words a language puts after their noun ("le mois dernier", "el año pasado")
+/// move before it; words that only join ("antes de", "jusqu'à") are dropped. Each word keeps
+/// its place in the text, so a phrase is still quoted as written.
+fn in_english(ws: Vec<Word>, language: crate::locale::Language) -> Vec<Word> {
+    use crate::locale::Language;
+    let table: &[(&str, &str)] = match language {
+        Language::En => return ws,
+        Language::De => &[
+            ("im", "in"),
+            ("in", "in"),
+            ("vor", "before"),
+            ("nach", "after"),
+            ("seit", "since"),
+            ("ab", "since"),
+            ("bis", "until"),
+            ("zwischen", "between"),
+            ("und", "and"),
+            ("von", "from"),
+            ("dieses", "this"),
+            ("diesen", "this"),
+            ("diesem", "this"),
+            ("diese", "this"),
+            ("aktuellen", "this"),
+            ("letzten", "last"),
+            ("letztes", "last"),
+            ("letzte", "last"),
+            ("letzter", "last"),
+            ("vorigen", "last"),
+            ("voriges", "last"),
+            ("vergangenen", "last"),
+            ("vergangene", "last"),
+            ("nächsten", "next"),
+            ("nächstes", "next"),
+            ("nächste", "next"),
+            ("kommenden", "next"),
+            ("jahr", "year"),
+            ("jahres", "year"),
+            ("quartal", "quarter"),
+            ("quartals", "quarter"),
+            ("monat", "month"),
+            ("monats", "month"),
+            ("woche", "week"),
+            ("tag", "day"),
+            ("tage", "days"),
+            ("tagen", "days"),
+            ("wochen", "weeks"),
+            ("monate", "months"),
+            ("monaten", "months"),
+            ("heute", "today"),
+            ("gestern", "yesterday"),
+            ("morgen", "tomorrow"),
+            ("ende", "end"),
+            ("anfang", "start"),
+            ("beginn", "start"),
+            ("des", "of"),
+            ("der", "of"),
+            ("ersten", "first"),
+            ("erste", "first"),
+            ("zweiten", "second"),
+            ("zweite", "second"),
+            ("dritten", "third"),
+            ("vierten", "fourth"),
+            ("hälfte", "half"),
+            ("halbjahr", "half"),
+        ],
+        Language::Fr => &[
+            ("en", "in"),
+            ("avant", "before"),
+            ("après", "after"),
+            ("depuis", "since"),
+            ("dès", "since"),
+            ("jusqu", "until"),
+            ("entre", "between"),
+            ("et", "and"),
+            ("de", "of"),
+            ("du", "of"),
+            ("ce", "this"),
+            ("cette", "this"),
+            ("cet", "this"),
+            ("mois-ci", "month"),
+            ("année-ci", "year"),
+            ("année", "year"),
+            ("an", "year"),
+            ("trimestre", "quarter"),
+            ("mois", "month"),
+            ("semaine", "week"),
+            ("jour", "day"),
+            ("jours", "days"),
+            ("semaines", "weeks"),
+            ("aujourd", "today"),
+            ("hier", "yesterday"),
+            ("demain", "tomorrow"),
+            ("fin", "end"),
+            ("début", "start"),
+            ("premier", "first"),
+            ("première", "first"),
+            ("deuxième", "second"),
+            ("second", "second"),
+            ("seconde", "second"),
+            ("troisième", "third"),
+            ("quatrième", "fourth"),
+            ("moitié", "half"),
+            ("semestre", "half"),
+        ],
+        Language::Es => &[
+            ("en", "in"),
+            ("antes", "before"),
+            ("después", "after"),
+            ("desde", "since"),
+            ("hasta", "until"),
+            ("entre", "between"),
+            ("y", "and"),
+            ("de", "of"),
+            ("del", "of"),
+            ("este", "this"),
+            ("esta", "this"),
+            ("año", "year"),
+            ("trimestre", "quarter"),
+            ("mes", "month"),
+            ("semana", "week"),
+            ("día", "day"),
+            ("días", "days"),
+            ("semanas", "weeks"),
+            ("meses", "months"),
+            ("últimos", "last"),
+            ("últimas", "last"),
+            ("próximos", "next"),
+            ("próximas", "next"),
+            ("hoy", "today"),
+            ("ayer", "yesterday"),
+            ("mañana", "tomorrow"),
+            ("final", "end"),
+            ("fin", "end"),
+            ("principio", "start"),
+            ("inicio", "start"),
+            ("primer", "first"),
+            ("primera", "first"),
+            ("segundo", "second"),
+            ("segunda", "second"),
+            ("tercer", "third"),
+            ("cuarto", "fourth"),
+            ("mitad", "half"),
+            ("semestre", "half"),
+        ],
+    };
+    // Shifts written after their noun, and the words that only join.
+    let (after_noun, joining): (&[(&str, &str)], &[&str]) = match language {
+        Language::Fr => (
+            &[
+                ("dernier", "last"),
+                ("dernière", "last"),
+                ("derniers", "last"),
+                ("dernières", "last"),
+                ("passé", "last"),
+                ("passée", "last"),
+                ("prochain", "next"),
+                ("prochaine", "next"),
+                ("prochains", "next"),
+                ("prochaines", "next"),
+            ],
+            &["à", "le", "la", "les", "l", "hui"],
+        ),
+        Language::Es => (
+            &[("pasado", "last"), ("pasada", "last"), ("próximo", "next"), ("próxima", "next"), ("que", "")],
+            &["el", "la", "los", "las", "viene"],
+        ),
+        _ => (&[], &[]),
+    };
+    let mut out: Vec<Word> = vec![];
+    for w in ws {
+        if let Some(m) = language.month_of(&w.text) {
+            out.push(Word { text: MONTHS[m as usize - 1].to_string(), ..w });
+            continue;
+        }
+        if joining.contains(&w.text.as_str()) {
+            continue;
+        }
+        if let Some((_, shift)) = after_noun.iter().find(|(k, _)| *k == w.text) {
+            if shift.is_empty() {
+                continue;
+            }
+            // "mois dernier" → "last month"; "30 derniers jours" → "last 30 days".
+            if let Some(before) = out.pop() {
+                let number = before.text.parse::<i64>().is_ok();
+                out.push(Word { text: shift.to_string(), start: before.start, end: before.start });
+                // The phrase runs to the shift's end ("mois dernier"), or on to the unit after
+                // a number ("30 derniers jours").
+                out.push(if number { before } else { Word { end: w.end, ..before } });
+            }
+            continue;
+        }
+        match table.iter().find(|(k, _)| *k == w.text) {
+            // "antes de marzo": the relation's "of" joins only.
+            Some((_, "of"))
+                if out.last().is_some_and(|p| ["before", "after", "until"].contains(&p.text.as_str())) => {}
+            Some((_, en)) => out.push(Word { text: en.to_string(), ..w }),
+            None => out.push(w),
+        }
+    }
+    out
+}
+
 fn month_of(word: &str) -> Option<u32> {
     MONTHS
         .iter()
@@ -236,8 +440,8 @@ fn more_than(ws: &[Word], i: usize) -> Option<(i64, usize)> {
 }
 
 /// Every date range the request names, longest phrases first where several overlap.
-pub fn read_dates(text: &str, today: NaiveDate) -> Vec<DateRange> {
-    let ws = words(text);
+pub fn read_dates(text: &str, today: NaiveDate, language: crate::locale::Language) -> Vec<DateRange> {
+    let ws = in_english(words(text), language);
     let word = |j: Option<usize>| j.and_then(|j| ws.get(j)).map(|w| w.text.as_str());
     let phrase = |from: usize, to: usize| text[ws[from].start..ws[to].end].trim().to_string();
     let mut out: Vec<DateRange> = vec![];
@@ -315,7 +519,7 @@ mod tests {
     /// The ranges read from `text` on 2026-11-29 (a Sunday), as `phrase: start..end`.
     fn read(text: &str) -> Vec<String> {
         let show = |x: Option<NaiveDate>| x.map(|x| x.to_string()).unwrap_or_default();
-        read_dates(text, d("2026-11-29"))
+        read_dates(text, d("2026-11-29"), crate::locale::Language::En)
             .into_iter()
             .map(|r| format!("{}: {}..{}", r.phrase, show(r.start), show(r.end)))
             .collect()
@@ -376,6 +580,41 @@ mod tests {
                 "June 2026: 2026-06-01..2026-06-30"
             ]
         );
+    }
+
+    #[test]
+    fn german_french_and_spanish_calendar_words_are_read_as_written() {
+        use crate::locale::Language;
+        let read = |text: &str, l: Language| {
+            read_dates(text, d("2026-11-29"), l)
+                .into_iter()
+                .map(|r| format!("{}: {:?}..{:?}", r.phrase, r.start, r.end))
+                .collect::<Vec<_>>()
+        };
+        let march = "Some(2026-03-01)..Some(2026-03-31)";
+        assert!(read("Rechnungen im März 2026", Language::De).contains(&format!("März 2026: {march}")));
+        assert!(read("Rechnungen im Maerz 2026", Language::De).contains(&format!("Maerz 2026: {march}")));
+        assert!(read("factures de mars 2026", Language::Fr).contains(&format!("mars 2026: {march}")));
+        assert!(read("facturas de marzo de 2026", Language::Es).contains(&format!("marzo de 2026: {march}")));
+        assert!(read("Rechnungen vor März 2026", Language::De)
+            .contains(&"vor März 2026: None..Some(2026-02-28)".to_string()));
+        assert!(read("facturas antes de marzo de 2026", Language::Es)
+            .contains(&"antes de marzo de 2026: None..Some(2026-02-28)".to_string()));
+        let last_month = "Some(2026-10-01)..Some(2026-10-31)";
+        assert!(
+            read("Rechnungen letzten Monat", Language::De).contains(&format!("letzten Monat: {last_month}"))
+        );
+        assert!(read("les factures du mois dernier", Language::Fr)
+            .contains(&format!("mois dernier: {last_month}")));
+        assert!(read("facturas del mes pasado", Language::Es).contains(&format!("mes pasado: {last_month}")));
+        assert!(read("les 30 derniers jours", Language::Fr)
+            .contains(&"30 derniers jours: Some(2026-10-31)..Some(2026-11-29)".to_string()));
+        assert!(
+            read("seit Q1 2026", Language::De).contains(&"seit Q1 2026: Some(2026-01-01)..None".to_string())
+        );
+        // English words still read in another locale; German words do not read in English.
+        assert!(read("invoices in March 2026", Language::De).contains(&format!("March 2026: {march}")));
+        assert!(read("Rechnungen im März", Language::En).is_empty());
     }
 
     #[test]

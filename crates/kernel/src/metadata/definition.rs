@@ -290,6 +290,14 @@ impl WorkspaceDefinition {
                 );
             }
         }
+        if let Some(tag) = &self.locale {
+            if crate::locale::Locale::parse(tag).is_none() {
+                p.add(
+                    "/locale".into(),
+                    format!("`{tag}` is not a locale Countersign can write (English, German, French or Spanish: en, de-DE, fr-FR, es-ES)"),
+                );
+            }
+        }
         let mut set_keys = HashSet::new();
         for (si, set) in self.permission_sets.iter().enumerate() {
             let at = format!("/permissionSets/{si}");

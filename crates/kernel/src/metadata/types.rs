@@ -20,6 +20,11 @@ pub struct WorkspaceDefinition {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub time_zone: Option<String>,
+    /// How dates, numbers and amounts are written for readers (`de-DE`; see `crate::locale`).
+    /// Absent: English. A user may choose their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub locale: Option<String>,
     pub objects: Vec<ObjectDef>,
     pub permission_sets: Vec<PermissionSetDef>,
     pub users: Vec<UserDef>,
@@ -149,6 +154,18 @@ pub struct PicklistValue {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub category: Option<String>,
+    /// The label in other languages, by language code (`{"de": "Bezahlt"}`): what a reader in
+    /// that locale sees.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[ts(optional, as = "Option<BTreeMap<String, String>>")]
+    pub labels: BTreeMap<String, String>,
+}
+
+impl PicklistValue {
+    /// The label a reader in `language` sees: its translation, else the label.
+    pub fn label_in(&self, language: crate::locale::Language) -> &str {
+        self.labels.get(language.code()).map(String::as_str).unwrap_or(&self.label)
+    }
 }
 
 fn yes() -> bool {

@@ -151,6 +151,7 @@ impl Session<'_> {
 
     pub fn describe_object(&self, object: &str) -> Result<ObjectView> {
         let (meta, acc) = self.readable_object(object)?;
+        let language = self.locale().language();
         let fields: Vec<FieldView> = meta
             .fields()
             .iter()
@@ -167,7 +168,11 @@ impl Session<'_> {
                 max_length: f.max_length,
                 precision: f.precision,
                 scale: f.scale,
-                values: f.values.clone(),
+                values: f.values.as_ref().map(|vs| {
+                    vs.iter()
+                        .map(|v| PicklistValue { label: v.label_in(language).to_string(), ..v.clone() })
+                        .collect()
+                }),
                 target: f.target.clone(),
                 default: f.default.clone(),
             })

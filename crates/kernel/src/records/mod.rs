@@ -13,6 +13,7 @@ pub mod describe;
 pub mod import;
 pub mod keyset;
 pub mod names;
+pub mod preferences;
 pub mod query;
 pub mod save;
 pub mod templates;

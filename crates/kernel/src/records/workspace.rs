@@ -199,6 +199,7 @@ impl Workspace {
                         label: v.to_string(),
                         active: true,
                         category: None,
+                        labels: Default::default(),
                     }),
                 }
             }

@@ -210,7 +210,8 @@ fn a_workspace_from_before_claims_keeps_its_trace_and_closes_calls_left_running(
              DROP TABLE eval_suite; DROP TABLE eval_run; DROP TABLE ai_gate_decision; DROP TABLE spend_rollup;
              DROP TABLE assistant_message; DROP TABLE assistant_conversation;
              DROP TABLE value_probe; DROP TABLE value_index; DROP TABLE record_count; DROP TABLE index_use; DROP TABLE use_index;
-             DROP TABLE tool_version; DROP TABLE tool; DROP TABLE tool_call; DROP TABLE mcp_server; {ddl}
+             DROP TABLE tool_version; DROP TABLE tool; DROP TABLE tool_call; DROP TABLE mcp_server;
+             DROP TABLE user_preference; ALTER TABLE ai_prompt_version DROP COLUMN variants; {ddl}
              CREATE INDEX ai_trace_by_actor ON ai_trace (actor, started_at);
              CREATE INDEX ai_trace_by_time ON ai_trace (started_at);
              PRAGMA user_version = 6;"

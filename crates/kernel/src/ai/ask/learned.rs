@@ -246,7 +246,7 @@ impl Session<'_> {
         };
         let at = chrono::DateTime::parse_from_rfc3339(created_at).ok()?.with_timezone(&chrono::Utc);
         let day = crate::clock::local_day(at, self.time_zone());
-        let dates = read_dates(question, day);
+        let dates = read_dates(question, day, self.locale().language());
         let terms = p.terms(&spec.object);
         let mut plan_terms = vec![];
         let mut filters = vec![];

@@ -56,18 +56,35 @@ pub const SPEC: CapabilitySpec = CapabilitySpec {
     capability: CAPABILITY,
     prompt: "ask",
     versions: &[
-        ShippedVersion { instructions: INSTRUCTIONS_V1, examples: examples_v1, contract: CONTRACT_V1 },
+        ShippedVersion {
+            instructions: INSTRUCTIONS_V1,
+            examples: examples_v1,
+            contract: CONTRACT_V1,
+            variants: crate::ai::pipeline::one_language,
+        },
         ShippedVersion {
             instructions: INSTRUCTIONS_V2,
             examples: examples_v2,
             contract: CONTRACT_DATES_READ,
+            variants: crate::ai::pipeline::one_language,
         },
-        ShippedVersion { instructions: INSTRUCTIONS_V3, examples: examples_v3, contract: CONTRACT_TERMS },
-        ShippedVersion { instructions: INSTRUCTIONS_V4, examples: examples_v4, contract: CONTRACT_CHOICES },
+        ShippedVersion {
+            instructions: INSTRUCTIONS_V3,
+            examples: examples_v3,
+            contract: CONTRACT_TERMS,
+            variants: crate::ai::pipeline::one_language,
+        },
+        ShippedVersion {
+            instructions: INSTRUCTIONS_V4,
+            examples: examples_v4,
+            contract: CONTRACT_CHOICES,
+            variants: crate::ai::pipeline::one_language,
+        },
         ShippedVersion {
             instructions: INSTRUCTIONS_V5,
             examples: examples_v5,
             contract: CONTRACT_CHOICES_WHEN_ASKED,
+            variants: crate::ai::pipeline::one_language,
         },
     ],
     inputs: r#"{"question": "string", "schema": "projection", "today": "date", "dates": "date phrases the kernel read"}"#,
@@ -290,7 +307,7 @@ impl Session<'_> {
         let contract = AskContract::of(&prompt.output_contract);
         let with_terms = contract == AskContract::Terms;
         let dates = matches!(contract, AskContract::DatesRead | AskContract::Terms)
-            .then(|| read_dates(question, day));
+            .then(|| read_dates(question, day, self.locale().language()));
         let objects = self.ask_objects(&grounding.projection, &binding.settings);
         let mut terms = with_terms.then(|| said_terms(question, &grounding.projection, &objects));
         let values_said = terms

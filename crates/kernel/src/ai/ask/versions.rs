@@ -223,7 +223,8 @@ fn worked_examples(
                     user.push(json!([null, format!("Today is {EXAMPLE_TODAY}.")]));
                 }
                 user.push(json!(["question", q]));
-                let dates = if with_dates { read_dates(q, today) } else { vec![] };
+                let dates =
+                    if with_dates { read_dates(q, today, crate::locale::Language::En) } else { vec![] };
                 if !dates.is_empty() {
                     user.push(json!(["dates", dates_text(&dates)]));
                 }

@@ -56,9 +56,24 @@ pub const SPEC: CapabilitySpec = CapabilitySpec {
     capability: CAPABILITY,
     prompt: "assistant",
     versions: &[
-        ShippedVersion { instructions: INSTRUCTIONS_V1, examples: examples_v1, contract: CONTRACT_V1 },
-        ShippedVersion { instructions: INSTRUCTIONS_V2, examples: examples_v1, contract: CONTRACT_V1 },
-        ShippedVersion { instructions: INSTRUCTIONS_V3, examples: examples_v1, contract: CONTRACT_V1 },
+        ShippedVersion {
+            instructions: INSTRUCTIONS_V1,
+            examples: examples_v1,
+            contract: CONTRACT_V1,
+            variants: crate::ai::pipeline::one_language,
+        },
+        ShippedVersion {
+            instructions: INSTRUCTIONS_V2,
+            examples: examples_v1,
+            contract: CONTRACT_V1,
+            variants: crate::ai::pipeline::one_language,
+        },
+        ShippedVersion {
+            instructions: INSTRUCTIONS_V3,
+            examples: examples_v1,
+            contract: CONTRACT_V1,
+            variants: crate::ai::pipeline::one_language,
+        },
     ],
     inputs: r#"{"message": "string", "conversation": "earlier turns and their results", "state": "result sets, focus, screen"}"#,
     settings: default_settings,

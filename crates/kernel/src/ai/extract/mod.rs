@@ -63,11 +63,13 @@ pub const SPEC: crate::ai::pipeline::CapabilitySpec = crate::ai::pipeline::Capab
             instructions: INSTRUCTIONS_V1,
             examples: || Value::Array(vec![]),
             contract: "per-request: one optional property per editable field",
+            variants: crate::ai::pipeline::one_language,
         },
         crate::ai::pipeline::ShippedVersion {
             instructions: pointing::INSTRUCTIONS_V2,
             examples: pointing::examples_v2,
             contract: pointing::CONTRACT_POINTING,
+            variants: crate::ai::pipeline::one_language,
         },
     ],
     inputs: r#"{"document": "document text", "fields": "editable fields of the object"}"#,

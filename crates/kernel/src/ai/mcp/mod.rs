@@ -33,7 +33,12 @@ pub const CAPABILITY: &str = "mcp";
 pub const SPEC: CapabilitySpec = CapabilitySpec {
     capability: CAPABILITY,
     prompt: "mcp",
-    versions: &[ShippedVersion { instructions: INSTRUCTIONS, examples: no_examples, contract: CONTRACT }],
+    versions: &[ShippedVersion {
+        instructions: INSTRUCTIONS,
+        examples: no_examples,
+        contract: CONTRACT,
+        variants: crate::ai::pipeline::one_language,
+    }],
     inputs: r#"{"tool": "string", "arguments": "object"}"#,
     settings: default_settings,
     autonomy: Autonomy::Propose,

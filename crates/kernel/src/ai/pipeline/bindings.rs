@@ -96,6 +96,15 @@ pub struct ShippedVersion {
     pub instructions: &'static str,
     pub examples: fn() -> Value,
     pub contract: &'static str,
+    /// The version's instructions and examples in other languages, by language code
+    /// (`{"de": {"instructions": "…", "examples": […]}}`): frozen with the version, and chosen
+    /// by the reader's locale.
+    pub variants: fn() -> Value,
+}
+
+/// A shipped version written in English only.
+pub fn one_language() -> Value {
+    Value::Object(Default::default())
 }
 
 /// What a capability ships with: its prompt's versions (1, 2, …) and its default binding.
@@ -159,9 +168,18 @@ fn seed_capabilities(ws: &crate::records::workspace::Workspace) -> Result<()> {
         for b in &registry.specs {
             for (i, v) in b.versions.iter().enumerate() {
                 tx.execute(
-                    "INSERT OR IGNORE INTO ai_prompt_version (prompt, version, instructions, examples, inputs, output_contract, published_at, published_by)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'countersign')",
-                    params![b.prompt, i as i64 + 1, v.instructions, (v.examples)().to_string(), b.inputs, v.contract, now],
+                    "INSERT OR IGNORE INTO ai_prompt_version (prompt, version, instructions, examples, inputs, output_contract, published_at, published_by, variants)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'countersign', ?8)",
+                    params![
+                        b.prompt,
+                        i as i64 + 1,
+                        v.instructions,
+                        (v.examples)().to_string(),
+                        b.inputs,
+                        v.contract,
+                        now,
+                        (v.variants)().to_string()
+                    ],
                 )?;
             }
             tx.execute(

@@ -26,6 +26,30 @@ pub struct PromptVersion {
     pub published_at: String,
     pub published_by: String,
     pub active: bool,
+    /// The instructions and examples in other languages, by language code
+    /// (`{"de": {"instructions": "…", "examples": […]}}`), frozen with the version.
+    pub variants: Value,
+}
+
+impl PromptVersion {
+    /// This version as a reader in `language` gets it: the language's variant of the
+    /// instructions and examples where the version has one, else the version itself. The
+    /// trace keeps the version; the prompt text it stores is the variant's.
+    pub fn in_language(mut self, language: crate::locale::Language) -> PromptVersion {
+        let variant = &self.variants[language.code()];
+        if let Some(text) = variant["instructions"].as_str() {
+            self.instructions = text.to_string();
+            if variant["examples"].is_array() {
+                self.examples = variant["examples"].clone();
+            }
+        }
+        self
+    }
+
+    /// The languages this version has a variant in, besides its own.
+    pub fn languages(&self) -> Vec<String> {
+        self.variants.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default()
+    }
 }
 
 /// The stored examples of a prompt version as chat turns.
@@ -58,7 +82,7 @@ impl Session<'_> {
         self.seed_capabilities()?;
         let mut stmt = self.ws.conn().prepare(
             "SELECT v.prompt, v.version, v.instructions, v.inputs, v.output_contract, v.published_at, v.published_by,
-                    v.version = p.active_version, v.examples
+                    v.version = p.active_version, v.examples, v.variants
              FROM ai_prompt_version v JOIN ai_prompt p ON p.key = v.prompt WHERE v.prompt = ?1 ORDER BY v.version",
         )?;
         let rows = stmt
@@ -73,6 +97,7 @@ impl Session<'_> {
                     published_by: r.get(6)?,
                     active: r.get(7)?,
                     examples: serde_json::from_str(&r.get::<_, String>(8)?).unwrap_or(Value::Null),
+                    variants: serde_json::from_str(&r.get::<_, String>(9)?).unwrap_or(Value::Null),
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -82,10 +107,13 @@ impl Session<'_> {
         Ok(rows)
     }
 
+    /// The active version as this session's user reads it: in their locale's language where
+    /// the version has a variant for it.
     pub fn active_prompt(&self, prompt: &str) -> Result<PromptVersion> {
         self.prompt_versions(prompt)?
             .into_iter()
             .find(|v| v.active)
+            .map(|v| v.in_language(self.locale().language()))
             .ok_or_else(|| Error::internal(format!("prompt `{prompt}` has no active version")))
     }
 
@@ -97,8 +125,24 @@ impl Session<'_> {
         examples: Option<&Value>,
         output_contract: &str,
     ) -> Result<i64> {
+        self.publish_prompt_with(prompt, instructions, examples, output_contract, None)
+    }
+
+    /// Publish a new version with its language variants (absent: the latest version's).
+    pub fn publish_prompt_with(
+        &self,
+        prompt: &str,
+        instructions: &str,
+        examples: Option<&Value>,
+        output_contract: &str,
+        variants: Option<&Value>,
+    ) -> Result<i64> {
         self.require(AI_AUTHOR)?;
         let current = self.prompt_versions(prompt)?;
+        let variants = variants.map_or_else(
+            || current.last().map(|v| v.variants.to_string()).unwrap_or_else(|| "{}".into()),
+            Value::to_string,
+        );
         let inputs = current.last().map(|v| v.inputs.to_string()).unwrap_or_else(|| "{}".into());
         let examples = examples.map_or_else(
             || current.last().map(|v| v.examples.to_string()).unwrap_or_else(|| "[]".into()),
@@ -107,8 +151,8 @@ impl Session<'_> {
         let version = current.last().map_or(1, |v| v.version + 1);
         let tx = self.begin_write()?;
         tx.execute(
-            "INSERT INTO ai_prompt_version (prompt, version, instructions, examples, inputs, output_contract, published_at, published_by)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO ai_prompt_version (prompt, version, instructions, examples, inputs, output_contract, published_at, published_by, variants)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
                 prompt,
                 version,
@@ -117,7 +161,8 @@ impl Session<'_> {
                 inputs,
                 output_contract,
                 timestamp(self.ws.clock.now()),
-                self.user().key
+                self.user().key,
+                variants
             ],
         )?;
         tx.commit()?;
@@ -138,7 +183,13 @@ impl Session<'_> {
                 "a prompt version needs instructions",
             ));
         }
-        self.publish_prompt(prompt, instructions, Some(&from.examples), &from.output_contract)
+        self.publish_prompt_with(
+            prompt,
+            instructions,
+            Some(&from.examples),
+            &from.output_contract,
+            Some(&from.variants),
+        )
     }
 
     /// The word diff of two versions' instructions (`a` before, `b` after).

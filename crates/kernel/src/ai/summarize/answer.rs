@@ -88,7 +88,7 @@ pub(super) fn check_slots(
     schema: &Value,
     facts: &[Fact],
     content: &str,
-    currency: &str,
+    w: &slots::Writing,
 ) -> std::result::Result<Checked, Vec<String>> {
     let v: Value = crate::ai::contract::parse_answer(content)
         .map_err(|e| vec![format!("the answer is not valid JSON ({e})")])?;
@@ -107,13 +107,14 @@ pub(super) fn check_slots(
     let mut problems = vec![];
     let mut sentences: Vec<Sentence> = vec![];
     for (i, template) in written.iter().enumerate() {
-        if let Some(p) = EXAMPLE_PHRASES.iter().find(|p| claims::contains_words(template, p)) {
+        let mut copied = EXAMPLE_PHRASES.iter().chain(&super::languages::EXAMPLE_PHRASES);
+        if let Some(p) = copied.find(|p| claims::contains_words(template, p)) {
             problems.push(format!(
                 "sentence {} copies the worked example (“{p}”), which is not about this record",
                 i + 1
             ));
         }
-        match slots::render(template, facts, currency) {
+        match slots::render(template, facts, w) {
             Ok(s) if sentences.iter().any(|t| t.text == s.text) => {}
             // The first sentences only (the model was asked for at most this many).
             Ok(_) if sentences.len() >= MOST_SENTENCES => {}

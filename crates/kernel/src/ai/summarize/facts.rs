@@ -23,9 +23,9 @@ pub(super) fn traced_values(f: &Fact) -> Vec<crate::ai::pipeline::FieldValue> {
 pub const SHEET_TOKENS: u64 = 450;
 
 /// A fact as version 3's sheet lists it: `{open_opportunities_count} = 3 (number of open opportunities)`.
-pub(super) fn sheet_line(f: &Fact, currency: &str) -> String {
+pub(super) fn sheet_line(f: &Fact, w: &slots::Writing) -> String {
     let label = if f.set.is_some() { f.label.clone() } else { f.label.to_lowercase() };
-    format!("{{{}}} = {} ({label})", f.reference, slots::rendered(f, currency))
+    format!("{{{}}} = {} ({label})", f.reference, slots::rendered(f, w))
 }
 
 /// A tool call, when the answer is one (`{"tool": …}`): parsed with the tool's closed input, so
@@ -159,7 +159,7 @@ impl Session<'_> {
                 let lines: Vec<String> = more
                     .iter()
                     .map(|f| match &run.state.slots {
-                        Some(currency) => sheet_line(f, currency),
+                        Some(w) => sheet_line(f, w),
                         None => fact_line(f),
                     })
                     .collect();
@@ -214,8 +214,8 @@ impl Session<'_> {
             .find(|f| Some(f.field.as_str()) == code_field)
             .and_then(|f| f.value.as_str())
             .map(String::from);
-        let currency = self.catalog().definition.currency.clone();
-        let record_currency = code.clone().unwrap_or_else(|| currency.clone());
+        let writing = self.writing();
+        let record_currency = code.clone().unwrap_or_else(|| writing.currency.clone());
         if let (Some(code), Some(code_field)) = (code, code_field) {
             if own.iter().any(|f| f.field_type == "currency") {
                 own.retain(|f| f.field != code_field);
@@ -252,7 +252,7 @@ impl Session<'_> {
             if facts.iter().any(|f: &Fact| f.reference == r.fact.reference) {
                 continue;
             }
-            let cost = crate::ai::projection::estimate_tokens(&sheet_line(&r.fact, &currency));
+            let cost = crate::ai::projection::estimate_tokens(&sheet_line(&r.fact, &writing));
             if tokens + cost > SHEET_TOKENS {
                 continue;
             }
@@ -260,6 +260,11 @@ impl Session<'_> {
             facts.push(r.fact);
         }
         Ok((facts, vec![]))
+    }
+
+    /// How this session's summaries write values: its user's locale, the workspace's currency.
+    pub(super) fn writing(&self) -> slots::Writing {
+        slots::Writing { currency: self.catalog().definition.currency.clone(), locale: self.locale() }
     }
 
     pub(super) fn facts_of(&self, record: &Value, facts: &mut Vec<Fact>) {

@@ -15,6 +15,7 @@
 //! `contract` refusal. "The facts do not say" is an allowed answer.
 
 mod claims;
+mod languages;
 mod rollups;
 mod slots;
 
@@ -73,9 +74,30 @@ pub const SPEC: crate::ai::pipeline::CapabilitySpec = crate::ai::pipeline::Capab
     capability: CAPABILITY,
     prompt: "summarize",
     versions: &[
-        ShippedVersion { instructions: INSTRUCTIONS_V1, examples: examples_v1, contract: CONTRACT },
-        ShippedVersion { instructions: INSTRUCTIONS_V2, examples: examples_v1, contract: CONTRACT },
-        ShippedVersion { instructions: INSTRUCTIONS_V3, examples: examples_v3, contract: CONTRACT_SLOTS },
+        ShippedVersion {
+            instructions: INSTRUCTIONS_V1,
+            examples: examples_v1,
+            contract: CONTRACT,
+            variants: crate::ai::pipeline::one_language,
+        },
+        ShippedVersion {
+            instructions: INSTRUCTIONS_V2,
+            examples: examples_v1,
+            contract: CONTRACT,
+            variants: crate::ai::pipeline::one_language,
+        },
+        ShippedVersion {
+            instructions: INSTRUCTIONS_V3,
+            examples: examples_v3,
+            contract: CONTRACT_SLOTS,
+            variants: crate::ai::pipeline::one_language,
+        },
+        ShippedVersion {
+            instructions: INSTRUCTIONS_V3,
+            examples: examples_v3,
+            contract: CONTRACT_SLOTS,
+            variants: languages::variants_v4,
+        },
     ],
     inputs: r#"{"record": "object and id", "facts": "read_record, list_related and search_corpus on the user's session"}"#,
     settings: default_settings,
@@ -230,8 +252,8 @@ pub struct SummarizeState {
     /// Tool calls the model made in this run (at most `MAX_TOOL_CALLS`).
     pub tool_calls: u32,
     repaired: bool,
-    /// Prompt version 3's contract: slots the kernel renders (in this currency).
-    slots: Option<String>,
+    /// Prompt version 3's contract: slots the kernel renders (written this way).
+    slots: Option<slots::Writing>,
 }
 
 /// How many tools the model may call in one Summarize run before it must answer.
@@ -251,9 +273,9 @@ impl Session<'_> {
             .require(&binding.required_permission)
             .and_then(|()| if slots { self.fact_sheet(object, id) } else { self.summary_facts(object, id) })
             .map_err(|e| self.refuse_before_begin(&binding, &format!("{object} {id}"), e))?;
-        let currency = self.catalog().definition.currency.clone();
+        let writing = self.writing();
         let mut lines: Vec<String> =
-            facts.iter().map(|f| if slots { sheet_line(f, &currency) } else { fact_line(f) }).collect();
+            facts.iter().map(|f| if slots { sheet_line(f, &writing) } else { fact_line(f) }).collect();
         lines.extend(failures.iter().map(|f| format!("(tool failure) {f}")));
         let facts_text = lines.join("\n");
         let parts = vec![
@@ -289,7 +311,7 @@ impl Session<'_> {
                 first: None,
                 tool_calls: 0,
                 repaired: false,
-                slots: slots.then_some(currency),
+                slots: slots.then_some(writing),
             },
         })
     }
@@ -304,10 +326,9 @@ impl Session<'_> {
             }
         }
         let (checked, stats) = match &run.state.slots {
-            Some(currency) => (
-                check_slots(&run.state.schema, &run.state.facts, &resp.content, currency),
-                CitationStats::default(),
-            ),
+            Some(w) => {
+                (check_slots(&run.state.schema, &run.state.facts, &resp.content, w), CitationStats::default())
+            }
             None => check(&run.state.schema, &run.state.facts, &resp.content),
         };
         if run.state.first.is_none() {
@@ -387,7 +408,7 @@ impl Capability for Summarize {
     }
     fn draft<'r>(run: &SummarizeRun, raw: &'r str) -> std::borrow::Cow<'r, str> {
         match &run.state.slots {
-            Some(currency) => std::borrow::Cow::Owned(slots::draft(raw, &run.state.facts, currency)),
+            Some(w) => std::borrow::Cow::Owned(slots::draft(raw, &run.state.facts, w)),
             None => std::borrow::Cow::Borrowed(raw),
         }
     }

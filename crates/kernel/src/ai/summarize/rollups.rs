@@ -211,15 +211,18 @@ impl Session<'_> {
                 let what =
                     if label_of == "total" { "total".to_string() } else { format!("total {label_of}") };
                 out.push(Ranked {
-                    fact: fact(
-                        format!("{slug}_{m}_{}", c.to_lowercase()),
-                        m,
-                        format!("{what} of {label} in {c}{more}"),
-                        "sum",
-                        json!(value),
-                        money_text(value, &c),
-                        set_filter,
-                    ),
+                    fact: Fact {
+                        currency: Some(c.clone()),
+                        ..fact(
+                            format!("{slug}_{m}_{}", c.to_lowercase()),
+                            m,
+                            format!("{what} of {label} in {c}{more}"),
+                            "sum",
+                            json!(value),
+                            crate::locale::Locale::default().money(value, &c),
+                            set_filter,
+                        )
+                    },
                     rank: position.map_or(55, |p| 100u32.saturating_sub(TERM_STEP * p)),
                 });
             }
@@ -351,31 +354,4 @@ fn slug(label: &str) -> String {
 
 fn number(v: &Value) -> Option<f64> {
     v.as_f64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-}
-
-/// An amount as a reader writes it: thousands separated, two decimals, the currency code.
-pub(super) fn money_text(x: f64, currency: &str) -> String {
-    format!("{} {currency}", grouped(x, 2))
-}
-
-/// A number with thousands separators and `decimals` decimals.
-pub(super) fn grouped(x: f64, decimals: usize) -> String {
-    let s = format!("{:.*}", decimals, x.abs());
-    let (int, frac) = s.split_once('.').map_or((s.as_str(), None), |(i, f)| (i, Some(f)));
-    let mut out = String::new();
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if let Some(f) = frac {
-        out.push('.');
-        out.push_str(f);
-    }
-    if x < 0.0 {
-        format!("-{out}")
-    } else {
-        out
-    }
 }

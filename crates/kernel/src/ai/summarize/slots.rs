@@ -8,35 +8,39 @@
 use super::claims::{claims_in, find_words, mask_words};
 use super::*;
 
+/// How a sentence writes its values: in the reader's locale, an amount in its record's
+/// currency or else the workspace's.
+#[derive(Debug, Clone)]
+pub(super) struct Writing {
+    pub currency: String,
+    pub locale: crate::locale::Locale,
+}
+
 /// A fact's value as a sentence shows it.
-pub(super) fn rendered(f: &Fact, currency: &str) -> String {
+pub(super) fn rendered(f: &Fact, w: &Writing) -> String {
+    let l = &w.locale;
     match f.field_type.as_str() {
-        _ if f.set.is_some() && f.field_type != "date" => f.display.clone(),
+        _ if f.set.is_some() && !matches!(f.field_type.as_str(), "date" | "currency" | "number") => {
+            f.display.clone()
+        }
         "currency" => f
             .value
             .as_f64()
-            .map(|x| super::rollups::money_text(x, f.currency.as_deref().unwrap_or(currency)))
+            .map(|x| l.money(x, f.currency.as_deref().unwrap_or(&w.currency)))
             .unwrap_or_else(|| f.display.clone()),
         "number" => match f.value.as_f64() {
-            Some(x) if x.fract() == 0.0 && x.abs() >= 10_000.0 => super::rollups::grouped(x, 0),
+            Some(x) if x.fract() == 0.0 && x.abs() >= 10_000.0 => l.number(x, 0),
+            Some(x) if x.fract() != 0.0 => l.decimal(x),
             _ => f.display.clone(),
         },
         "date" => f
             .value
             .as_str()
             .and_then(|s| chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").ok())
-            .map(long_date)
+            .map(|d| l.long_date(d))
             .unwrap_or_else(|| f.display.clone()),
         _ => f.display.clone(),
     }
-}
-
-/// "3 March 2026".
-pub(super) fn long_date(d: chrono::NaiveDate) -> String {
-    use chrono::Datelike;
-    let month = crate::ai::dates::MONTHS[d.month0() as usize];
-    let month = format!("{}{}", month[..1].to_uppercase(), &month[1..]);
-    format!("{} {month} {}", d.day(), d.year())
 }
 
 /// The slots of a template, in order: (byte range, slot name) — `{open_deals_count}`.
@@ -64,14 +68,14 @@ fn slots(template: &str) -> Vec<(std::ops::Range<usize>, String)> {
 /// A draft as it streams, with every complete slot rendered and an unfinished one (or a `{`
 /// that may start one) held back, so what is shown only ever grows. Values are written
 /// JSON-escaped: the draft is the model's JSON.
-pub(super) fn draft(raw: &str, facts: &[Fact], currency: &str) -> String {
+pub(super) fn draft(raw: &str, facts: &[Fact], w: &Writing) -> String {
     let mut out = String::new();
     let mut last = 0;
     for (range, r) in slots(raw) {
         out.push_str(&raw[last..range.start]);
         match facts.iter().find(|f| f.reference == r) {
             Some(f) => {
-                let v = serde_json::to_string(&rendered(f, currency)).unwrap_or_default();
+                let v = serde_json::to_string(&rendered(f, w)).unwrap_or_default();
                 out.push_str(&v[1..v.len() - 1]);
             }
             None => out.push_str(&raw[range.clone()]),
@@ -89,7 +93,7 @@ pub(super) fn draft(raw: &str, facts: &[Fact], currency: &str) -> String {
 pub(super) fn render(
     template: &str,
     facts: &[Fact],
-    currency: &str,
+    w: &Writing,
 ) -> std::result::Result<Sentence, Vec<String>> {
     let template = crate::metadata::value::strip_unsafe_chars(template);
     let found = slots(&template);
@@ -106,8 +110,8 @@ pub(super) fn render(
     let codes: Vec<String> = facts
         .iter()
         .filter(|f| f.field_type == "currency")
-        .filter_map(|f| rendered(f, currency).rsplit(' ').next().map(String::from))
-        .chain([currency.to_string()])
+        .filter_map(|f| rendered(f, w).rsplit(' ').next().map(String::from))
+        .chain([w.currency.clone()])
         .filter(|c| crate::metadata::catalog::is_currency_code(c))
         .collect();
     for (range, r) in &found {
@@ -119,7 +123,7 @@ pub(super) fn render(
         last = range.end;
         match facts.iter().find(|f| &f.reference == r) {
             Some(f) => {
-                let value = rendered(f, currency);
+                let value = rendered(f, w);
                 text.push_str(&value);
                 blanked.extend(std::iter::repeat_n(' ', value.chars().count()));
                 citations.push(Citation {
@@ -129,7 +133,7 @@ pub(super) fn render(
                 });
                 // Said again and again ("{total} USD in USD"): all of it dropped.
                 loop {
-                    let again = restated(&template[last..], f, &value);
+                    let again = restated(&template[last..], f, &value, w.locale.language());
                     if again == 0 {
                         break;
                     }
@@ -161,7 +165,7 @@ pub(super) fn render(
             None => format!("it writes “{written}”, which no fact holds: leave it out"),
         });
     }
-    problems.extend(strays(&outside, facts));
+    problems.extend(strays(&outside, facts, w.locale.language()));
     problems.extend(junk(&template, &found));
     // An amount's slot writes its currency: a code elsewhere in the prose ("total value EUR
     // {amount}", "4 invoices in EUR") says a currency of nothing.
@@ -221,7 +225,7 @@ pub(super) fn render(
 /// again ("{rating} Cold"), an amount's currency code (" EUR", " in EUR"), or a date's month
 /// or year ("{close_date} June"). The model restating what the kernel writes is dropped, not
 /// refused: it claims nothing new.
-fn restated(rest: &str, f: &Fact, value: &str) -> usize {
+fn restated(rest: &str, f: &Fact, value: &str, language: crate::locale::Language) -> usize {
     let words: Vec<&str> = value.split(' ').collect();
     let code = words
         .last()
@@ -230,7 +234,10 @@ fn restated(rest: &str, f: &Fact, value: &str) -> usize {
     if let Some(code) = code {
         said.extend([format!(" {code}"), format!(" in {code}")]);
     }
-    if let ("date", [_, month, year]) = (f.field_type.as_str(), words.as_slice()) {
+    // A date's month and year ("3 March 2026", "3. März 2026", "3 de marzo de 2026").
+    let month = words.iter().position(|w| language.month_of(w).is_some());
+    if let (true, Some(m), Some(year)) = (f.field_type == "date", month, words.last()) {
+        let month = words[m];
         said.extend([format!(" {month} {year}"), format!(" {month}"), format!(" {year}")]);
     }
     for s in said {
@@ -257,7 +264,7 @@ static PROSE_CHAR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(
 /// - a character the request's pattern does not allow ("】", "伍", "$");
 /// - a parenthesis with no partner;
 /// - a word said three times in a row, which is a small model stuck, not prose.
-fn strays(outside: &str, facts: &[Fact]) -> Vec<String> {
+fn strays(outside: &str, facts: &[Fact], language: crate::locale::Language) -> Vec<String> {
     let mut out = vec![];
     let prose = facts
         .iter()
@@ -265,9 +272,13 @@ fn strays(outside: &str, facts: &[Fact]) -> Vec<String> {
         .fold(outside.to_string(), |p, f| mask_words(&p, &f.display));
     let words: Vec<&str> = prose.split(|c: char| !c.is_alphabetic()).filter(|w| !w.is_empty()).collect();
     for word in &words {
+        // English capitalizes a month; French and Spanish do not, German capitalizes every noun.
         let lower = word.to_lowercase();
-        let month = lower != "may" && crate::ai::dates::MONTHS.contains(&lower.as_str());
-        if month && word.starts_with(|c: char| c.is_uppercase()) {
+        let english = lower != "may"
+            && crate::locale::Language::En.months().contains(&lower.as_str())
+            && word.starts_with(|c: char| c.is_uppercase());
+        let own = language != crate::locale::Language::En && language.months().contains(&lower.as_str());
+        if english || own {
             out.push(format!("it writes “{word}”, a month no slot states: the date's slot writes it"));
         }
     }
@@ -281,7 +292,7 @@ fn strays(outside: &str, facts: &[Fact]) -> Vec<String> {
     for c in prose.chars() {
         let fine = c.is_whitespace() || c.is_ascii_digit() || c == '{' || c == '}';
         if !fine && !PROSE_CHAR.is_match(c.encode_utf8(&mut buf)) {
-            out.push(format!("it writes “{c}”, which is not English prose: leave it out"));
+            out.push(format!("it writes “{c}”, which is not prose: leave it out"));
         }
         depth += match c {
             '(' => 1,
@@ -306,7 +317,10 @@ fn strays(outside: &str, facts: &[Fact]) -> Vec<String> {
 /// are never the same thing.
 fn equated(template: &str, facts: &[Fact]) -> Vec<String> {
     static EQUATED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"\{(\w+)\}\s+(?:is|are|was|were)\s+(?:a |an |the )?\{(\w+)\}")
+        // "is", "ist", "est", "es", with an article or none, in the four languages.
+        regex::Regex::new(
+            r"\{(\w+)\}\s+(?:is|are|was|were|ist|sind|war|waren|est|sont|était|es|son|era|está)\s+(?:(?:a|an|the|ein|eine|der|die|das|un|une|le|la|el|una)\s+)?\{(\w+)\}",
+        )
             .expect("the pattern")
     });
     EQUATED
@@ -379,6 +393,10 @@ fn names_or_lists(f: &Fact) -> bool {
 mod tests {
     use super::*;
 
+    fn en(currency: &str) -> Writing {
+        Writing { currency: currency.into(), locale: Default::default() }
+    }
+
     fn fact(reference: &str, field_type: &str, value: Value, display: &str) -> Fact {
         Fact {
             reference: reference.into(),
@@ -404,7 +422,7 @@ mod tests {
         let raw = r#"{"sentences":["{name} owes {unpaid_total_eur}."]}"#;
         let mut shown = String::new();
         for end in 1..=raw.len() {
-            let d = draft(&raw[..end], &facts, "EUR");
+            let d = draft(&raw[..end], &facts, &en("EUR"));
             assert!(d.starts_with(&shown), "{shown:?} then {d:?}");
             assert!(!d.contains("{name") && !d.contains("{unpaid"), "{d}");
             shown = d;
@@ -415,15 +433,15 @@ mod tests {
     #[test]
     fn a_currency_restated_after_its_amount_is_dropped() {
         let facts = [fact("overdue_total_eur", "currency", json!(88850), "88850")];
-        let s = render("It owes {overdue_total_eur} EUR in total.", &facts, "EUR").unwrap();
+        let s = render("It owes {overdue_total_eur} EUR in total.", &facts, &en("EUR")).unwrap();
         assert_eq!(s.text, "It owes 88,850.00 EUR in total.");
-        let s = render("It owes {overdue_total_eur} in EUR.", &facts, "EUR").unwrap();
+        let s = render("It owes {overdue_total_eur} in EUR.", &facts, &en("EUR")).unwrap();
         assert_eq!(s.text, "It owes 88,850.00 EUR.");
-        let s = render("It owes {overdue_total_eur} EURO.", &facts, "EUR").unwrap();
+        let s = render("It owes {overdue_total_eur} EURO.", &facts, &en("EUR")).unwrap();
         assert_eq!(s.text, "It owes 88,850.00 EUR EURO.");
         // A listed value restated right after its slot is dropped.
         let facts = [fact("rating", "picklist", json!("cold"), "Cold")];
-        assert_eq!(render("It is {rating} cold.", &facts, "EUR").unwrap().text, "It is Cold.");
+        assert_eq!(render("It is {rating} cold.", &facts, &en("EUR")).unwrap().text, "It is Cold.");
     }
 
     #[test]
@@ -433,7 +451,8 @@ mod tests {
             fact("status", "picklist", json!("overdue"), "Overdue"),
             fact("total", "currency", json!(100800), "100800"),
         ];
-        let s = render("{number} is an overdue invoice with a total of {total} USD.", &facts, "USD").unwrap();
+        let s = render("{number} is an overdue invoice with a total of {total} USD.", &facts, &en("USD"))
+            .unwrap();
         assert_eq!(s.text, "INV-7 is an overdue invoice with a total of 100,800.00 USD.");
         let cited: Vec<(&str, u32, bool)> =
             s.citations.iter().map(|c| (c.fact.reference.as_str(), c.at, c.by_model)).collect();
@@ -443,17 +462,17 @@ mod tests {
             [("number", 5, true), ("status", end_of("overdue"), false), ("total", end_of("USD"), true)]
         );
         // With no slot at all, the word is the sentence's one fact.
-        let s = render("It is overdue.", &facts, "USD").unwrap();
+        let s = render("It is overdue.", &facts, &en("USD")).unwrap();
         assert_eq!((s.citations.len(), s.citations[0].fact.reference.as_str()), (1, "status"));
         // Two facts hold the word: which one is meant is the model's to say.
         let two = [
             fact("status", "picklist", json!("cold"), "Cold"),
             fact("rating", "picklist", json!("cold"), "Cold"),
         ];
-        let e = render("It is cold.", &two, "USD").unwrap_err();
+        let e = render("It is cold.", &two, &en("USD")).unwrap_err();
         assert!(e.iter().any(|p| p.contains("write {status} instead")), "{e:?}");
         // A value no fact holds is still refused, and a sentence stating nothing too.
-        assert!(render("It is paid.", &facts, "USD").is_err_and(|e| e[0].contains("uses no fact")));
+        assert!(render("It is paid.", &facts, &en("USD")).is_err_and(|e| e[0].contains("uses no fact")));
     }
 
     #[test]
@@ -465,21 +484,21 @@ mod tests {
                 ..fact("name", "text", json!("June Media"), "June Media")
             },
         ];
-        let ok = |t: &str| render(t, &facts, "USD").map(|s| s.text);
+        let ok = |t: &str| render(t, &facts, &en("USD")).map(|s| s.text);
         assert_eq!(
             ok("It may close on {close_date} (a Monday)."),
             Ok("It may close on 9 June 2025 (a Monday).".into())
         );
         assert!(ok("June Media closes on {close_date}.").is_ok(), "a month inside a name a fact holds");
         assert!(ok("Ça va: it closes on {close_date} – soon, as planned…").is_ok());
-        let refused = |t: &str| render(t, &facts, "USD").unwrap_err().join(" | ");
+        let refused = |t: &str| render(t, &facts, &en("USD")).unwrap_err().join(" | ");
         assert!(refused("June Media closes in June, on {close_date}.").contains("“June”, a month"));
         // The slot's own month or year said again is dropped; another month is refused.
         assert_eq!(ok("It closes on {close_date} June."), Ok("It closes on 9 June 2025.".into()));
         assert_eq!(ok("It closes on {close_date} June 2025."), Ok("It closes on 9 June 2025.".into()));
         assert!(refused("It closes on {close_date} July.").contains("“July”, a month"));
-        assert!(refused("It closes on {close_date} June 】.").contains("“】”, which is not English prose"));
-        assert!(refused("{name} is Expansion 伍三.").contains("“伍”, which is not English prose"));
+        assert!(refused("It closes on {close_date} June 】.").contains("“】”, which is not prose"));
+        assert!(refused("{name} is Expansion 伍三.").contains("“伍”, which is not prose"));
         assert!(refused("It is worth $ on {close_date}.").contains("“$”"));
         assert!(refused("It closes on {close_date} (soon.").contains("never closes"));
         assert!(refused("It closes) on {close_date}.").contains("“)” with no “(”"));
@@ -497,8 +516,8 @@ mod tests {
             },
             fact("po", "text", json!("PO-87608"), "PO-87608"),
         ];
-        let ok = |t: &str| render(t, &facts, "USD").map(|s| s.text);
-        let refused = |t: &str| render(t, &facts, "USD").unwrap_err().join(" | ");
+        let ok = |t: &str| render(t, &facts, &en("USD")).map(|s| s.text);
+        let refused = |t: &str| render(t, &facts, &en("USD")).unwrap_err().join(" | ");
         assert!(refused("It has a PO- number of {po} – – – –.").contains("run of punctuation"));
         assert!(refused("It has a PO- number of {po}.").contains("“PO-”, a word cut"));
         assert!(refused("Upgrade XXX is worth {amount}.").contains("“XXX”, a placeholder"));
@@ -533,8 +552,8 @@ mod tests {
             fact("po", "text", json!("PO-87608"), "PO-87608"),
             fact("due", "date", json!("2025-10-31"), "2025-10-31"),
         ];
-        let ok = |t: &str| render(t, &facts, "USD").map(|s| s.text);
-        let refused = |t: &str| render(t, &facts, "USD").unwrap_err().join(" | ");
+        let ok = |t: &str| render(t, &facts, &en("USD")).map(|s| s.text);
+        let refused = |t: &str| render(t, &facts, &en("USD")).unwrap_err().join(" | ");
         assert!(refused("Its lead source {lead_source} is a referral.").contains("“Referral” twice"));
         assert!(refused("{po} is {due}.").contains("{po} is {due}"));
         assert!(ok("{name} came as a referral.").is_ok(), "the word alone cites the value");
@@ -547,12 +566,45 @@ mod tests {
     #[test]
     fn values_are_rendered_by_type() {
         assert_eq!(
-            rendered(&fact("F1", "currency", json!(28950000), "28950000"), "USD"),
+            rendered(&fact("F1", "currency", json!(28950000), "28950000"), &en("USD")),
             "28,950,000.00 USD"
         );
-        assert_eq!(rendered(&fact("F1", "number", json!(11908), "11908"), "USD"), "11,908");
-        assert_eq!(rendered(&fact("F1", "number", json!(877), "877"), "USD"), "877");
-        assert_eq!(rendered(&fact("F1", "date", json!("2026-03-05"), "2026-03-05"), "USD"), "5 March 2026");
-        assert_eq!(rendered(&fact("F1", "picklist", json!("hot"), "Hot"), "USD"), "Hot");
+        assert_eq!(rendered(&fact("F1", "number", json!(11908), "11908"), &en("USD")), "11,908");
+        assert_eq!(rendered(&fact("F1", "number", json!(877), "877"), &en("USD")), "877");
+        assert_eq!(
+            rendered(&fact("F1", "date", json!("2026-03-05"), "2026-03-05"), &en("USD")),
+            "5 March 2026"
+        );
+        assert_eq!(rendered(&fact("F1", "picklist", json!("hot"), "Hot"), &en("USD")), "Hot");
+    }
+
+    #[test]
+    fn a_german_reader_gets_german_dates_and_numbers_and_the_same_checks() {
+        let de = Writing { currency: "EUR".into(), locale: crate::locale::Locale::parse("de-DE").unwrap() };
+        assert_eq!(rendered(&fact("F1", "currency", json!(64200), "64200"), &de), "64.200,00 EUR");
+        assert_eq!(rendered(&fact("F1", "number", json!(12.6), "12.6"), &de), "12,6");
+        assert_eq!(rendered(&fact("F1", "date", json!("2026-03-05"), "2026-03-05"), &de), "5. März 2026");
+        let facts = [
+            fact("due", "date", json!("2026-03-05"), "2026-03-05"),
+            fact("total", "currency", json!(64200), "64200"),
+            fact("po", "text", json!("PO-1"), "PO-1"),
+        ];
+        let ok = |t: &str| render(t, &facts, &de).map(|s| s.text);
+        assert_eq!(
+            ok("Die Rechnung über {total} ist am {due} fällig."),
+            Ok("Die Rechnung über 64.200,00 EUR ist am 5. März 2026 fällig.".into())
+        );
+        // The slot's own month said again is dropped; another month is refused, as is a value
+        // said to be another.
+        assert_eq!(ok("Sie ist am {due} März fällig."), Ok("Sie ist am 5. März 2026 fällig.".into()));
+        let refused = |t: &str| render(t, &facts, &de).unwrap_err().join(" | ");
+        assert!(refused("Sie ist im April fällig, am {due}.").contains("“April”, a month"));
+        assert!(refused("{po} ist {due}.").contains("{po} is {due}"));
+        let es = Writing { currency: "EUR".into(), locale: crate::locale::Locale::parse("es").unwrap() };
+        assert_eq!(
+            render("Vence el {due} marzo.", &facts, &es).map(|s| s.text),
+            Ok("Vence el 5 de marzo de 2026.".into())
+        );
+        assert!(render("Vence en abril, el {due}.", &facts, &es).is_err());
     }
 }

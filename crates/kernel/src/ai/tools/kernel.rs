@@ -95,6 +95,7 @@ fn read_record(s: &Session<'_>, object: &str, id: &str) -> Result<Value, ToolFai
     let (meta, _) = s.readable_object(object).map_err(|e| failure("invalid_input", e.message))?;
     let record = s.get(object, id).map_err(|e| failure("invalid_input", e.message))?;
     let mut fields = vec![];
+    let language = s.locale().language();
     for (i, f) in meta.fields().iter().enumerate() {
         if s.ai_field_level(meta, i) == crate::metadata::definition::FieldLevel::None {
             continue;
@@ -102,7 +103,7 @@ fn read_record(s: &Session<'_>, object: &str, id: &str) -> Result<Value, ToolFai
         let value = record.fields.get(&f.key).cloned().unwrap_or(Value::Null);
         let display = match (f.field_type, &value) {
             (FieldType::Picklist, Value::String(v)) => {
-                f.values.iter().flatten().find(|p| &p.value == v).map(|p| p.label.clone())
+                f.values.iter().flatten().find(|p| &p.value == v).map(|p| p.label_in(language).to_string())
             }
             (FieldType::Lookup, Value::String(target_id)) => {
                 f.target.as_deref().and_then(|t| name_of(s, t, target_id))

@@ -206,7 +206,7 @@ impl Session<'_> {
 
         // Dates first: their words are not numbers.
         let day = self.today();
-        for range in read_dates(question, day) {
+        for range in read_dates(question, day, self.locale().language()) {
             let phrase = tokens(&range.phrase);
             let Some(at) = runs(&t, &phrase).first().copied() else { continue };
             let span: Vec<usize> = (at..at + phrase.len()).collect();
@@ -232,7 +232,7 @@ impl Session<'_> {
         // Quantities: a comparison and a number (or "between X and Y") on the number and
         // currency fields they fit.
         let taken = reading.used_by_readings.clone();
-        let said_numbers = numbers(&t, &taken);
+        let said_numbers = numbers(&t, &taken, &self.locale());
         let mut k = 0;
         while k < said_numbers.len() {
             let n = said_numbers[k];
@@ -687,8 +687,12 @@ mod tests {
 
     #[test]
     fn numbers_keep_their_units_and_digits() {
+        let de = crate::locale::Locale::parse("de-DE").unwrap();
+        let t = tokens("Rechnungen über 10.000 euro oder 2,5 million");
+        let values: Vec<f64> = numbers(&t, &[], &de).iter().map(|s| s.value).collect();
+        assert_eq!(values, vec![10_000.0, 2_500_000.0], "digits as the asker's locale writes them");
         let t = tokens("invoices over $50,000 or 2.5M, above 40k and a quarter of a million, 12 percent");
-        let n = numbers(&t, &[]);
+        let n = numbers(&t, &[], &Default::default());
         let values: Vec<f64> = n.iter().map(|s| s.value).collect();
         assert_eq!(values, vec![50_000.0, 2_500_000.0, 40_000.0, 250_000.0, 12.0]);
         assert!(n[0].money && n[1].money && n[2].money && n[3].money);

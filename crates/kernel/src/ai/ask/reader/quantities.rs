@@ -82,7 +82,9 @@ pub(super) const CURRENCY_WORDS: &[(&str, &str)] = &[
 
 /// The numbers the question says, with units: digits ("50,000", "2.5", "40k", "2.5M"), number
 /// words, "half a million", "a quarter of a million".
-pub(super) fn numbers(t: &[Token], taken: &[usize]) -> Vec<Said> {
+/// Digits are read in the asker's locale first ("10.000" is ten thousand in German), then as
+/// English writes them.
+pub(super) fn numbers(t: &[Token], taken: &[usize], locale: &crate::locale::Locale) -> Vec<Said> {
     let mut out: Vec<Said> = vec![];
     let mut i = 0;
     while i < t.len() {
@@ -95,7 +97,9 @@ pub(super) fn numbers(t: &[Token], taken: &[usize]) -> Vec<Said> {
         // "40k", "2.5m", "10bn": digits with the scale stuck on.
         let digits_end = w.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ',')).unwrap_or(w.len());
         if digits_end > 0 && w.as_bytes()[0].is_ascii_digit() {
-            let number: Option<f64> = w[..digits_end].replace(',', "").parse().ok();
+            let digits = &w[..digits_end];
+            let number: Option<f64> =
+                locale.read_number(digits).or_else(|| digits.replace(',', "").parse().ok());
             let rest = &w[digits_end..];
             if let Some(n) = number {
                 if rest.is_empty() {
