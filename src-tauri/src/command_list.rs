@@ -19,6 +19,7 @@ macro_rules! with_app_commands {
             back_up,
             restore_backup,
             switch_user,
+            set_own_locale,
             log_location,
             describe_object,
             query_records,

@@ -45,6 +45,13 @@ pub enum UserCommand {
         object: String,
         id: Option<String>,
     },
+    /// Your own locale, how dates, numbers and amounts are written for you (en, de-DE, fr-FR,
+    /// es-ES): show it, choose one, or `--clear` to follow the workspace's.
+    Locale {
+        tag: Option<String>,
+        #[arg(long, conflicts_with = "tag")]
+        clear: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -84,6 +91,13 @@ pub fn user(file: WorkspaceFile, acting: Option<String>, command: UserCommand) -
         UserCommand::List => Ok(json!({ "users": to_json(&ws.definition_for(&acting)?.users)? })),
         UserCommand::SeeAs { whom, object, id } => {
             to_json(&ws.session(&acting)?.see_as(&whom, &object, id.as_deref())?)
+        }
+        UserCommand::Locale { tag, clear } => {
+            let s = ws.session(&acting)?;
+            if tag.is_some() || clear {
+                s.set_own_locale(tag.as_deref())?;
+            }
+            Ok(json!({ "locale": s.locale().tag(), "own": s.own_locale()? }))
         }
         UserCommand::Add { key, name, email, sets } => {
             let user = UserDef { key, name, email, active: true, permission_sets: sets };

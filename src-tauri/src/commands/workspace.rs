@@ -120,6 +120,16 @@ pub async fn switch_user(desk: State<'_, Desk>, user: String) -> Result<Workspac
     })
 }
 
+/// Choose the acting user's own locale (`None`: the workspace's); the workspace as they now
+/// read it.
+#[tauri::command]
+pub async fn set_own_locale(desk: State<'_, Desk>, locale: Option<String>) -> Result<WorkspaceView> {
+    desk.session(|s| {
+        s.set_own_locale(locale.as_deref())?;
+        Ok(s.describe_workspace())
+    })
+}
+
 /// Every user's rights, read-only (the definition is where they change).
 #[tauri::command]
 pub async fn user_rights(desk: State<'_, Desk>) -> Result<Vec<UserRights>> {

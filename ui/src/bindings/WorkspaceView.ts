@@ -2,7 +2,25 @@
 import type { ObjectSummary } from "./ObjectSummary";
 import type { UserView } from "./UserView";
 
-export type WorkspaceView = { path: string, name: string, currency: string, generation: number, users: Array<UserView>, 
+export type WorkspaceView = { path: string, name: string, currency: string, 
+/**
+ * The locale values are written in for the acting user (`de-DE`): their own, else the
+ * workspace's, else `en`.
+ */
+locale: string, 
+/**
+ * Whether a locale was chosen (the user's or the workspace's); if not, the app writes
+ * dates as stored and numbers as the system's language does.
+ */
+localeChosen: boolean, 
+/**
+ * The acting user's own choice, if any.
+ */
+ownLocale?: string, 
+/**
+ * The workspace's locale, if its definition sets one.
+ */
+workspaceLocale?: string, generation: number, users: Array<UserView>, 
 /**
  * The acting user.
  */

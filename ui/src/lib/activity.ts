@@ -255,7 +255,7 @@ const moneyFormats = new Map<string, Intl.NumberFormat>();
 /** A cost in `currency`: small amounts with up to 4 decimals (model calls cost fractions of a cent). */
 export function money(value: number, currency: string): string {
   const small = value !== 0 && Math.abs(value) < 1;
-  const key = `${currency}:${small}`;
+  const key = `${locale()}:${currency}:${small}`;
   let f = moneyFormats.get(key);
   if (!f) {
     try {
@@ -271,12 +271,17 @@ export function money(value: number, currency: string): string {
   return f.format(value);
 }
 
-let counts: Intl.NumberFormat | null = null;
+const counts = new Map<string, Intl.NumberFormat>();
 
 /** A whole number with the locale's grouping. */
 export function count(n: number): string {
-  counts ??= new Intl.NumberFormat(locale(), { maximumFractionDigits: 0 });
-  return counts.format(n);
+  const l = locale();
+  let f = counts.get(l);
+  if (!f) {
+    f = new Intl.NumberFormat(l, { maximumFractionDigits: 0 });
+    counts.set(l, f);
+  }
+  return f.format(n);
 }
 
 /** A latency: milliseconds under a second, seconds with one decimal above. */

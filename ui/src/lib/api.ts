@@ -129,6 +129,8 @@ export const api = {
   /** Replace the open workspace with a backup (metadata.deploy); what it replaces is backed up first. */
   restoreBackup: (path: string) => call<WorkspaceView>("restore_backup", { path }),
   switchUser: (user: string) => call<WorkspaceView>("switch_user", { user }),
+  /** Choose the acting user's own locale (`null`: the workspace's). */
+  setOwnLocale: (locale: string | null) => call<WorkspaceView>("set_own_locale", { locale }),
   /** The folder of the app's log files. */
   logLocation: () => call<string>("log_location"),
   describeObject: (object: string) => call<ObjectView>("describe_object", { object }),

@@ -4,14 +4,43 @@ import type { JsonValue } from "../bindings/serde_json/JsonValue";
 
 const numberFormats = new Map<string, Intl.NumberFormat>();
 
-/** The user's locale; a bare "C"/POSIX environment falls back to en-US rather than no grouping. */
+/** The locale the workspace view says to write in (the user's own or the workspace's), if one
+ * was chosen. */
+let chosen: string | null = null;
+
+/** Write values in `tag` from now on (`null`: the system's language, dates as stored). */
+export function setLocale(tag: string | null): void {
+  chosen = tag;
+  numberFormats.clear();
+  dateFormat = null;
+}
+
+/** The user's locale: the one chosen for them, else the system's; a bare "C"/POSIX environment
+ * falls back to en-US rather than no grouping. */
 export function locale(): string {
+  if (chosen) return chosen;
   const l = typeof navigator !== "undefined" ? navigator.language : "";
   return l && /^[a-z]{2,3}(-|$)/i.test(l) && l !== "C" ? l : "en-US";
 }
 
+let dateFormat: Intl.DateTimeFormat | null = null;
+
+/** A stored day (`2026-03-05`) as the chosen locale writes it ("5 Mar 2026", "05.03.2026");
+ * with no locale chosen, as stored. */
+export function formatDate(value: string): string {
+  const day = /^\d{4}-\d{2}-\d{2}$/.test(value) ? new Date(`${value}T00:00:00Z`) : null;
+  if (!chosen || !day || Number.isNaN(day.getTime())) return value;
+  dateFormat ??= new Intl.DateTimeFormat(chosen, { dateStyle: "medium", timeZone: "UTC" });
+  return dateFormat.format(day);
+}
+
+/** The locale's decimal mark ("." or ","). */
+export function decimalMark(): string {
+  return new Intl.NumberFormat(locale()).formatToParts(1.5).find((p) => p.type === "decimal")?.value ?? ".";
+}
+
 function numberFormat(scale: number, currency?: string): Intl.NumberFormat {
-  const key = `${scale}:${currency ?? ""}`;
+  const key = `${locale()}:${scale}:${currency ?? ""}`;
   let f = numberFormats.get(key);
   if (!f) {
     f = new Intl.NumberFormat(locale(), {
@@ -38,6 +67,8 @@ export function formatValue(field: Pick<FieldView, "type" | "scale" | "values">,
       const pv = field.values?.find((v) => v.value === value);
       return pv ? pv.label : String(value);
     }
+    case "date":
+      return typeof value === "string" ? formatDate(value) : String(value);
     case "datetime":
       return typeof value === "string" ? value.replace("T", " ").replace(/:00Z$/, " UTC").replace(/Z$/, " UTC") : String(value);
     default:
@@ -86,7 +117,8 @@ export function rowCurrency(row: { [key: string]: unknown }, path: string, works
 export function editText(field: Pick<FieldView, "type" | "scale">, value: JsonValue | undefined): string {
   if (value === null || value === undefined) return "";
   if ((field.type === "currency" || field.type === "number") && typeof value === "number") {
-    return field.scale ? value.toFixed(field.scale) : String(value);
+    const text = field.scale ? value.toFixed(field.scale) : String(value);
+    return chosen ? text.replace(".", decimalMark()) : text;
   }
   return String(value);
 }
@@ -99,8 +131,16 @@ export function inputValue(field: Pick<FieldView, "type">, text: string): JsonVa
   const t = field.type === "long_text" ? text : text.trim();
   if (t === "") return null;
   if (field.type === "boolean") return t === "true";
-  if (field.type === "currency" || field.type === "number") return t.replace(/[\s,]/g, "");
+  if (field.type === "currency" || field.type === "number") return numberText(t);
   return t;
+}
+
+/** A typed number as the kernel reads it: the locale's grouping dropped and its decimal mark
+ * made a point ("1.250,50" in German, "1,250.50" in English → "1250.50"). */
+export function numberText(t: string): string {
+  const comma = chosen !== null && decimalMark() === ",";
+  const plain = t.replace(/[\s\u00a0\u202f’']/g, "");
+  return comma ? plain.replace(/\./g, "").replace(",", ".") : plain.replace(/,/g, "");
 }
 
 /** Whether a typed text differs from the stored value. */

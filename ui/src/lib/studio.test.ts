@@ -39,7 +39,7 @@ import type { Suite } from "../bindings/Suite";
 
 // Over IPC a version is a JSON number, whatever the generated type says.
 const version = (n: number, active = false): PromptVersion =>
-  ({ prompt: "ask", version: n as unknown as bigint, instructions: `v${n}`, examples: [], inputs: {}, outputContract: "schemas/ask", publishedAt: "2025-03-01T10:00:00Z", publishedBy: "ava", active }) as PromptVersion;
+  ({ prompt: "ask", version: n as unknown as bigint, instructions: `v${n}`, examples: [], inputs: {}, outputContract: "schemas/ask", publishedAt: "2025-03-01T10:00:00Z", publishedBy: "ava", active, variants: {} }) as PromptVersion;
 
 const result = (id: string, pass: boolean, hard = false, reason = ""): CaseResult => ({ id, pass, hard, reason, wallMs: 1234 });
 

@@ -17,6 +17,18 @@ pub struct WorkspaceView {
     pub path: String,
     pub name: String,
     pub currency: String,
+    /// The locale values are written in for the acting user (`de-DE`): their own, else the
+    /// workspace's, else `en`.
+    pub locale: String,
+    /// Whether a locale was chosen (the user's or the workspace's); if not, the app writes
+    /// dates as stored and numbers as the system's language does.
+    pub locale_chosen: bool,
+    /// The acting user's own choice, if any.
+    #[ts(optional)]
+    pub own_locale: Option<String>,
+    /// The workspace's locale, if its definition sets one.
+    #[ts(optional)]
+    pub workspace_locale: Option<String>,
     #[ts(type = "number")]
     pub generation: i64,
     pub users: Vec<UserView>,
@@ -128,10 +140,15 @@ impl Session<'_> {
         let me = def.users.iter().find(|u| u.key == self.user().key).map(user_view).unwrap_or_else(|| {
             UserView { key: self.user().key.clone(), name: self.user().name.clone(), permission_sets: vec![] }
         });
+        let own_locale = self.own_locale().ok().flatten();
         WorkspaceView {
             path: self.workspace().path().display().to_string(),
             name: def.name.clone(),
             currency: def.currency.clone(),
+            locale: self.locale().tag().to_string(),
+            locale_chosen: own_locale.is_some() || def.locale.is_some(),
+            own_locale,
+            workspace_locale: def.locale.clone(),
             generation: self.catalog().generation,
             users: def.users.iter().filter(|u| u.active).map(user_view).collect(),
             user: me,

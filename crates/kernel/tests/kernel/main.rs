@@ -28,6 +28,7 @@ mod keyset;
 mod layers;
 mod learned;
 mod limits;
+mod locale;
 mod logging;
 mod mcp_servers;
 mod model_files;

@@ -175,12 +175,48 @@ pub fn recheck(session: &Session<'_>, answer: &SummaryAnswer) -> Result<usize> {
     // record's currency, and the rollups), a version-2 one on its facts: read both afresh; the
     // answer holds if it holds on one of them.
     let (sheet, _) = session.fact_sheet(&answer.object, &answer.id)?;
+    let answer = &in_english(answer, &session.writing());
     let on_sheet = problems_on(answer, &sheet);
     if on_sheet == 0 || answer.sentences.iter().flat_map(|s| &s.citations).any(|c| c.fact.set.is_some()) {
         return Ok(on_sheet);
     }
     let (facts, _) = session.summary_facts(&answer.object, &answer.id)?;
     Ok(on_sheet.min(problems_on(answer, &facts)))
+}
+
+/// A summary written in another locale with each slot's value as English writes it, so the
+/// check reads its numbers and dates ("71.150,00 USD" is 71,150; "2. April 2026" a day). Only
+/// what a slot rendered changes; the prose stays as written.
+fn in_english(answer: &SummaryAnswer, w: &slots::Writing) -> SummaryAnswer {
+    let english = slots::Writing { locale: Default::default(), ..w.clone() };
+    if w.locale == english.locale {
+        return answer.clone();
+    }
+    let mut out = answer.clone();
+    for s in &mut out.sentences {
+        let units: Vec<u16> = s.text.encode_utf16().collect();
+        let mut text: Vec<u16> = vec![];
+        let mut last = 0usize;
+        let mut shift = 0i64;
+        for c in &mut s.citations {
+            let (value, plain) = (slots::rendered(&c.fact, w), slots::rendered(&c.fact, &english));
+            let (end, len) = (c.at as usize, value.encode_utf16().count());
+            let start = end.saturating_sub(len);
+            let here = c.by_model
+                && start >= last
+                && units.get(start..end) == Some(&value.encode_utf16().collect::<Vec<_>>()[..]);
+            if here {
+                text.extend_from_slice(&units[last..start]);
+                text.extend(plain.encode_utf16());
+                last = end;
+                shift += plain.encode_utf16().count() as i64 - len as i64;
+            }
+            c.at = (c.at as i64 + shift).max(0) as u32;
+        }
+        text.extend_from_slice(&units[last.min(units.len())..]);
+        s.text = String::from_utf16_lossy(&text);
+    }
+    out
 }
 
 pub(super) fn problems_on(answer: &SummaryAnswer, facts: &[Fact]) -> usize {

@@ -237,9 +237,10 @@ impl Session<'_> {
         while k < said_numbers.len() {
             let n = said_numbers[k];
             let between = n.from > 0
-                && matches!(t[n.from - 1].lower.as_str(), "between" | "from")
+                && matches!(t[n.from - 1].lower.as_str(), "between" | "from" | "zwischen" | "entre")
                 && said_numbers.get(k + 1).is_some_and(|m| {
-                    m.from == n.to + 2 && matches!(t[n.to + 1].lower.as_str(), "and" | "to")
+                    m.from == n.to + 2
+                        && matches!(t[n.to + 1].lower.as_str(), "and" | "to" | "und" | "et" | "y")
                 });
             let (conditions, span, money, percent) = if between {
                 let m = said_numbers[k + 1];
@@ -691,6 +692,12 @@ mod tests {
         let t = tokens("Rechnungen über 10.000 euro oder 2,5 million");
         let values: Vec<f64> = numbers(&t, &[], &de).iter().map(|s| s.value).collect();
         assert_eq!(values, vec![10_000.0, 2_500_000.0], "digits as the asker's locale writes them");
+        let over = numbers(&t, &[], &de)[0];
+        assert!(over.money);
+        assert!(matches!(comparison_before(&t, over.from), Some((Op::Gt, 1))), "über");
+        let t = tokens("facturas de más de 5000 euros");
+        let n = numbers(&t, &[], &de)[0];
+        assert!(matches!(comparison_before(&t, n.from), Some((Op::Gt, 2))), "más de");
         let t = tokens("invoices over $50,000 or 2.5M, above 40k and a quarter of a million, 12 percent");
         let n = numbers(&t, &[], &Default::default());
         let values: Vec<f64> = n.iter().map(|s| s.value).collect();

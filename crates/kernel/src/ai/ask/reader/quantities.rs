@@ -179,16 +179,23 @@ pub(super) fn comparison_before(t: &[Token], at: usize) -> Option<(Op, usize)> {
         (Some("up"), Some("to")) => Some((Op::Lte, 2)),
         (Some("no"), Some("more")) | (Some("not"), Some("over")) => Some((Op::Lte, 2)),
         (Some("no"), Some("less")) => Some((Op::Gte, 2)),
+        // German, French and Spanish.
+        (Some("mehr" | "plus" | "más" | "mas"), Some("als" | "de")) => Some((Op::Gt, 2)),
+        (Some("weniger" | "moins" | "menos"), Some("als" | "de")) => Some((Op::Lt, 2)),
+        (Some("supérieur" | "superieur" | "superior"), Some("à" | "a")) => Some((Op::Gt, 2)),
+        (Some("inférieur" | "inferieur" | "inferior"), Some("à" | "a")) => Some((Op::Lt, 2)),
+        (Some("au"), Some("moins")) | (Some("al"), Some("menos")) => Some((Op::Gte, 2)),
+        (Some("au"), Some("plus")) | (Some("como"), Some("máximo" | "maximo")) => Some((Op::Lte, 2)),
         _ => None,
     };
     if op.is_some() {
         return op;
     }
     match w(1)? {
-        "above" | "over" | "exceeding" | "exceeds" | "exceed" | ">" => Some((Op::Gt, 1)),
-        "below" | "under" | "<" => Some((Op::Lt, 1)),
-        "minimum" | "min" => Some((Op::Gte, 1)),
-        "maximum" | "max" => Some((Op::Lte, 1)),
+        "above" | "over" | "exceeding" | "exceeds" | "exceed" | ">" | "über" | "ueber" => Some((Op::Gt, 1)),
+        "below" | "under" | "<" | "unter" => Some((Op::Lt, 1)),
+        "minimum" | "min" | "mindestens" => Some((Op::Gte, 1)),
+        "maximum" | "max" | "höchstens" | "maximal" => Some((Op::Lte, 1)),
         _ => None,
     }
 }
