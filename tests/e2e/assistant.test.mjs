@@ -252,3 +252,76 @@ test("a change outside waits for approval: the turn pauses with every argument, 
     await browser.deleteSession();
   }
 });
+
+test("in German: Ava chooses Deutsch in Settings, her summary is written in German with German dates and amounts and verified, and Ask answers “Rechnungen im März 2026”", async () => {
+  const invoices = readFileSync(new URL("../../fixtures/demo/data/invoice.csv", import.meta.url), "utf8").trim().split("\n");
+  const cols = invoices[0].split(",");
+  const inMarch = (field) => invoices.slice(1).filter((l) => (l.split(",")[cols.indexOf(field)] ?? "").startsWith("2026-03")).length;
+  const expected = ["issue_date", "due_date", "paid_date"].map(inMarch);
+  const browser = await openWindow(APP);
+  const el = (id) => browser.$(tid(id));
+  try {
+    await el("user-switcher").waitForDisplayed({ timeout: 60000 });
+    await el("user-switcher").selectByAttribute("value", "ava");
+    await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+    await el("nav-settings").click();
+    await el("own-locale").waitForDisplayed();
+    await el("own-locale").selectByAttribute("value", "de-DE");
+    await browser.waitUntil(async () => (await el("locale-now").getText()) === "Deutsch (Deutschland)", { timeoutMsg: "the locale was not chosen" });
+    screenshot(join(SHOTS, "60-settings-locale-de.png"));
+
+    await el("nav-account").click();
+    await el("list-search").waitForDisplayed();
+    await el("list-search").setValue("Aperture Holdings");
+    // The row is clicked until the record opens (the search may still move it when it first shows).
+    await browser.waitUntil(
+      async () => {
+        if (await el("record-title").isExisting()) return (await el("record-title").getText()).includes("Aperture Holdings");
+        if (await el("row-acc_0016").isExisting()) await el("row-acc_0016").click().catch(() => {});
+        return false;
+      },
+      { timeout: 30000, interval: 500, timeoutMsg: "Aperture Holdings did not open" },
+    );
+    await el("summarize").click();
+    await browser.waitUntil(async () => (await el("summary-verified").isExisting()) || (await el("summary-error").isExisting()), {
+      timeout: 240000,
+      interval: 200,
+      timeoutMsg: "the summary never finished",
+    });
+    const summary = await el("summary-panel").getText();
+    assert.ok(await el("summary-verified").isExisting(), `refused: ${summary}`);
+    assert.match(summary, /\b(hat|ist|sind|mit|der|die|das|und|von)\b/, `not German: ${summary}`);
+    assert.doesNotMatch(summary, /\d,\d{3}\.\d{2}/, `an amount written the English way: ${summary}`);
+    const german = /\d{1,3}(\.\d{3})*,\d{2} [A-Z]{3}|\d{1,2}\. (Januar|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November|Dezember) \d{4}/;
+    const cited = await browser.execute(() => [...document.querySelectorAll('[data-testid="summary-citation"]')].map((c) => c.textContent));
+    assert.ok(cited.length > 0, summary);
+    if (/[0-9]{4}|,[0-9]{2} [A-Z]{3}/.test(summary)) assert.match(summary, german, summary);
+    screenshot(join(SHOTS, "61-summary-de.png"));
+
+    await browser.execute(() =>
+      window.dispatchEvent(new KeyboardEvent("keydown", { key: "k", code: "KeyK", ctrlKey: true, bubbles: true })),
+    );
+    await browser.waitUntil(async () => (await browser.execute(() => document.activeElement?.dataset.testid)) === "ask-bar");
+    await el("ask-bar").setValue("Rechnungen im März 2026");
+    await browser.keys("Enter");
+    await browser.waitUntil(async () => (await el("ask-result").isExisting()) || (await el("ask-refusal").isExisting()), {
+      timeout: 180000,
+      timeoutMsg: "Ask never answered",
+    });
+    assert.ok(await el("ask-result").isExisting(), await el("ask-panel").getText());
+    const rows = await browser.execute(() =>
+      [...document.querySelectorAll('[data-testid="ask-result"] tbody tr')].map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent.trim()).join(" | ")),
+    );
+    assert.ok(expected.includes(rows.length), `${rows.length} rows; invoices in March 2026 by issue, due and paid date: ${expected}`);
+    assert.match(rows.join(" | "), /(^| )\d{2}\.03\.2026( |$)/, `dates as a German reader writes them: ${rows[0]}`);
+    screenshot(join(SHOTS, "62-ask-de.png"));
+  } catch (e) {
+    screenshot(join(SHOTS, "62-locale-failed.png"));
+    throw e;
+  } finally {
+    await el("nav-settings").click();
+    await el("own-locale").waitForDisplayed();
+    await el("own-locale").selectByAttribute("value", "");
+    await browser.deleteSession();
+  }
+});
