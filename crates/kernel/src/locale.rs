@@ -7,6 +7,8 @@
 //! Values are rendered here, once, for every caller: a summary's slots, a rollup's amount, the
 //! CLI's output. The UI formats with the same locale tag (the browser's `Intl`).
 
+mod dictionary;
+
 use chrono::{Datelike, NaiveDate};
 use serde::Serialize;
 use ts_rs::TS;
@@ -42,7 +44,23 @@ impl Language {
         }
     }
 
+    /// The language's name in English (for messages to a model, which reads English).
+    pub fn english_name(self) -> &'static str {
+        match self {
+            Language::En => "English",
+            Language::De => "German",
+            Language::Fr => "French",
+            Language::Es => "Spanish",
+        }
+    }
+
     pub const ALL: [Language; 4] = [Language::En, Language::De, Language::Fr, Language::Es];
+
+    /// Whether `word` (any case) is a word of this language: in its word list, or in German a
+    /// compound of listed words.
+    pub fn knows(self, word: &str) -> bool {
+        dictionary::knows(self, word)
+    }
 
     /// The months' names, lower-cased, January first.
     pub fn months(self) -> &'static [&'static str; 12] {

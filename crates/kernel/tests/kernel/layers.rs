@@ -18,7 +18,7 @@ const COMPOSITIONS: &[&str] = &["mcp", "assistant"];
 /// The foundation's modules in their order: each names only those before it (a migration takes
 /// a backup; a backup knows nothing of the store's versions).
 const FOUNDATION: &[&str] =
-    &["error", "clock", "locale", "logging", "digest", "backup", "store", "recent", "ingest"];
+    &["error", "clock", "logging", "locale", "digest", "backup", "store", "recent", "ingest"];
 
 /// The top layer's modules in their order: the eval runner makes its scratch workspaces itself
 /// (`open` seeds the shipped suites, so it comes after `eval`), and the benchmarks open workspaces.

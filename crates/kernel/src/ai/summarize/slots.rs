@@ -166,6 +166,7 @@ pub(super) fn render(
         });
     }
     problems.extend(strays(&outside, facts, w.locale.language()));
+    problems.extend(unknown_words(&outside, facts, w.locale.language()));
     problems.extend(junk(&template, &found));
     // An amount's slot writes its currency: a code elsewhere in the prose ("total value EUR
     // {amount}", "4 invoices in EUR") says a currency of nothing.
@@ -308,6 +309,41 @@ fn strays(outside: &str, facts: &[Fact], language: crate::locale::Language) -> V
         out.push("it opens “(” and never closes it: leave it out".to_string());
     }
     out.sort();
+    out.dedup();
+    out
+}
+
+/// Words outside the slots that are neither words of the sentence's language (its word list)
+/// nor words of the fact sheet (a name, a listed value, a fact's label): a made-up word
+/// ("Geschäftspotentien"), a word of another language, a run of letters. A word with an
+/// apostrophe is known whole ("it's") or by its parts ("l'échéance").
+fn unknown_words(outside: &str, facts: &[Fact], language: crate::locale::Language) -> Vec<String> {
+    let sheet: std::collections::HashSet<String> = facts
+        .iter()
+        .flat_map(|f| [f.display.as_str(), f.label.as_str(), f.record_name.as_str()])
+        .flat_map(|t| t.split(|c: char| !c.is_alphabetic()))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let known = |w: &str| sheet.contains(&w.to_lowercase()) || language.knows(w);
+    let mut out = vec![];
+    for token in outside.split(|c: char| !(c.is_alphabetic() || c == '\'' || c == '’')) {
+        let word = token.trim_matches(|c: char| c == '\'' || c == '’');
+        if word.is_empty() || known(word) {
+            continue;
+        }
+        let parts: Vec<&str> = word.split(['\'', '’']).filter(|p| !p.is_empty()).collect();
+        let elided = |p: &str| {
+            matches!(p.to_lowercase().as_str(), "l" | "d" | "j" | "qu" | "n" | "s" | "c" | "m" | "t")
+        };
+        if parts.len() > 1 && parts.iter().all(|p| known(p) || elided(p)) {
+            continue;
+        }
+        out.push(format!(
+            "it writes “{word}”, which is no {} word and no name or value of the facts: write a word or leave it out",
+            language.english_name()
+        ));
+    }
     out.dedup();
     out
 }
@@ -490,7 +526,7 @@ mod tests {
             Ok("It may close on 9 June 2025 (a Monday).".into())
         );
         assert!(ok("June Media closes on {close_date}.").is_ok(), "a month inside a name a fact holds");
-        assert!(ok("Ça va: it closes on {close_date} – soon, as planned…").is_ok());
+        assert!(ok("Naturally: it closes on {close_date} – soon, at the café, as planned…").is_ok());
         let refused = |t: &str| render(t, &facts, &en("USD")).unwrap_err().join(" | ");
         assert!(refused("June Media closes in June, on {close_date}.").contains("“June”, a month"));
         // The slot's own month or year said again is dropped; another month is refused.
@@ -500,6 +536,10 @@ mod tests {
         assert!(refused("It closes on {close_date} June 】.").contains("“】”, which is not prose"));
         assert!(refused("{name} is Expansion 伍三.").contains("“伍”, which is not prose"));
         assert!(refused("It is worth $ on {close_date}.").contains("“$”"));
+        // A word of no language the sentence is in, or none at all.
+        assert!(refused("Ça va: it closes on {close_date}.").contains("“Ça”, which is no English word"));
+        assert!(refused("It closes on {close_date} per the Geschäftsplan.").contains("“Geschäftsplan”"));
+        assert!(refused("It closes on {close_date} with strong opportunitiez.").contains("“opportunitiez”"));
         assert!(refused("It closes on {close_date} (soon.").contains("never closes"));
         assert!(refused("It closes) on {close_date}.").contains("“)” with no “(”"));
         assert!(refused("It closes on {close_date} soon soon soon.").contains("repeats “soon”"));
@@ -599,6 +639,8 @@ mod tests {
         assert_eq!(ok("Sie ist am {due} März fällig."), Ok("Sie ist am 5. März 2026 fällig.".into()));
         let refused = |t: &str| render(t, &facts, &de).unwrap_err().join(" | ");
         assert!(refused("Sie ist im April fällig, am {due}.").contains("“April”, a month"));
+        assert!(ok("Der Rechnungsbetrag von {total} ist am {due} fällig.").is_ok(), "a compound of German words");
+        assert!(refused("Sie hat offene Geschäftspotentien über {total}.").contains("“Geschäftspotentien”, which is no German word"));
         assert!(refused("{po} ist {due}.").contains("{po} is {due}"));
         let es = Writing { currency: "EUR".into(), locale: crate::locale::Locale::parse("es").unwrap() };
         assert_eq!(
