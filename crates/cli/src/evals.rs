@@ -84,7 +84,8 @@ pub enum EvalCommand {
         version: Option<i64>,
     },
     /// Publish the next version of a suite (as --as, who needs ai.author) from a file in the
-    /// form `eval show` prints (`capability`, `floor`, `cases`: id, user, input, expect, hard),
+    /// form `eval show` prints (`capability`, `floor`, `cases`: id, user, input, expect, hard,
+    /// and a judged assertion `judged`: rubric, floor),
     /// every case checked as a run will read it. --capability and --floor override the file's.
     Publish {
         suite: String,
@@ -164,9 +165,15 @@ pub fn on_session(session: &Session<'_>, command: EvalCommand) -> Result<Value> 
                     "the suite's floor: --floor, or `floor` in the file",
                 )
             })?;
-            let version = session.publish_suite(&suite, &capability, floor, &draft.cases)?;
+            let version = session.publish_judged_suite(
+                &suite,
+                &capability,
+                floor,
+                &draft.cases,
+                draft.judged.as_ref(),
+            )?;
             Ok(json!({"key": suite, "version": version, "capability": capability, "floor": floor,
-                "cases": draft.cases.len()}))
+                "cases": draft.cases.len(), "judged": draft.judged}))
         }
         EvalCommand::Runs { suite } => Ok(json!({ "runs": to_json(&session.eval_runs(suite.as_deref())?)? })),
         EvalCommand::Fitness { model } => {
@@ -237,6 +244,8 @@ struct SuiteFile {
     capability: Option<String>,
     floor: Option<f64>,
     cases: Vec<suites::SuiteCase>,
+    /// A judged assertion: `{"rubric": [criteria…], "floor": share}`.
+    judged: Option<suites::Judged>,
 }
 
 fn read_suite_file(path: &Path) -> Result<SuiteFile> {

@@ -491,6 +491,10 @@ pub const MIGRATIONS: &[&str] = &[
         locale   TEXT
     );
     ALTER TABLE ai_prompt_version ADD COLUMN variants TEXT NOT NULL DEFAULT '{}';",
+    // 20: judged assertions (eval/suites): a suite version's rubric and floor, and a run's
+    // judged score with the judge that gave it (JSON, NULL for none).
+    "ALTER TABLE eval_suite ADD COLUMN judged TEXT;
+    ALTER TABLE eval_run ADD COLUMN judged TEXT;",
 ];
 
 pub fn schema_version() -> i64 {

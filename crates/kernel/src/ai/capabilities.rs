@@ -12,6 +12,7 @@ pub const ALL: &[&CapabilitySpec] = &[
     &crate::ai::summarize::SPEC,
     &crate::ai::mcp::SPEC,
     &crate::ai::assistant::SPEC,
+    &crate::ai::judge::SPEC,
 ];
 
 /// Offer the shipped capabilities on an open workspace.

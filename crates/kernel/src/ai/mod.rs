@@ -19,5 +19,6 @@ pub mod capabilities;
 pub mod ask;
 pub mod assistant;
 pub mod extract;
+pub mod judge;
 pub mod mcp;
 pub mod summarize;

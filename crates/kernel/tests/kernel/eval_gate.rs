@@ -8,7 +8,7 @@ use crate::common;
 
 use common::fake_model::{fake, pin, provider, Answer};
 use countersign_kernel::ai::provider::{Cancel, ProviderKind};
-use countersign_kernel::eval::suites::{run_suite, EvalRun, RunCandidate, SuiteCase, SuiteRevision};
+use countersign_kernel::eval::suites::{run_suite, EvalRun, Judged, RunCandidate, SuiteCase, SuiteRevision};
 use countersign_kernel::records::query::QuerySpec;
 use countersign_kernel::{Code, Session, Workspace};
 use serde_json::{json, Value};
@@ -177,8 +177,13 @@ fn a_suite_is_revised_into_its_next_version_and_a_case_a_run_could_not_read_is_r
         hard: false,
     };
     // A lower floor, dan's case no longer hard, one case added: version 2; version 1 is kept.
-    let revision =
-        SuiteRevision { floor: Some(0.5), hard: Some(vec![]), remove: vec![], add: vec![extra.clone()] };
+    let revision = SuiteRevision {
+        floor: Some(0.5),
+        hard: Some(vec![]),
+        remove: vec![],
+        add: vec![extra.clone()],
+        judged: None,
+    };
     assert_eq!(ava.revise_suite("ask-mini", &revision).unwrap(), 2);
     let v2 = ava.suite("ask-mini", None).unwrap();
     assert_eq!((v2.version, v2.floor, v2.cases.len()), (2, 0.5, 3));
@@ -270,4 +275,116 @@ fn a_found_server_is_put_to_use_and_bound_only_where_the_gate_lets_it() {
         assert_eq!(ava.capability(capability).unwrap().model_pin, None);
     }
     assert!(ava.gate_decisions().unwrap().iter().all(|d| !d.overridden));
+}
+
+/// A summary the kernel verifies (it names the account by its slot).
+fn summary(text: &str) -> Answer {
+    Answer::Text(json!({ "sentences": [text] }).to_string())
+}
+
+/// The judge's verdicts on a two-criterion rubric.
+fn verdicts(first: bool, second: bool) -> Answer {
+    Answer::Text(
+        json!({"verdicts": [
+            {"criterion": 1, "reason": if first { "it states the open pipeline" } else { "it states no money at all" }, "pass": first},
+            {"criterion": 2, "reason": "it reads as plain English", "pass": second}
+        ]})
+        .to_string(),
+    )
+}
+
+#[test]
+fn a_judged_assertion_fails_a_run_the_judge_marks_down_and_the_gate_says_why() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let cases: Vec<SuiteCase> = ["acc_0016", "acc_0002"]
+        .into_iter()
+        .map(|id| SuiteCase {
+            id: id.into(),
+            user: "ava".into(),
+            input: json!({"object": "account", "id": id}),
+            expect: json!({}),
+            hard: false,
+        })
+        .collect();
+    let rubric = vec!["It states the open pipeline.".to_string(), "It reads as fluent English.".to_string()];
+    let judged = Judged { rubric: rubric.clone(), floor: 0.75 };
+    // Only Summarize's answers are judged so far.
+    let e = ava.publish_judged_suite("ask-judged", "ask", 1.0, &[], Some(&judged)).unwrap_err();
+    assert!(e.message.contains("Summarize"), "{}", e.message);
+    let blank = Judged { rubric: vec![" ".into()], floor: 0.5 };
+    assert!(ava.publish_judged_suite("summarize-judged", "summarize", 1.0, &cases, Some(&blank)).is_err());
+    ava.publish_judged_suite("summarize-judged", "summarize", 1.0, &cases, Some(&judged)).unwrap();
+    assert_eq!(ava.suite("summarize-judged", None).unwrap().judged, Some(judged));
+
+    // The current version: each summary verified, each judged on both criteria.
+    let well = fake(vec![
+        summary("{name} has {open_opportunities_count} open opportunities."),
+        verdicts(true, true),
+        summary("{name} has {open_opportunities_count} open opportunities."),
+        verdicts(true, true),
+    ]);
+    provider(&ava, "local", &well);
+    pin(&ava, "small", "local");
+    let run = |candidate: RunCandidate| {
+        rt().block_on(run_suite(&ava, "summarize-judged", &candidate, &Cancel::default(), &mut |_, _, _| {}))
+            .unwrap()
+    };
+    let current = ava.prompt_versions("summarize").unwrap().into_iter().find(|v| v.active).unwrap();
+    let passing = run(RunCandidate::default());
+    assert_eq!((passing.outcome.as_str(), passing.passed), ("passed", 2), "{:?}", passing.cases);
+    let j = passing.judged.as_ref().expect("a judged score");
+    assert_eq!((j.score, j.floor, j.judge_pin.as_str()), (1.0, 0.75, "small"));
+    // The judge read the answer and its facts as data: its system role holds its instructions only.
+    let requests = well.chat_requests();
+    let judge_request = &requests[1];
+    let system = judge_request["messages"][0]["content"].as_str().unwrap();
+    assert!(system.starts_with("You judge one answer"), "{system}");
+    assert!(!system.contains("Aperture Holdings"), "no record value in the system role");
+    assert!(judge_request.to_string().contains("Aperture Holdings has"), "the answer is in the request");
+
+    // A new version whose every summary the checks verify but the judge marks down on criterion 1.
+    let bland = ava
+        .publish_prompt(
+            "summarize",
+            "Say only the account's name, in one sentence.",
+            None,
+            &current.output_contract,
+        )
+        .unwrap();
+    let badly = fake(vec![
+        summary("{name} is an account."),
+        verdicts(false, true),
+        summary("{name} is an account."),
+        verdicts(false, true),
+    ]);
+    provider(&ava, "local", &badly);
+    let failing = run(RunCandidate { prompt_version: Some(bland), model_pin: None });
+    assert_eq!(
+        (failing.outcome.as_str(), failing.passed, failing.total),
+        ("failed", 2, 2),
+        "every hard check passed"
+    );
+    assert_eq!(failing.judged.as_ref().unwrap().score, 0.5);
+    let verdict = &failing.cases[0].judged.as_ref().unwrap().verdicts[0];
+    assert_eq!((verdict.criterion.as_str(), verdict.pass), ("It states the open pipeline.", false));
+    assert_eq!(verdict.reason, "it states no money at all");
+    // Stored as run, read back the same.
+    let stored = ava.eval_runs(Some("summarize-judged")).unwrap();
+    assert_eq!(stored[0].judged, failing.judged);
+    assert_eq!(stored[0].cases[0].judged, failing.cases[0].judged);
+
+    // Activation is refused, saying the judged score and each criterion not met.
+    let e = ava.activate_prompt("summarize", bland).unwrap_err();
+    assert_eq!(e.code, Code::EvalGate);
+    assert!(e.message.contains("judged 50 % against its floor of 75 %"), "{}", e.message);
+    assert!(
+        e.details.iter().any(|d| d.path == "acc_0016"
+            && d.message.contains("It states the open pipeline")
+            && d.message.contains("no money")),
+        "{:?}",
+        e.details
+    );
+    // The current version went through on its passing run.
+    ava.activate_prompt("summarize", current.version).unwrap();
 }

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-const CAPABILITIES: &[&str] = &["ask", "extract", "summarize"];
+const CAPABILITIES: &[&str] = &["ask", "extract", "summarize", "judge"];
 
 /// Capabilities that run other capabilities.
 const COMPOSITIONS: &[&str] = &["mcp", "assistant"];

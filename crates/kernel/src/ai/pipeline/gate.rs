@@ -84,9 +84,9 @@ impl Session<'_> {
         override_reason: Option<&str>,
     ) -> Result<()> {
         let Some((suite, version)) = self.gating_suite(candidate.capability)? else { return Ok(()) };
-        let run: Option<(String, String, i64, i64, i64, f64, String)> = tx
+        let run: Option<(String, String, i64, i64, i64, f64, String, Option<String>)> = tx
             .query_row(
-                "SELECT id, outcome, passed, total, hard_failures, floor, cases FROM eval_run
+                "SELECT id, outcome, passed, total, hard_failures, floor, cases, judged FROM eval_run
                  WHERE suite = ?1 AND suite_version = ?2 AND capability = ?3 AND prompt_version = ?4
                    AND model_pin = ?5 AND model_version = ?6 AND outcome != 'cancelled'
                  ORDER BY finished_at DESC, id DESC LIMIT 1",
@@ -98,7 +98,18 @@ impl Session<'_> {
                     candidate.pin.key,
                     candidate.pin.digest
                 ],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                        r.get(6)?,
+                        r.get(7)?,
+                    ))
+                },
             )
             .optional()?;
         let passed_run = run.as_ref().filter(|r| r.1 == "passed").map(|r| r.0.clone());
@@ -113,13 +124,14 @@ impl Session<'_> {
                         ),
                         vec![],
                     ),
-                    Some((id, _, passed, total, hard, floor, cases)) => (
+                    Some((id, _, passed, total, hard, floor, cases, judged)) => (
                         format!(
-                            "{}: suite `{suite}` failed against prompt version {} with model `{}` (run {id}: {passed}/{total} passed, floor {:.0} %, {hard} hard assertion(s) failed); override with a reason (ai.manage) to go ahead",
+                            "{}: suite `{suite}` failed against prompt version {} with model `{}` (run {id}: {passed}/{total} passed, floor {:.0} %, {hard} hard assertion(s) failed{}); override with a reason (ai.manage) to go ahead",
                             candidate.change,
                             candidate.prompt_version,
                             candidate.pin.key,
-                            floor * 100.0
+                            floor * 100.0,
+                            judged_score(judged.as_deref())
                         ),
                         failing_cases(cases),
                     ),
@@ -185,11 +197,26 @@ impl Session<'_> {
     }
 }
 
-/// The failing cases of a stored run's `cases` column, as details (`case id: why`).
+/// A stored run's judged score against its floor, as the refusal says it (empty: none).
+fn judged_score(judged: Option<&str>) -> String {
+    let Some(j) = judged.and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok()) else {
+        return String::new();
+    };
+    let (score, floor) = (j["score"].as_f64().unwrap_or(0.0), j["floor"].as_f64().unwrap_or(0.0));
+    format!(
+        ", judged {:.0} % against its floor of {:.0} % by `{}`",
+        score * 100.0,
+        floor * 100.0,
+        j["judgePin"].as_str().unwrap_or("?")
+    )
+}
+
+/// The failing cases of a stored run's `cases` column, as details (`case id: why`): a case
+/// that failed its check, and a criterion the judge found a case's answer did not meet.
 fn failing_cases(cases: &str) -> Vec<Detail> {
-    serde_json::from_str::<Vec<serde_json::Value>>(cases)
-        .unwrap_or_default()
-        .into_iter()
+    let cases = serde_json::from_str::<Vec<serde_json::Value>>(cases).unwrap_or_default();
+    let mut out: Vec<Detail> = cases
+        .iter()
         .filter(|c| c["pass"] != serde_json::json!(true))
         .map(|c| Detail {
             path: c["id"].as_str().unwrap_or_default().to_string(),
@@ -199,5 +226,26 @@ fn failing_cases(cases: &str) -> Vec<Detail> {
                 c["reason"].as_str().unwrap_or("failed")
             ),
         })
-        .collect()
+        .collect();
+    for c in &cases {
+        let judged = &c["judged"];
+        let misses = judged["verdicts"].as_array().into_iter().flatten().filter(|v| v["pass"] == false);
+        for v in misses {
+            out.push(Detail {
+                path: c["id"].as_str().unwrap_or_default().to_string(),
+                message: format!(
+                    "judged: “{}” not met — {}",
+                    v["criterion"].as_str().unwrap_or_default(),
+                    v["reason"].as_str().unwrap_or_default()
+                ),
+            });
+        }
+        if let Some(why) = judged["unjudged"].as_str() {
+            out.push(Detail {
+                path: c["id"].as_str().unwrap_or_default().to_string(),
+                message: format!("judged: {why}"),
+            });
+        }
+    }
+    out
 }

@@ -262,6 +262,14 @@ impl Session<'_> {
         Ok((facts, vec![]))
     }
 
+    /// The fact sheet of a record as version 3 and later show it to the model, one fact per
+    /// line (what a judge reads a summary against).
+    pub fn sheet_text(&self, object: &str, id: &str) -> Result<String> {
+        let (facts, _) = self.fact_sheet(object, id)?;
+        let writing = self.writing();
+        Ok(facts.iter().map(|f| sheet_line(f, &writing)).collect::<Vec<_>>().join("\n"))
+    }
+
     /// How this session's summaries write values: its user's locale, the workspace's currency.
     pub(super) fn writing(&self) -> slots::Writing {
         slots::Writing { currency: self.catalog().definition.currency.clone(), locale: self.locale() }

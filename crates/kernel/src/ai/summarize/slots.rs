@@ -639,8 +639,12 @@ mod tests {
         assert_eq!(ok("Sie ist am {due} März fällig."), Ok("Sie ist am 5. März 2026 fällig.".into()));
         let refused = |t: &str| render(t, &facts, &de).unwrap_err().join(" | ");
         assert!(refused("Sie ist im April fällig, am {due}.").contains("“April”, a month"));
-        assert!(ok("Der Rechnungsbetrag von {total} ist am {due} fällig.").is_ok(), "a compound of German words");
-        assert!(refused("Sie hat offene Geschäftspotentien über {total}.").contains("“Geschäftspotentien”, which is no German word"));
+        assert!(
+            ok("Der Rechnungsbetrag von {total} ist am {due} fällig.").is_ok(),
+            "a compound of German words"
+        );
+        assert!(refused("Sie hat offene Geschäftspotentien über {total}.")
+            .contains("“Geschäftspotentien”, which is no German word"));
         assert!(refused("{po} ist {due}.").contains("{po} is {due}"));
         let es = Writing { currency: "EUR".into(), locale: crate::locale::Locale::parse("es").unwrap() };
         assert_eq!(

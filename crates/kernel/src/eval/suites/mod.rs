@@ -69,8 +69,46 @@ pub struct Suite<C: TS> {
     /// The share of cases that must pass (0–1).
     pub floor: f64,
     pub cases: Vec<C>,
+    /// A judged assertion: a rubric a judge model scores every case's answer on.
+    #[ts(optional)]
+    pub judged: Option<Judged>,
     pub published_at: String,
     pub published_by: String,
+}
+
+/// A judged assertion: criteria a pinned judge model (the `judge` capability's) scores each
+/// case's answer on, yes or no with its reason. A case scores the share of criteria it meets (a
+/// case with no answer to judge scores 0); the run's score is the cases' mean, and a run whose
+/// score is below `floor` fails, so the gate keeps its prompt version or model out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Judged {
+    pub rubric: Vec<String>,
+    pub floor: f64,
+}
+
+/// The judge's verdicts on one case's answer, and the share it met.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CaseJudgment {
+    pub score: f64,
+    pub verdicts: Vec<crate::ai::judge::Verdict>,
+    /// Why the case could not be judged (no answer, the judge refused), if so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub unjudged: Option<String>,
+}
+
+/// A run's judged score and the judge that gave it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RunJudgment {
+    pub score: f64,
+    pub floor: f64,
+    pub judge_pin: String,
+    pub judge_model_version: String,
+    #[ts(type = "number")]
+    pub judge_prompt_version: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
@@ -91,6 +129,7 @@ impl Suite<SuiteCase> {
             capability: self.capability.clone(),
             fixture: self.fixture.clone(),
             floor: self.floor,
+            judged: self.judged.clone(),
             published_at: self.published_at.clone(),
             published_by: self.published_by.clone(),
             cases: self
@@ -131,6 +170,9 @@ pub struct SuiteRevision {
     pub remove: Vec<String>,
     /// Cases to add, in their capability's form.
     pub add: Vec<SuiteCase>,
+    /// The judged assertion after the change (an empty rubric: none); `None` keeps it.
+    #[ts(optional)]
+    pub judged: Option<Judged>,
 }
 
 /// A case's verdict in a run.
@@ -143,6 +185,10 @@ pub struct CaseResult {
     /// What the judge saw (why it failed, or what it checked).
     pub reason: String,
     pub wall_ms: f64,
+    /// The judge model's verdicts, when the suite has a judged assertion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub judged: Option<CaseJudgment>,
 }
 
 /// A suite run's progress as the app hears it: the case just judged, and how far the run is.
@@ -194,6 +240,9 @@ pub struct EvalRun {
     pub completion_tokens: u64,
     pub cost: f64,
     pub cases: Vec<CaseResult>,
+    /// The judged score, when the suite has a judged assertion.
+    #[ts(optional)]
+    pub judged: Option<RunJudgment>,
 }
 
 impl EvalRun {
@@ -328,6 +377,7 @@ fn suite_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Suite<SuiteCase>, Stri
             fixture: r.get(3)?,
             floor: r.get(4)?,
             cases: vec![],
+            judged: r.get::<_, Option<String>>(8)?.and_then(|j| serde_json::from_str(&j).ok()),
             published_at: r.get(6)?,
             published_by: r.get(7)?,
         },
@@ -335,7 +385,35 @@ fn suite_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Suite<SuiteCase>, Stri
     ))
 }
 
-const SUITE_COLUMNS: &str = "key, version, capability, fixture, floor, cases, published_at, published_by";
+const SUITE_COLUMNS: &str =
+    "key, version, capability, fixture, floor, cases, published_at, published_by, judged";
+
+/// A judged assertion a run can apply: criteria to judge, a floor that is a share, and a
+/// capability whose answers the judge reads.
+fn check_judged(capability: &str, j: &Judged) -> Result<()> {
+    if j.rubric.iter().any(|c| c.trim().is_empty()) || j.rubric.is_empty() || j.rubric.len() > 8 {
+        return Err(Error::on_field(
+            Code::InvalidValue,
+            "judged",
+            "a rubric has 1 to 8 criteria, none blank",
+        ));
+    }
+    if !(0.0..=1.0).contains(&j.floor) {
+        return Err(Error::on_field(
+            Code::InvalidValue,
+            "judged",
+            format!("a judged floor is a share from 0 to 1, not {}", j.floor),
+        ));
+    }
+    if capability != "summarize" {
+        return Err(Error::on_field(
+            Code::InvalidValue,
+            "judged",
+            format!("judged assertions are built for Summarize suites; `{capability}` has none yet"),
+        ));
+    }
+    Ok(())
+}
 
 fn may_author(s: &Session<'_>) -> Result<()> {
     s.require_any(&[AI_AUTHOR, AI_MANAGE])
@@ -380,7 +458,22 @@ impl Session<'_> {
     /// Publish a new version of a suite (`ai.author`): its capability, floor and cases. Earlier
     /// versions and their runs stay; the gate uses the latest version.
     pub fn publish_suite(&self, key: &str, capability: &str, floor: f64, cases: &[SuiteCase]) -> Result<i64> {
+        self.publish_judged_suite(key, capability, floor, cases, None)
+    }
+
+    /// Publish a new version of a suite with a judged assertion (`None`: none).
+    pub fn publish_judged_suite(
+        &self,
+        key: &str,
+        capability: &str,
+        floor: f64,
+        cases: &[SuiteCase],
+        judged: Option<&Judged>,
+    ) -> Result<i64> {
         self.require(AI_AUTHOR)?;
+        if let Some(j) = judged {
+            check_judged(capability, j)?;
+        }
         self.capability(capability)?;
         if !(0.0..=1.0).contains(&floor) {
             return Err(Error::new(
@@ -411,8 +504,8 @@ impl Session<'_> {
             |r| r.get(0),
         )?;
         tx.execute(
-            "INSERT INTO eval_suite (key, version, capability, fixture, floor, cases, published_at, published_by)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO eval_suite (key, version, capability, fixture, floor, cases, published_at, published_by, judged)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
                 key,
                 next,
@@ -421,7 +514,8 @@ impl Session<'_> {
                 floor,
                 serde_json::to_string(cases).map_err(|e| Error::internal(e.to_string()))?,
                 timestamp(self.ws.clock.now()),
-                self.user().key
+                self.user().key,
+                judged.map(|j| serde_json::to_string(j).unwrap_or_default())
             ],
         )?;
         tx.commit()?;
@@ -449,10 +543,19 @@ impl Session<'_> {
             }
         }
         cases.extend(revision.add.iter().cloned());
-        if cases == latest.cases && revision.floor.is_none_or(|f| f == latest.floor) {
+        let judged = match &revision.judged {
+            Some(j) if j.rubric.is_empty() => None,
+            Some(j) => Some(j.clone()),
+            None => latest.judged.clone(),
+        };
+        if cases == latest.cases
+            && revision.floor.is_none_or(|f| f == latest.floor)
+            && judged == latest.judged
+        {
             return Err(Error::new(Code::InvalidValue, "the revision changes nothing"));
         }
-        self.publish_suite(key, &latest.capability, revision.floor.unwrap_or(latest.floor), &cases)
+        let floor = revision.floor.unwrap_or(latest.floor);
+        self.publish_judged_suite(key, &latest.capability, floor, &cases, judged.as_ref())
     }
 
     /// Stored runs, newest first (of one suite, or all).
@@ -461,7 +564,7 @@ impl Session<'_> {
         let mut stmt = self.ws.conn().prepare(
             "SELECT id, suite, suite_version, capability, prompt, prompt_version, model_pin, model_version, started_by,
                 started_at, finished_at, outcome, passed, total, hard_failures, floor, p50_ms, prompt_tokens,
-                completion_tokens, cost, cases
+                completion_tokens, cost, cases, judged
              FROM eval_run WHERE ?1 IS NULL OR suite = ?1 ORDER BY finished_at DESC, id DESC",
         )?;
         let rows = stmt.query_map([suite], |r| {
@@ -487,6 +590,7 @@ impl Session<'_> {
                 completion_tokens: r.get::<_, i64>(18)? as u64,
                 cost: r.get(19)?,
                 cases: serde_json::from_str(&r.get::<_, String>(20)?).unwrap_or_default(),
+                judged: r.get::<_, Option<String>>(21)?.and_then(|j| serde_json::from_str(&j).ok()),
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -497,8 +601,8 @@ impl Session<'_> {
         tx.execute(
             "INSERT INTO eval_run (id, suite, suite_version, capability, prompt, prompt_version, model_pin, model_version,
                 started_by, started_at, finished_at, outcome, passed, total, hard_failures, floor, p50_ms, prompt_tokens,
-                completion_tokens, cost, cases)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+                completion_tokens, cost, cases, judged)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
             params![
                 run.id,
                 run.suite,
@@ -520,7 +624,8 @@ impl Session<'_> {
                 run.prompt_tokens as i64,
                 run.completion_tokens as i64,
                 run.cost,
-                serde_json::to_string(&run.cases).map_err(|e| Error::internal(e.to_string()))?
+                serde_json::to_string(&run.cases).map_err(|e| Error::internal(e.to_string()))?,
+                run.judged.as_ref().map(|j| serde_json::to_string(j).unwrap_or_default())
             ],
         )?;
         tx.commit()?;

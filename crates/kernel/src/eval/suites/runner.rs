@@ -43,6 +43,8 @@ pub(super) struct Plan {
     pub(super) clock: std::sync::Arc<dyn crate::clock::Clock>,
     pub(super) run_id: String,
     pub(super) started_at: String,
+    /// The judge, when the suite has a judged assertion: its model and prompt version.
+    pub(super) judge: Option<(ModelChoice, crate::ai::pipeline::PromptVersion)>,
 }
 
 pub(super) fn plan(s: &Session<'_>, suite: &str, candidate: &RunCandidate) -> Result<Plan> {
@@ -76,8 +78,36 @@ pub(super) fn plan(s: &Session<'_>, suite: &str, candidate: &RunCandidate) -> Re
             format!("suite `{}` runs on an unknown fixture", suite.key),
         ));
     }
+    let judge = match &suite.judged {
+        None => None,
+        Some(_) => {
+            let binding = s.capability(crate::ai::judge::CAPABILITY)?;
+            let pin = s.effective_pin(&binding)?.ok_or_else(|| {
+                Error::new(
+                    Code::IntegrationUnreachable,
+                    format!(
+                        "`{}` has a judged assertion and no model judges: bind one to `judge`",
+                        suite.key
+                    ),
+                )
+            })?;
+            if let Some(d) = &pin.drift {
+                return Err(Error::new(
+                    Code::ModelDrift,
+                    format!("the judge's model pin `{}` drifted: {d}", pin.key),
+                ));
+            }
+            let version = s
+                .prompt_versions(&binding.prompt)?
+                .into_iter()
+                .find(|v| v.active)
+                .ok_or_else(|| Error::internal("the judge's prompt has no active version"))?;
+            Some((ModelChoice { endpoint: s.endpoint(&pin.provider)?, pin, stored: true }, version))
+        }
+    };
     let ws = s.workspace();
     Ok(Plan {
+        judge,
         model: ModelChoice { endpoint: s.endpoint(&pin.provider)?, pin, stored: true },
         suite,
         binding,
@@ -113,6 +143,17 @@ pub(super) fn fixture(plan: &Plan) -> Result<Fixture> {
             model_pin: None,
             ..plan.binding.clone()
         })?;
+        // The judge's prompt version, as the workspace has it active.
+        if let Some((_, v)) = &plan.judge {
+            let n = admin.publish_prompt_with(
+                &v.prompt,
+                &v.instructions,
+                Some(&v.examples),
+                &v.output_contract,
+                Some(&v.variants),
+            )?;
+            admin.activate_prompt(&v.prompt, n)?;
+        }
     }
     Ok(Fixture { ws: std::sync::Mutex::new(ws), _dir: dir })
 }
@@ -140,21 +181,32 @@ pub async fn run_suite(
         }
         let started = Instant::now();
         let verdict = run_case(&fixture, &plan.suite.capability, case, &plan.model, cancel).await;
-        let (pass, reason) = match verdict {
+        let (pass, reason, judged_input) = match verdict {
             Ok(v) => v,
             Err(e) if e.code == Code::Cancelled => {
                 cancelled = true;
                 break;
             }
-            Err(e) => (false, e.message),
+            Err(e) => (false, e.message, None),
         };
-        results.push(CaseResult {
-            id: case.id.clone(),
-            pass,
-            hard: case.hard,
-            reason,
-            wall_ms: (started.elapsed().as_secs_f64() * 1000.0).round(),
-        });
+        let wall_ms = (started.elapsed().as_secs_f64() * 1000.0).round();
+        let judged = match (&plan.suite.judged, &plan.judge) {
+            (Some(j), Some((model, _))) => {
+                match judge_case(&fixture, case, &j.rubric, judged_input, model, cancel).await {
+                    Err(e) if e.code == Code::Cancelled => {
+                        cancelled = true;
+                        break;
+                    }
+                    other => Some(other.unwrap_or_else(|e| CaseJudgment {
+                        score: 0.0,
+                        verdicts: vec![],
+                        unjudged: Some(format!("the judge gave no verdicts: {}", e.message)),
+                    })),
+                }
+            }
+            _ => None,
+        };
+        results.push(CaseResult { id: case.id.clone(), pass, hard: case.hard, reason, wall_ms, judged });
         progress(results.last().expect("just pushed"), results.len(), total);
     }
     let (prompt_tokens, completion_tokens, cost): (i64, i64, f64) = {
@@ -169,9 +221,24 @@ pub async fn run_suite(
     let passed = results.iter().filter(|r| r.pass).count() as u32;
     let hard_failures = results.iter().filter(|r| r.hard && !r.pass).count() as u32;
     let rate = crate::eval::share(passed, total as u32);
+    let judged = match (&plan.suite.judged, &plan.judge) {
+        (Some(j), Some((model, version))) => {
+            let scores: Vec<f64> =
+                results.iter().filter_map(|r| r.judged.as_ref().map(|c| c.score)).collect();
+            Some(RunJudgment {
+                score: if scores.is_empty() { 0.0 } else { scores.iter().sum::<f64>() / scores.len() as f64 },
+                floor: j.floor,
+                judge_pin: model.pin.key.clone(),
+                judge_model_version: model.pin.digest.clone(),
+                judge_prompt_version: version.version,
+            })
+        }
+        _ => None,
+    };
+    let judged_ok = judged.as_ref().is_none_or(|j| j.score + 1e-9 >= j.floor);
     let outcome = if cancelled {
         "cancelled"
-    } else if hard_failures == 0 && rate + 1e-9 >= plan.suite.floor {
+    } else if hard_failures == 0 && rate + 1e-9 >= plan.suite.floor && judged_ok {
         "passed"
     } else {
         "failed"
@@ -199,6 +266,7 @@ pub async fn run_suite(
         completion_tokens: completion_tokens as u64,
         cost,
         cases: results,
+        judged,
     };
     sessions.with(|s| s.store_run(&run))?;
     tracing::info!(suite = %run.suite, outcome = %run.outcome, passed = run.passed, total = run.total, "eval suite run");
@@ -219,14 +287,15 @@ pub(super) fn scratch_admin(scratch: &Workspace) -> Result<String> {
         .ok_or_else(|| Error::internal("the fixture has no user who may author prompts"))
 }
 
-/// Run one case and judge it: `(pass, what the judge saw)`.
+/// Run one case and judge it: `(pass, what the check saw, what a judge model would read —
+/// the facts and the answer — if the case has an answer to judge)`.
 pub(super) async fn run_case(
     fixture: &Fixture,
     capability: &str,
     case: &SuiteCase,
     model: &ModelChoice,
     cancel: &Cancel,
-) -> Result<(bool, String)> {
+) -> Result<(bool, String, Option<(String, String)>)> {
     use crate::ai::pipeline::drive::Sessions;
     let sessions = AsUser { fixture, user: &case.user };
     let mut quiet = |_: crate::ai::pipeline::drive::Progress<'_>| {};
@@ -238,7 +307,7 @@ pub(super) async fn run_case(
             cancelled(&outcome)?;
             let mut tally = ask::AskTally::default();
             let row = tally.record(&c, outcome, 0.0);
-            Ok((row.pass, row.reason.clone()))
+            Ok((row.pass, row.reason.clone(), None))
         }
         "extract" => {
             let (c, bytes) = extract_case(case)?;
@@ -249,7 +318,7 @@ pub(super) async fn run_case(
             let mut tally = extract::ExtractTally::default();
             let row = tally.record(&c, outcome, 0.0);
             Ok(match &row.outcome {
-                Err(e) => (false, e.message.clone()),
+                Err(e) => (false, e.message.clone(), None),
                 Ok(j) => {
                     let v = &j.verdict;
                     let mut why = vec![];
@@ -262,7 +331,7 @@ pub(super) async fn run_case(
                     if !v.lines.wrong.is_empty() {
                         why.push(format!("{} of {} lines right", v.lines.correct, v.lines.expected));
                     }
-                    (why.is_empty(), why.join("; "))
+                    (why.is_empty(), why.join("; "), None)
                 }
             })
         }
@@ -271,16 +340,47 @@ pub(super) async fn run_case(
             let mut cap = crate::ai::summarize::Summarize::new(object, id);
             let outcome = drive(&sessions, &mut cap, Some(model.clone()), cancel, &mut quiet).await;
             cancelled(&outcome)?;
+            let judged = match &outcome {
+                Ok(answer) if answer.insufficient.is_none() => {
+                    let text = answer.sentences.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join(" ");
+                    Some((sessions.with(|s| s.sheet_text(object, id))?, text))
+                }
+                _ => None,
+            };
             let mut tally = summarize::SummarizeTally::default();
             let first = cap.first.take().unwrap_or_default();
             sessions.with(|s| tally.record(s, id, first, outcome, 0.0).map(|_| ()))?;
             Ok(match row_outcome(&tally.finish()) {
-                Some(why) => (false, why),
-                None => (true, String::new()),
+                Some(why) => (false, why, judged),
+                None => (true, String::new(), judged),
             })
         }
         other => Err(Error::new(Code::InvalidValue, format!("no suite runner for capability `{other}`"))),
     }
+}
+
+/// The judge model's verdicts on one case's answer, as the case's user asks for them; a case
+/// with no answer to judge scores 0.
+pub(super) async fn judge_case(
+    fixture: &Fixture,
+    case: &SuiteCase,
+    rubric: &[String],
+    input: Option<(String, String)>,
+    model: &ModelChoice,
+    cancel: &Cancel,
+) -> Result<CaseJudgment> {
+    let Some((facts, answer)) = input else {
+        return Ok(CaseJudgment {
+            score: 0.0,
+            verdicts: vec![],
+            unjudged: Some("no answer to judge".into()),
+        });
+    };
+    let sessions = AsUser { fixture, user: &case.user };
+    let mut judge = crate::ai::judge::Judge::new(rubric, &facts, &answer);
+    let verdicts = drive(&sessions, &mut judge, Some(model.clone()), cancel, &mut |_| {}).await?;
+    let met = verdicts.iter().filter(|v| v.pass).count();
+    Ok(CaseJudgment { score: met as f64 / verdicts.len().max(1) as f64, verdicts, unjudged: None })
 }
 
 /// A suite case in the Ask eval's own form: its expectation with who asks what.
