@@ -382,6 +382,16 @@ describe("the suite editor", () => {
   });
   const form = { user: " cara ", object: " invoice ", question: " Which invoices are paid? ", ids: "inv_0016, inv_0038  inv_0016,", refusal: false, record: "" };
 
+  it("sets, changes and removes a judged assertion, one criterion per line", () => {
+    const s = suite({ capability: "summarize" });
+    const set = suiteRevision(s, { ...suiteDraft(s), rubric: "States the open pipeline.\n\n  Reads as fluent English. ", judgedFloor: "75" });
+    expect(set).toEqual({ revision: { remove: [], add: [], judged: { rubric: ["States the open pipeline.", "Reads as fluent English."], floor: 0.75 } } });
+    const judged = suite({ capability: "summarize", judged: { rubric: ["States the open pipeline."], floor: 0.75 } });
+    expect(suiteRevision(judged, suiteDraft(judged))).toEqual({ revision: null });
+    expect(suiteRevision(judged, { ...suiteDraft(judged), rubric: " " }).revision?.judged).toEqual({ rubric: [], floor: 0 });
+    expect(suiteRevision(judged, { ...suiteDraft(judged), judgedFloor: "" }).problem).toMatch(/Judged floor: Required/);
+  });
+
   it("sends nothing when nothing changed", () => {
     const s = suite();
     expect(suiteDraft(s)).toEqual({ floor: "85", hard: { "ask-dev-01": false, "ask-dev-02": false, "ask-dev-26": true }, removed: [], added: [] });

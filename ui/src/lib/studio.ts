@@ -21,6 +21,8 @@ import type { SuiteProgress } from "../bindings/SuiteProgress";
 import type { SuiteRevision } from "../bindings/SuiteRevision";
 import type { Fitness } from "../bindings/Fitness";
 import type { FitnessProgress } from "../bindings/FitnessProgress";
+import type { Verdict } from "../bindings/Verdict";
+import type { Judged } from "../bindings/Judged";
 
 /** A version's number (the generated type says bigint; over IPC it is a JSON number). */
 export const versionOf = (v: Pick<PromptVersion, "version">): number => Number(v.version);
@@ -84,6 +86,23 @@ export function runFigures(run: EvalRun): RunFigures {
     tokens: (run.promptTokens + run.completionTokens).toLocaleString("en-US"),
     cost: costText(run.cost),
   };
+}
+
+/** A run's judged score against its floor ("50 % of 75 %"), or "—" when the suite has none. */
+export function judgedText(run: Pick<EvalRun, "judged">): string {
+  const j = run.judged;
+  return j ? `${Math.round(j.score * 100)} % (floor ${Math.round(j.floor * 100)} %)` : "—";
+}
+
+/** What the judge said of each case: the criteria it found unmet first, with its reasons. */
+export function judgedCases(run: Pick<EvalRun, "cases">): { id: string; score: number; unjudged: string | null; verdicts: Verdict[] }[] {
+  return run.cases
+    .filter((c) => c.judged)
+    .map((c) => {
+      const j = c.judged!;
+      const verdicts = [...j.verdicts.filter((v) => !v.pass), ...j.verdicts.filter((v) => v.pass)];
+      return { id: c.id, score: j.score, unjudged: j.unjudged ?? null, verdicts };
+    });
 }
 
 /** A run's cases that did not pass, hard ones first. */
@@ -412,11 +431,35 @@ export function bindingSummary(b: CapabilityBinding): { label: string; value: st
  * A suite being edited: its floor as a percentage as typed (`85`), each case's hard flag by id,
  * the ids of the cases removed, and the cases added.
  */
-export type SuiteDraft = { floor: string; hard: Record<string, boolean>; removed: string[]; added: SuiteCase[] };
+export type SuiteDraft = {
+  floor: string;
+  hard: Record<string, boolean>;
+  removed: string[];
+  added: SuiteCase[];
+  /** The judged assertion's criteria, one per line (none: no judged assertion). */
+  rubric?: string;
+  /** Its floor as a percentage as typed. */
+  judgedFloor?: string;
+};
 
 /** A draft that changes nothing yet. */
-export function suiteDraft(suite: Pick<Suite<CaseOutline>, "floor" | "cases">): SuiteDraft {
-  return { floor: shareText(suite.floor), hard: Object.fromEntries(suite.cases.map((c) => [c.id, c.hard])), removed: [], added: [] };
+export function suiteDraft(suite: Pick<Suite<CaseOutline>, "floor" | "cases"> & Partial<Pick<Suite<CaseOutline>, "judged">>): SuiteDraft {
+  const draft: SuiteDraft = { floor: shareText(suite.floor), hard: Object.fromEntries(suite.cases.map((c) => [c.id, c.hard])), removed: [], added: [] };
+  if (suite.judged) {
+    draft.rubric = suite.judged.rubric.join("\n");
+    draft.judgedFloor = shareText(suite.judged.floor);
+  }
+  return draft;
+}
+
+/** The judged assertion a draft states: its criteria (blank lines dropped) and floor, `null`
+ * for none, or the floor's problem. */
+function draftJudged(draft: SuiteDraft): Judged | null | string {
+  const rubric = (draft.rubric ?? "").split("\n").map((c) => c.trim()).filter((c) => c !== "");
+  if (rubric.length === 0) return null;
+  if (rubric.length > 8) return "A rubric has at most 8 criteria.";
+  const floor = share(draft.judgedFloor ?? "");
+  return typeof floor === "string" ? `Judged floor: ${floor}` : { rubric, floor };
 }
 
 /**
@@ -425,18 +468,24 @@ export function suiteDraft(suite: Pick<Suite<CaseOutline>, "floor" | "cases">): 
  * added case carries its own flag).
  */
 export function suiteRevision(
-  suite: Pick<Suite<CaseOutline>, "floor" | "cases">,
+  suite: Pick<Suite<CaseOutline>, "floor" | "cases"> & Partial<Pick<Suite<CaseOutline>, "judged">>,
   draft: SuiteDraft,
 ): { revision: SuiteRevision | null; problem?: undefined } | { revision?: undefined; problem: string } {
   const floor = share(draft.floor);
   if (typeof floor === "string") return { problem: floor };
+  const judged = draftJudged(draft);
+  if (typeof judged === "string") return { problem: judged };
   const remove = suite.cases.filter((c) => draft.removed.includes(c.id)).map((c) => c.id);
   const kept = suite.cases.filter((c) => !remove.includes(c.id));
   const hardNow = (c: CaseOutline) => draft.hard[c.id] ?? c.hard;
   const revision: SuiteRevision = { remove, add: draft.added };
   if (Math.abs(floor - suite.floor) > 1e-9) revision.floor = floor;
   if (kept.some((c) => hardNow(c) !== c.hard)) revision.hard = kept.filter(hardNow).map((c) => c.id);
-  const changed = revision.floor !== undefined || revision.hard !== undefined || remove.length > 0 || draft.added.length > 0;
+  // The judged assertion: set or changed as the draft states it; removed as an empty rubric.
+  const before = suite.judged ?? null;
+  if (JSON.stringify(judged) !== JSON.stringify(before)) revision.judged = judged ?? { rubric: [], floor: 0 };
+  const changed =
+    revision.floor !== undefined || revision.hard !== undefined || revision.judged !== undefined || remove.length > 0 || draft.added.length > 0;
   return { revision: changed ? revision : null };
 }
 
