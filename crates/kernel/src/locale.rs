@@ -266,6 +266,15 @@ impl Locale {
         format!("{} {currency}", self.number(x, 2))
     }
 
+    /// A percentage of a number already written in this locale: "25%" in English, "25 %" (a
+    /// narrow no-break space) in German, French and Spanish.
+    pub fn percent(&self, number: &str) -> String {
+        match self.language {
+            Language::En => format!("{number}%"),
+            _ => format!("{number}\u{202f}%"),
+        }
+    }
+
     /// A number the reader typed in this locale ("1.250,50" in German, "1,250.50" in English),
     /// as a value; `None` when the text is no number in this locale.
     pub fn read_number(&self, text: &str) -> Option<f64> {

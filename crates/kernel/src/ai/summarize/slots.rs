@@ -28,11 +28,18 @@ pub(super) fn rendered(f: &Fact, w: &Writing) -> String {
             .as_f64()
             .map(|x| l.money(x, f.currency.as_deref().unwrap_or(&w.currency)))
             .unwrap_or_else(|| f.display.clone()),
-        "number" => match f.value.as_f64() {
-            Some(x) if x.fract() == 0.0 && x.abs() >= 10_000.0 => l.number(x, 0),
-            Some(x) if x.fract() != 0.0 => l.decimal(x),
-            _ => f.display.clone(),
-        },
+        "number" => {
+            let n = match f.value.as_f64() {
+                Some(x) if x.fract() == 0.0 && x.abs() >= 10_000.0 => l.number(x, 0),
+                Some(x) if x.fract() != 0.0 => l.decimal(x),
+                _ => f.display.clone(),
+            };
+            if percent(f) {
+                l.percent(&n)
+            } else {
+                n
+            }
+        }
         "date" => f
             .value
             .as_str()
@@ -41,6 +48,13 @@ pub(super) fn rendered(f: &Fact, w: &Writing) -> String {
             .unwrap_or_else(|| f.display.clone()),
         _ => f.display.clone(),
     }
+}
+
+/// A number its field's label says is a percentage ("Probability (%)", "Margin percent"): its
+/// slot writes the sign, so "{probability} chance" says "25% chance", not "25 chance".
+fn percent(f: &Fact) -> bool {
+    let label = f.label.to_lowercase();
+    f.field_type == "number" && f.set.is_none() && (label.contains('%') || label.contains("percent"))
 }
 
 /// The slots of a template, in order: (byte range, slot name) — `{open_deals_count}`.
@@ -208,6 +222,7 @@ pub(super) fn render(
         }
     }
     problems.extend(equated(&template, facts));
+    problems.extend(misplaced(&template, &found, facts));
     if citations.is_empty() && problems.is_empty() {
         problems.push(
             "it uses no fact: write the slots of the facts it states, in braces, where their values go"
@@ -232,6 +247,15 @@ fn restated(rest: &str, f: &Fact, value: &str, language: crate::locale::Language
         .last()
         .filter(|c| f.field_type == "currency" && c.len() == 3 && c.chars().all(|x| x.is_ascii_uppercase()));
     let mut said = vec![format!(" {value}")];
+    if percent(f) {
+        said.extend([
+            "%".to_string(),
+            " %".into(),
+            "\u{202f}%".into(),
+            " percent".into(),
+            " per cent".into(),
+        ]);
+    }
     if let Some(code) = code {
         said.extend([format!(" {code}"), format!(" in {code}")]);
     }
@@ -376,6 +400,57 @@ fn equated(template: &str, facts: &[Fact]) -> Vec<String> {
         .collect()
 }
 
+/// A slot where its value does not belong, by the words around it (English): a date's word
+/// before an amount or a number ("paid on {amount}"), money's word before what is no amount
+/// ("worth {count}"), and a value followed by another field's name ("a {amount} margin", where
+/// the margin is a field of its own). The model then points at the fact that belongs there.
+fn misplaced(template: &str, found: &[(std::ops::Range<usize>, String)], facts: &[Fact]) -> Vec<String> {
+    const DATE_WORDS: [&str; 4] = ["on", "since", "until", "dated"];
+    const MONEY_WORDS: [&str; 7] =
+        ["worth", "totaling", "totalling", "valued at", "amount of", "value of", "revenue of"];
+    let fact = |r: &str| facts.iter().find(|f| f.reference == r);
+    let words_of = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphabetic()).filter(|w| w.len() > 1).map(str::to_lowercase).collect()
+    };
+    let mut out = vec![];
+    for (range, r) in found {
+        let Some(f) = fact(r) else { continue };
+        let before = template[..range.start].trim_end().to_lowercase();
+        let ends_with = |w: &str| {
+            before.ends_with(w) && !before[..before.len() - w.len()].ends_with(|c: char| c.is_alphanumeric())
+        };
+        let numeric = matches!(f.field_type.as_str(), "currency" | "number");
+        if numeric && DATE_WORDS.iter().any(|w| ends_with(w)) {
+            out.push(format!("it writes {{{r}}}, which is no date, where a date goes: point at the date that belongs there"));
+        }
+        if f.field_type != "currency" && MONEY_WORDS.iter().any(|w| ends_with(w)) {
+            out.push(format!("it writes {{{r}}}, which is no amount, where money goes: point at the amount that belongs there"));
+        }
+        // The word right after the value (past a restated sign or code).
+        let after = template[range.end..].trim_start_matches(['%', ' ']);
+        let next = after.split(|c: char| !c.is_alphabetic()).next().unwrap_or_default().to_lowercase();
+        let own = words_of(&f.label);
+        let other_field = facts.iter().filter(|g| {
+            g.reference != f.reference
+                && g.set.is_none()
+                && g.id == f.id
+                && matches!(g.field_type.as_str(), "currency" | "number" | "date")
+        });
+        let names_another = other_field.flat_map(|g| words_of(&g.label)).any(|w| {
+            w == next
+                && w.len() > 3
+                && !own.contains(&w)
+                && !["date", "amount", "total"].contains(&w.as_str())
+        });
+        if numeric && names_another {
+            out.push(format!(
+                "it writes {{{r}}} as the {next}, which is another fact: write that fact's slot for it"
+            ));
+        }
+    }
+    out
+}
+
 /// The word right after a slot ("{amount} USD"): letters after one space, then no letter or digit.
 fn next_word(rest: &str) -> Option<&str> {
     let rest = rest.strip_prefix(' ')?;
@@ -403,6 +478,11 @@ fn junk(template: &str, found: &[(std::ops::Range<usize>, String)]) -> Vec<Strin
     let marks_only = |t: &str| !t.chars().any(char::is_alphanumeric);
     if tokens.windows(2).any(|w| marks_only(w[0]) && marks_only(w[1])) {
         out.push("it writes a run of punctuation or dashes standing alone: leave it out".to_string());
+    }
+    static DOUBLED: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"[,;:][,;:.]|\.[,;:]").expect("the pattern"));
+    if let Some(m) = DOUBLED.find(&worded) {
+        out.push(format!("it writes “{}”, marks doubled: write one", m.as_str()));
     }
     for t in &tokens {
         let word = t.trim_end_matches(|c: char| ",.;:!?)…".contains(c));
@@ -652,5 +732,58 @@ mod tests {
             Ok("Vence el 5 de marzo de 2026.".into())
         );
         assert!(render("Vence en abril, el {due}.", &facts, &es).is_err());
+    }
+
+    #[test]
+    fn a_value_where_another_kind_of_value_goes_is_refused_and_a_percentage_carries_its_sign() {
+        let facts = [
+            Fact {
+                label: "Amount".into(),
+                id: "opp_1".into(),
+                ..fact("amount", "currency", json!(231000), "231000")
+            },
+            Fact {
+                label: "Margin (%)".into(),
+                id: "opp_1".into(),
+                ..fact("margin_pct", "number", json!(32.84), "32.84")
+            },
+            Fact {
+                label: "Probability (%)".into(),
+                id: "opp_1".into(),
+                ..fact("probability", "number", json!(25), "25")
+            },
+            Fact {
+                label: "Close Date".into(),
+                id: "opp_1".into(),
+                ..fact("close_date", "date", json!("2026-01-07"), "2026-01-07")
+            },
+            Fact {
+                label: "number of open opportunities".into(),
+                ..fact("open_count", "number", json!(3), "3")
+            },
+        ];
+        let ok = |t: &str| render(t, &facts, &en("USD")).map(|s| s.text);
+        let refused = |t: &str| render(t, &facts, &en("USD")).unwrap_err().join(" | ");
+        assert_eq!(
+            ok("It has a {probability} chance of success."),
+            Ok("It has a 25% chance of success.".into())
+        );
+        assert_eq!(
+            ok("It has a {probability}% chance and a {margin_pct} percent margin."),
+            Ok("It has a 25% chance and a 32.84% margin.".into())
+        );
+        assert_eq!(
+            ok("It is a {amount} opportunity closing on {close_date}."),
+            Ok("It is a 231,000.00 USD opportunity closing on 7 January 2026.".into())
+        );
+        assert!(ok("It has a total of {open_count} open deals worth {amount}.").is_ok());
+        assert!(refused("It was paid on {amount}.").contains("no date, where a date goes"));
+        assert!(refused("It has deals worth {open_count}.").contains("no amount, where money goes"));
+        assert!(
+            refused("It is lost with a {amount} margin of {margin_pct}.").contains("{amount} as the margin")
+        );
+        assert!(refused("It is worth {amount},, soon.").contains("marks doubled"));
+        let de = Writing { currency: "EUR".into(), locale: crate::locale::Locale::parse("de").unwrap() };
+        assert_eq!(rendered(&facts[2], &de), "25\u{202f}%");
     }
 }
