@@ -37,6 +37,10 @@ pub enum RunCommand {
         endpoint: Option<String>,
         #[arg(long)]
         demo: bool,
+        /// Print the fact sheet a summary of the record stands on (as you may read it), without
+        /// calling a model.
+        #[arg(long)]
+        facts: bool,
     },
     /// Extract a document into a proposal for an object (a new record, or --record ID).
     Extract {
@@ -122,6 +126,9 @@ pub fn run(session: &Session<'_>, command: RunCommand) -> Result<Value> {
     match command {
         RunCommand::Ask { question, endpoint, .. } => {
             to_json(&run_capability(session, &mut Ask { question }, endpoint.as_deref())?)
+        }
+        RunCommand::Summarize { object, id, facts: true, .. } => {
+            Ok(json!({ "facts": session.sheet_text(&object, &id)? }))
         }
         RunCommand::Summarize { object, id, endpoint, .. } => {
             to_json(&run_capability(session, &mut Summarize::new(&object, &id), endpoint.as_deref())?)

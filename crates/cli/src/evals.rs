@@ -64,6 +64,21 @@ pub enum EvalCommand {
         #[arg(long)]
         demo: bool,
     },
+    /// The judge model against a person: a hand-labelled set (`{"rubric": [...], "cases":
+    /// [{id, facts, answer, labels: [bool per criterion]}]}`) judged by the `judge` capability's
+    /// model (or --endpoint); agreement and Cohen's kappa per criterion and overall, and every
+    /// disagreement with the judge's reason.
+    Judge {
+        #[arg(long)]
+        cases: PathBuf,
+        #[arg(long)]
+        endpoint: Option<String>,
+        #[arg(long)]
+        demo: bool,
+        /// Who asks for the verdicts.
+        #[arg(long, default_value = "ava")]
+        user: String,
+    },
     /// Run a stored eval suite (as --as, who needs ai.author or ai.manage) against a prompt
     /// version and a model pin (default: the capability's), on a scratch copy of its fixture;
     /// the run is stored, and the gate lets that pair through if it passed.
@@ -218,6 +233,7 @@ impl EvalCommand {
             EvalCommand::Ask { .. } => "ask",
             EvalCommand::Extract { .. } => "extract",
             EvalCommand::Summarize { .. } => "summarize",
+            EvalCommand::Judge { .. } => "judge",
             EvalCommand::Run { .. } => "run",
             EvalCommand::Suites => "suites",
             EvalCommand::Show { .. } => "show",
@@ -232,7 +248,8 @@ impl EvalCommand {
         match self {
             EvalCommand::Ask { demo, .. }
             | EvalCommand::Extract { demo, .. }
-            | EvalCommand::Summarize { demo, .. } => *demo,
+            | EvalCommand::Summarize { demo, .. }
+            | EvalCommand::Judge { demo, .. } => *demo,
             _ => false,
         }
     }
@@ -287,6 +304,9 @@ pub fn run(file: WorkspaceFile, command: EvalCommand) -> Result<Value> {
         EvalCommand::Summarize { object, ids, user, endpoint, .. } => {
             let object = object.unwrap_or_default();
             eval_summarize(&ws, &object, &ids, &user, endpoint.as_deref())
+        }
+        EvalCommand::Judge { cases, endpoint, user, .. } => {
+            eval_judge(&ws, &cases, &user, endpoint.as_deref())
         }
         other => Err(countersign_kernel::Error::internal(format!("`eval {}` runs as a user", other.name()))),
     }
@@ -412,6 +432,27 @@ fn eval_summarize_cases(ws: &Workspace, cases: &Path, endpoint: Option<&str>) ->
         eprintln!("      key facts stated: {stated:?} of {keys:?} (as {})", c.user);
     }
     to_json(&tally.finish())
+}
+
+fn eval_judge(ws: &Workspace, cases: &Path, user: &str, endpoint: Option<&str>) -> Result<Value> {
+    use countersign_kernel::eval::judge::{CalibrationTally, LabelledSet};
+    let set = LabelledSet::read(&std::fs::read_to_string(cases)?)?;
+    let rt = runtime()?;
+    let session = ws.session(user)?;
+    let mut tally = CalibrationTally::default();
+    for c in &set.cases {
+        let started = Instant::now();
+        let mut judge = countersign_kernel::ai::judge::Judge::new(&set.rubric, &c.facts, &c.answer);
+        let verdicts = crate::ai::run_capability_on(&rt, &session, &mut judge, endpoint);
+        let said: String = match &verdicts {
+            Ok(v) => v.iter().map(|v| if v.pass { '✓' } else { '✗' }).collect(),
+            Err(e) => format!("no verdicts: {}", e.message),
+        };
+        let person: String = c.labels.iter().map(|l| if *l { '✓' } else { '✗' }).collect();
+        eprintln!("  {:>5.1}s {:<14} person {person}  judge {said}", ms_since(started) / 1000.0, c.id);
+        tally.record(c, verdicts);
+    }
+    to_json(&tally.finish(&set.rubric))
 }
 
 /// A record's progress lines: accepted with each sentence and the facts it cites (`*`: attached

@@ -5,6 +5,7 @@
 
 pub mod ask;
 pub mod extract;
+pub mod judge;
 pub mod suites;
 pub mod summarize;
 
