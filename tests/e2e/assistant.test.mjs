@@ -325,3 +325,80 @@ test("in German: Ava chooses Deutsch in Settings, her summary is written in Germ
     await browser.deleteSession();
   }
 });
+
+test("a judged assertion in the studio: a rubric added to the Summarize suite, a prompt version whose summaries say nothing that matters fails its run on the judge's verdicts and is refused activation", async () => {
+  // A small suite gates Summarize (the latest one published for it): two accounts with an open
+  // pipeline, as Ava.
+  const cli = (...args) => execFileSync(process.env.CLI_BIN, ["--workspace", process.env.COUNTERSIGN_WORKSPACE, "--as", "ava", ...args], { encoding: "utf8" });
+  const dir = mkdtempSync(join(tmpdir(), "judged-"));
+  const file = join(dir, "suite.json");
+  const cases = ["acc_0016", "acc_0004"].map((id) => ({ id, user: "ava", input: { object: "account", id }, expect: {}, hard: false }));
+  writeFileSync(file, JSON.stringify({ capability: "summarize", floor: 0.5, cases }));
+  cli("eval", "publish", "summarize-judged", "--file", file);
+  const browser = await openWindow(APP);
+  const el = (id) => browser.$(tid(id));
+  try {
+    await el("user-switcher").waitForDisplayed({ timeout: 60000 });
+    await el("user-switcher").selectByAttribute("value", "ava");
+    await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+    await el("nav-settings").click();
+    await el("studio-cap-summarize").waitForDisplayed({ timeout: 15000 });
+    // The rubric, written in the studio's suite editor.
+    await el("studio-suite-edit-summarize").scrollIntoView();
+    await el("studio-suite-edit-summarize").click();
+    await el("studio-suite-rubric-summarize").setValue(
+      "It states the money that matters most among the facts: an open pipeline, an unpaid or overdue total, or the record's own amount or total.",
+    );
+    await el("studio-suite-judged-floor-summarize").setValue("75");
+    await el("studio-suite-publish-summarize").click();
+    await el("studio-suite-judged-summarize").waitForDisplayed({ timeout: 10000 });
+    assert.match(await el("studio-suite-judged-summarize").getText(), /judged on 1 criterion, floor 75/);
+    // A version whose summaries the checks verify but that say nothing that matters.
+    const versions = async () =>
+      browser.execute(() => [...document.querySelectorAll('[data-testid^="studio-version-summarize-"]')].map((r) => Number(r.dataset.testid.split("-").pop())));
+    const before = Math.max(...(await versions()));
+    await el("studio-new-version-summarize").scrollIntoView();
+    await el("studio-new-version-summarize").click();
+    await el("studio-new-instructions-summarize").setValue(
+      'Answer with JSON: {"sentences": ["{name} is a record."]} and nothing else: exactly that one sentence, with the slot {name} as written. Never write money, counts, dates or notes.',
+    );
+    await el("studio-publish-summarize").click();
+    await browser.waitUntil(async () => Math.max(...(await versions())) > before, { timeout: 10000 });
+    const bland = Math.max(...(await versions()));
+    // Its run, on the workspace's model, judged by the judge capability's model (the same one).
+    await el("studio-run-version-summarize").selectByAttribute("value", String(bland));
+    await el("studio-run-summarize").click();
+    await browser.waitUntil(
+      async () =>
+        browser.execute(
+          (v) => [...document.querySelectorAll('[data-testid="studio-run-row-summarize"]')].some((r) => r.dataset.outcome && r.textContent.includes(`v${v}`)),
+          bland,
+        ),
+      { timeout: 600000, interval: 1000, timeoutMsg: "the suite run never finished" },
+    );
+    const row = await browser.$('[data-testid="studio-run-row-summarize"]');
+    assert.equal(await row.getAttribute("data-outcome"), "failed", await row.getText());
+    const judged = await el("studio-run-judged-summarize").getText();
+    const score = Number(judged.match(/^(\d+) %/)?.[1]);
+    assert.ok(score < 75, `judged ${judged}`);
+    // The judge's reasons, case by case.
+    await row.click();
+    await el("studio-run-judgments-summarize").waitForDisplayed();
+    const judgments = await el("studio-run-judgments-summarize").getText();
+    assert.match(judgments, /acc_0016/);
+    assert.match(judgments, /✗ It states the money that matters most|no answer to judge/, judgments);
+    await el("studio-run-judgments-summarize").scrollIntoView();
+    screenshot(join(SHOTS, "63-studio-judged-run.png"));
+    // Activation is refused, saying the judged score.
+    await el(`studio-activate-summarize-${bland}`).scrollIntoView();
+    await el(`studio-activate-summarize-${bland}`).click();
+    await el("gate-refusal").waitForDisplayed();
+    assert.match(await el("gate-refusal").getText(), /judged \d+ % against its floor of 75 %/);
+    screenshot(join(SHOTS, "64-studio-judged-gate-refused.png"));
+  } catch (e) {
+    screenshot(join(SHOTS, "64-judged-failed.png"));
+    throw e;
+  } finally {
+    await browser.deleteSession();
+  }
+});
