@@ -447,6 +447,38 @@ fn misplaced(template: &str, found: &[(std::ops::Range<usize>, String)], facts: 
                 "it writes {{{r}}} as the {next}, which is another fact: write that fact's slot for it"
             ));
         }
+        // An amount where a number of things goes: "{amount} overdue invoices".
+        let counted: Vec<String> = facts
+            .iter()
+            .filter_map(|g| g.label.strip_prefix("number of "))
+            .filter_map(|l| l.split_whitespace().last())
+            .map(str::to_lowercase)
+            .collect();
+        let two: Vec<String> = after
+            .split_whitespace()
+            .take(2)
+            .map(|w| w.trim_matches(|c: char| !c.is_alphabetic()).to_lowercase())
+            .collect();
+        if f.field_type == "currency" && two.iter().any(|w| counted.contains(w)) {
+            out.push(format!(
+                "it writes {{{r}}}, an amount, as a number of {}: write the count's slot for it",
+                two.join(" ")
+            ));
+        }
+    }
+    // "It is {amount}.": the record said to be one of its values. Only a listed value (a
+    // status, a stage, a type) may be what a record is.
+    static IS_A_VALUE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^(?:It|This)\s+(?:is|was)\s+(?:(?:a|an|the)\s+)?\{(\w+)\}\s*\.?\s*$")
+            .expect("the pattern")
+    });
+    if let Some(c) = IS_A_VALUE.captures(template.trim()) {
+        if fact(&c[1]).is_some_and(|f| f.field_type != "picklist") {
+            out.push(format!(
+                "it says the record is {{{}}}, which is one of its values, not what it is: say what the value is",
+                &c[1]
+            ));
+        }
     }
     out
 }
@@ -783,6 +815,11 @@ mod tests {
             refused("It is lost with a {amount} margin of {margin_pct}.").contains("{amount} as the margin")
         );
         assert!(refused("It is worth {amount},, soon.").contains("marks doubled"));
+        assert!(refused("It has {amount} open opportunities.").contains("an amount, as a number of"));
+        assert!(ok("It has {open_count} open opportunities worth {amount} in open deals.").is_ok());
+        assert!(refused("It is {amount}.").contains("the record is {amount}"));
+        assert!(refused("It is {probability}").contains("the record is {probability}"));
+        assert!(ok("The amount is {amount}.").is_ok(), "a value named by its field");
         let de = Writing { currency: "EUR".into(), locale: crate::locale::Locale::parse("de").unwrap() };
         assert_eq!(rendered(&facts[2], &de), "25\u{202f}%");
     }
