@@ -128,7 +128,7 @@ pub fn run(session: &Session<'_>, command: RunCommand) -> Result<Value> {
             to_json(&run_capability(session, &mut Ask { question }, endpoint.as_deref())?)
         }
         RunCommand::Summarize { object, id, facts: true, .. } => {
-            Ok(json!({ "facts": session.sheet_text(&object, &id)? }))
+            Ok(json!({ "facts": session.fact_lines(&object, &id)? }))
         }
         RunCommand::Summarize { object, id, endpoint, .. } => {
             to_json(&run_capability(session, &mut Summarize::new(&object, &id), endpoint.as_deref())?)

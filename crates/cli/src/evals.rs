@@ -442,8 +442,21 @@ fn eval_judge(ws: &Workspace, cases: &Path, user: &str, endpoint: Option<&str>) 
     let mut tally = CalibrationTally::default();
     for c in &set.cases {
         let started = Instant::now();
-        let mut judge = countersign_kernel::ai::judge::Judge::new(&set.rubric, &c.facts, &c.answer);
-        let verdicts = crate::ai::run_capability_on(&rt, &session, &mut judge, endpoint);
+        let verdicts = rt.block_on(async {
+            let model = match endpoint {
+                Some(url) => Some(countersign_kernel::ai::pipeline::ModelChoice::ad_hoc(url).await?),
+                None => None,
+            };
+            countersign_kernel::ai::judge::judge(
+                &session,
+                &set.rubric,
+                &c.facts,
+                &c.answer,
+                model,
+                &Default::default(),
+            )
+            .await
+        });
         let said: String = match &verdicts {
             Ok(v) => v.iter().map(|v| if v.pass { '✓' } else { '✗' }).collect(),
             Err(e) => format!("no verdicts: {}", e.message),

@@ -5,6 +5,6 @@
  */
 export type Verdict = { criterion: string, pass: boolean, 
 /**
- * What the judge saw.
+ * The words of the answer the judge rests its verdict on ("none": no words bear on it).
  */
 reason: string, };

@@ -282,15 +282,9 @@ fn summary(text: &str) -> Answer {
     Answer::Text(json!({ "sentences": [text] }).to_string())
 }
 
-/// The judge's verdicts on a two-criterion rubric.
-fn verdicts(first: bool, second: bool) -> Answer {
-    Answer::Text(
-        json!({"verdicts": [
-            {"criterion": 1, "reason": if first { "it states the open pipeline" } else { "it states no money at all" }, "pass": first},
-            {"criterion": 2, "reason": "it reads as plain English", "pass": second}
-        ]})
-        .to_string(),
-    )
+/// The judge's verdict on one criterion (each is a call of its own).
+fn verdict(pass: bool, quote: &str) -> Answer {
+    Answer::Text(json!({"quote": quote, "pass": pass}).to_string())
 }
 
 #[test]
@@ -320,9 +314,11 @@ fn a_judged_assertion_fails_a_run_the_judge_marks_down_and_the_gate_says_why() {
     // The current version: each summary verified, each judged on both criteria.
     let well = fake(vec![
         summary("{name} has {open_opportunities_count} open opportunities."),
-        verdicts(true, true),
+        verdict(true, "2 open opportunities"),
+        verdict(true, "has 2 open opportunities"),
         summary("{name} has {open_opportunities_count} open opportunities."),
-        verdicts(true, true),
+        verdict(true, "2 open opportunities"),
+        verdict(true, "has 2 open opportunities"),
     ]);
     provider(&ava, "local", &well);
     pin(&ava, "small", "local");
@@ -339,7 +335,7 @@ fn a_judged_assertion_fails_a_run_the_judge_marks_down_and_the_gate_says_why() {
     let requests = well.chat_requests();
     let judge_request = &requests[1];
     let system = judge_request["messages"][0]["content"].as_str().unwrap();
-    assert!(system.starts_with("You judge one answer"), "{system}");
+    assert!(system.starts_with("You check one answer"), "{system}");
     assert!(!system.contains("Aperture Holdings"), "no record value in the system role");
     assert!(judge_request.to_string().contains("Aperture Holdings has"), "the answer is in the request");
 
@@ -354,9 +350,11 @@ fn a_judged_assertion_fails_a_run_the_judge_marks_down_and_the_gate_says_why() {
         .unwrap();
     let badly = fake(vec![
         summary("{name} is an account."),
-        verdicts(false, true),
+        verdict(false, "none"),
+        verdict(true, "is an account"),
         summary("{name} is an account."),
-        verdicts(false, true),
+        verdict(false, "none"),
+        verdict(true, "is an account"),
     ]);
     provider(&ava, "local", &badly);
     let failing = run(RunCandidate { prompt_version: Some(bland), model_pin: None });
@@ -368,7 +366,7 @@ fn a_judged_assertion_fails_a_run_the_judge_marks_down_and_the_gate_says_why() {
     assert_eq!(failing.judged.as_ref().unwrap().score, 0.5);
     let verdict = &failing.cases[0].judged.as_ref().unwrap().verdicts[0];
     assert_eq!((verdict.criterion.as_str(), verdict.pass), ("It states the open pipeline.", false));
-    assert_eq!(verdict.reason, "it states no money at all");
+    assert_eq!(verdict.reason, "none", "the words the verdict rests on");
     // Stored as run, read back the same.
     let stored = ava.eval_runs(Some("summarize-judged")).unwrap();
     assert_eq!(stored[0].judged, failing.judged);
@@ -381,7 +379,7 @@ fn a_judged_assertion_fails_a_run_the_judge_marks_down_and_the_gate_says_why() {
     assert!(
         e.details.iter().any(|d| d.path == "acc_0016"
             && d.message.contains("It states the open pipeline")
-            && d.message.contains("no money")),
+            && d.message.contains("the judge quoted: “none”")),
         "{:?}",
         e.details
     );

@@ -234,7 +234,7 @@ fn failing_cases(cases: &str) -> Vec<Detail> {
             out.push(Detail {
                 path: c["id"].as_str().unwrap_or_default().to_string(),
                 message: format!(
-                    "judged: “{}” not met — {}",
+                    "judged: “{}” not met (the judge quoted: “{}”)",
                     v["criterion"].as_str().unwrap_or_default(),
                     v["reason"].as_str().unwrap_or_default()
                 ),

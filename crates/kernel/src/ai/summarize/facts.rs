@@ -262,12 +262,17 @@ impl Session<'_> {
         Ok((facts, vec![]))
     }
 
-    /// The fact sheet of a record as version 3 and later show it to the model, one fact per
-    /// line (what a judge reads a summary against).
-    pub fn sheet_text(&self, object: &str, id: &str) -> Result<String> {
+    /// The fact sheet of a record as a reader reads it, one fact per line, without slots
+    /// ("total of overdue invoices in EUR: 88,850.00 EUR"): what a summary stands on, and what
+    /// a judge reads it against.
+    pub fn fact_lines(&self, object: &str, id: &str) -> Result<String> {
         let (facts, _) = self.fact_sheet(object, id)?;
         let writing = self.writing();
-        Ok(facts.iter().map(|f| sheet_line(f, &writing)).collect::<Vec<_>>().join("\n"))
+        Ok(facts
+            .iter()
+            .map(|f| format!("{}: {}", f.label.to_lowercase(), slots::rendered(f, &writing)))
+            .collect::<Vec<_>>()
+            .join("\n"))
     }
 
     /// How this session's summaries write values: its user's locale, the workspace's currency.

@@ -343,7 +343,7 @@ pub(super) async fn run_case(
             let judged = match &outcome {
                 Ok(answer) if answer.insufficient.is_none() => {
                     let text = answer.sentences.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join(" ");
-                    Some((sessions.with(|s| s.sheet_text(object, id))?, text))
+                    Some((sessions.with(|s| s.fact_lines(object, id))?, text))
                 }
                 _ => None,
             };
@@ -377,8 +377,8 @@ pub(super) async fn judge_case(
         });
     };
     let sessions = AsUser { fixture, user: &case.user };
-    let mut judge = crate::ai::judge::Judge::new(rubric, &facts, &answer);
-    let verdicts = drive(&sessions, &mut judge, Some(model.clone()), cancel, &mut |_| {}).await?;
+    let verdicts =
+        crate::ai::judge::judge(&sessions, rubric, &facts, &answer, Some(model.clone()), cancel).await?;
     let met = verdicts.iter().filter(|v| v.pass).count();
     Ok(CaseJudgment { score: met as f64 / verdicts.len().max(1) as f64, verdicts, unjudged: None })
 }
