@@ -346,13 +346,14 @@ test("a judged assertion in the studio: a rubric added to the Summarize suite, a
     // The rubric, written in the studio's suite editor.
     await el("studio-suite-edit-summarize").scrollIntoView();
     await el("studio-suite-edit-summarize").click();
-    await el("studio-suite-rubric-summarize").setValue(
-      "It states the money that matters most among the facts: an open pipeline, an unpaid or overdue total, or the record's own amount or total.",
-    );
-    await el("studio-suite-judged-floor-summarize").setValue("75");
+    // A criterion concrete enough for the 1.5B model to judge (it judges "the money that matters
+    // most" no better than chance: see the calibration in the README), and a floor every case
+    // must reach.
+    await el("studio-suite-rubric-summarize").setValue("It states an amount of money: a number followed by a currency code such as USD or EUR.");
+    await el("studio-suite-judged-floor-summarize").setValue("100");
     await el("studio-suite-publish-summarize").click();
     await el("studio-suite-judged-summarize").waitForDisplayed({ timeout: 10000 });
-    assert.match(await el("studio-suite-judged-summarize").getText(), /judged on 1 criterion, floor 75/);
+    assert.match(await el("studio-suite-judged-summarize").getText(), /judged on 1 criterion, floor 100/);
     // A version whose summaries the checks verify but that say nothing that matters.
     const versions = async () =>
       browser.execute(() => [...document.querySelectorAll('[data-testid^="studio-version-summarize-"]')].map((r) => Number(r.dataset.testid.split("-").pop())));
@@ -380,20 +381,20 @@ test("a judged assertion in the studio: a rubric added to the Summarize suite, a
     assert.equal(await row.getAttribute("data-outcome"), "failed", await row.getText());
     const judged = await el("studio-run-judged-summarize").getText();
     const score = Number(judged.match(/^(\d+) %/)?.[1]);
-    assert.ok(score < 75, `judged ${judged}`);
+    assert.ok(score < 100, `judged ${judged}`);
     // The judge's reasons, case by case.
     await row.click();
     await el("studio-run-judgments-summarize").waitForDisplayed();
     const judgments = await el("studio-run-judgments-summarize").getText();
     assert.match(judgments, /acc_0016/);
-    assert.match(judgments, /✗ It states the money that matters most|no answer to judge/, judgments);
+    assert.match(judgments, /✗ It states an amount of money|no answer to judge/, judgments);
     await el("studio-run-judgments-summarize").scrollIntoView();
     screenshot(join(SHOTS, "63-studio-judged-run.png"));
     // Activation is refused, saying the judged score.
     await el(`studio-activate-summarize-${bland}`).scrollIntoView();
     await el(`studio-activate-summarize-${bland}`).click();
     await el("gate-refusal").waitForDisplayed();
-    assert.match(await el("gate-refusal").getText(), /judged \d+ % against its floor of 75 %/);
+    assert.match(await el("gate-refusal").getText(), /judged \d+ % against its floor of 100 %/);
     screenshot(join(SHOTS, "64-studio-judged-gate-refused.png"));
   } catch (e) {
     screenshot(join(SHOTS, "64-judged-failed.png"));
