@@ -84,7 +84,7 @@ impl Session<'_> {
         override_reason: Option<&str>,
     ) -> Result<()> {
         let Some((suite, version)) = self.gating_suite(candidate.capability)? else { return Ok(()) };
-        let run: Option<(String, String, i64, i64, i64, f64, String, Option<String>)> = tx
+        let run: Option<StoredRun> = tx
             .query_row(
                 "SELECT id, outcome, passed, total, hard_failures, floor, cases, judged FROM eval_run
                  WHERE suite = ?1 AND suite_version = ?2 AND capability = ?3 AND prompt_version = ?4
@@ -99,20 +99,20 @@ impl Session<'_> {
                     candidate.pin.digest
                 ],
                 |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                        r.get(6)?,
-                        r.get(7)?,
-                    ))
+                    Ok(StoredRun {
+                        id: r.get(0)?,
+                        outcome: r.get(1)?,
+                        passed: r.get(2)?,
+                        total: r.get(3)?,
+                        hard: r.get(4)?,
+                        floor: r.get(5)?,
+                        cases: r.get(6)?,
+                        judged: r.get(7)?,
+                    })
                 },
             )
             .optional()?;
-        let passed_run = run.as_ref().filter(|r| r.1 == "passed").map(|r| r.0.clone());
+        let passed_run = run.as_ref().filter(|r| r.outcome == "passed").map(|r| r.id.clone());
         let reason = override_reason.map(str::trim).filter(|r| !r.is_empty());
         if passed_run.is_none() {
             let Some(reason) = reason else {
@@ -124,7 +124,7 @@ impl Session<'_> {
                         ),
                         vec![],
                     ),
-                    Some((id, _, passed, total, hard, floor, cases, judged)) => (
+                    Some(StoredRun { id, passed, total, hard, floor, cases, judged, .. }) => (
                         format!(
                             "{}: suite `{suite}` failed against prompt version {} with model `{}` (run {id}: {passed}/{total} passed, floor {:.0} %, {hard} hard assertion(s) failed{}); override with a reason (ai.manage) to go ahead",
                             candidate.change,
@@ -139,7 +139,7 @@ impl Session<'_> {
                 return Err(Error::new(Code::EvalGate, message).with_details(details));
             };
             self.require(AI_MANAGE)?;
-            self.record_gate(tx, candidate, run.map(|r| r.0), Some(reason))?;
+            self.record_gate(tx, candidate, run.map(|r| r.id), Some(reason))?;
             return Ok(());
         }
         self.record_gate(tx, candidate, passed_run, None)
@@ -195,6 +195,18 @@ impl Session<'_> {
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
+}
+
+/// The latest stored run of a candidate, as the gate reads it.
+struct StoredRun {
+    id: String,
+    outcome: String,
+    passed: i64,
+    total: i64,
+    hard: i64,
+    floor: f64,
+    cases: String,
+    judged: Option<String>,
 }
 
 /// A stored run's judged score against its floor, as the refusal says it (empty: none).
