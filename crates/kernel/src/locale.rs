@@ -13,6 +13,22 @@ use chrono::{Datelike, NaiveDate};
 use serde::Serialize;
 use ts_rs::TS;
 
+/// The months' names in English, lower-cased, January first.
+pub const ENGLISH_MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
 /// A language the kernel can write and read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, TS)]
 #[serde(rename_all = "lowercase")]
@@ -65,20 +81,7 @@ impl Language {
     /// The months' names, lower-cased, January first.
     pub fn months(self) -> &'static [&'static str; 12] {
         match self {
-            Language::En => &[
-                "january",
-                "february",
-                "march",
-                "april",
-                "may",
-                "june",
-                "july",
-                "august",
-                "september",
-                "october",
-                "november",
-                "december",
-            ],
+            Language::En => &ENGLISH_MONTHS,
             Language::De => &[
                 "januar",
                 "februar",

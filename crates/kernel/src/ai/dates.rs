@@ -21,21 +21,8 @@ pub struct DateRange {
     pub end: Option<NaiveDate>,
 }
 
-/// The months' names, lower-cased, January first.
-pub const MONTHS: [&str; 12] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
+/// The months' names in English, lower-cased, January first.
+pub const MONTHS: [&str; 12] = crate::locale::ENGLISH_MONTHS;
 
 /// A word of the request with its byte range in the original text.
 #[derive(Debug, Clone)]
