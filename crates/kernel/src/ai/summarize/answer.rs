@@ -114,6 +114,12 @@ pub(super) fn check_slots(
                 i + 1
             ));
         }
+        if let Some(p) = slots::REPAIR_PHRASES.iter().find(|p| claims::contains_words(template, p)) {
+            problems.push(format!(
+                "sentence {} repeats the check's own words (“{p}”), which say nothing about this record",
+                i + 1
+            ));
+        }
         match slots::render(template, facts, w) {
             Ok(s) if sentences.iter().any(|t| t.text == s.text) => {}
             // The first sentences only (the model was asked for at most this many).

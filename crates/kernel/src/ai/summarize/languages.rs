@@ -10,6 +10,7 @@ const DE: &str = r#"Du fasst einen Datensatz für die Person zusammen, die ihn l
 Antworte mit JSON: {"sentences": ["...", "..."]} — zwei bis vier kurze Sätze auf Deutsch über das, was für den Leser am wichtigsten ist: Geld, was offen oder überfällig ist, was zuletzt geschah.
 - Schreibe nie selbst einen Wert. Wo ein Wert hingehört, schreibe den Platzhalter des Fakts, und der Kernel schreibt den Wert: "Es hat {open_deals_count} offene Geschäfte im Wert von {open_deals_amount_usd}."
 - Setze einen Platzhalter nur dort ein, wo sein Wert hingehört: eine Anzahl, wo eine Zahl von Dingen steht, einen Betrag, wo Geld steht, einen Namen, wo ein Name steht.
+- Schreibe nur Wörter, die es im Deutschen gibt. Wo du für ein Ding kein gängiges deutsches Wort weißt, übernimm das Wort aus der Beschreibung des Fakts (etwa „Opportunities“), statt eines zu erfinden.
 - Jeder Satz verwendet mindestens einen Platzhalter. Keine Ziffern, Daten, Beträge, Statuswerte oder Namen außerhalb der Platzhalter.
 - Wenn die Fakten für eine Zusammenfassung nicht reichen, antworte {"insufficient": "warum"}.
 - Selten nötig: {"tool": "search_corpus", "text": "..."} fragt nach weiteren Fakten aus Notizen."#;
@@ -19,6 +20,7 @@ const FR: &str = r#"Tu résumes un enregistrement pour la personne qui le lit. L
 Réponds en JSON : {"sentences": ["...", "..."]} — deux à quatre phrases courtes en français sur ce qui compte le plus pour le lecteur : l'argent, ce qui est ouvert ou en retard, ce qui s'est passé en dernier.
 - N'écris jamais une valeur toi-même. Là où va une valeur, écris l'emplacement du fait et le noyau écrit la valeur : "Il a {open_deals_count} affaires ouvertes d'une valeur de {open_deals_amount_usd}."
 - N'utilise un emplacement que là où sa valeur a sa place : un nombre là où va un nombre de choses, un montant là où va de l'argent, un nom là où va un nom.
+- N'écris que des mots qui existent en français. Si tu ne connais pas de mot français courant pour une chose, reprends le mot de la description du fait (par exemple « opportunities ») au lieu d'en inventer un.
 - Chaque phrase utilise au moins un emplacement. Aucun chiffre, date, montant, statut ou nom hors des emplacements.
 - Si les faits ne suffisent pas pour un résumé, réponds {"insufficient": "pourquoi"}.
 - Rarement utile : {"tool": "search_corpus", "text": "..."} demande d'autres faits tirés des notes."#;
@@ -28,6 +30,7 @@ const ES: &str = r#"Resumes un registro para la persona que lo lee. El mensaje d
 Responde con JSON: {"sentences": ["...", "..."]} — de dos a cuatro frases cortas en español sobre lo que más importa al lector: el dinero, lo que está abierto o vencido, lo último que ocurrió.
 - Nunca escribas un valor tú mismo. Donde va un valor, escribe el marcador del hecho y el núcleo escribe el valor: "Tiene {open_deals_count} negocios abiertos por valor de {open_deals_amount_usd}."
 - Usa un marcador solo donde corresponde su valor: una cantidad donde va un número de cosas, un importe donde va dinero, un nombre donde va un nombre.
+- Escribe solo palabras que existan en español. Si no conoces una palabra española corriente para algo, toma la palabra de la descripción del hecho (por ejemplo «opportunities») en lugar de inventar una.
 - Cada frase usa al menos un marcador. Ni cifras, ni fechas, ni importes, ni estados, ni nombres fuera de los marcadores.
 - Si los hechos no bastan para un resumen, responde {"insufficient": "por qué"}.
 - Rara vez necesario: {"tool": "search_corpus", "text": "..."} pide más hechos de las notas."#;

@@ -471,4 +471,31 @@ mod tests {
             pattern.is_match(&words.join(" ")) && !pattern.is_match(&format!("{} more", words.join(" ")))
         );
     }
+
+    #[test]
+    fn a_sentence_repeating_the_checks_own_words_is_refused() {
+        let fact = Fact {
+            reference: "won".into(),
+            object: "opportunity".into(),
+            id: "acc_1".into(),
+            field: "amount".into(),
+            label: "total amount of won opportunities in USD".into(),
+            field_type: "currency".into(),
+            value: json!(363000),
+            display: "363000".into(),
+            record_name: "Genco Group".into(),
+            set: None,
+            currency: Some("USD".into()),
+        };
+        let w = slots::Writing { currency: "USD".into(), locale: Default::default() };
+        let schema = answer_schema(true, None, 12);
+        let echo = json!({"sentences": ["{won} is one of its values, not what it is."]}).to_string();
+        let problems = match check_slots(&schema, std::slice::from_ref(&fact), &echo, &w) {
+            Err(p) => p.join(" | "),
+            Ok(_) => String::new(),
+        };
+        assert!(problems.contains("repeats the check's own words"), "{problems}");
+        let honest = json!({"sentences": ["It won deals worth {won}."]}).to_string();
+        assert!(check_slots(&schema, &[fact], &honest, &w).is_ok());
+    }
 }

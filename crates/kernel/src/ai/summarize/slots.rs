@@ -50,6 +50,19 @@ pub(super) fn rendered(f: &Fact, w: &Writing) -> String {
     }
 }
 
+/// Words of the check's own problems that a small model, repairing, copies into its sentence
+/// ("{amount} is one of its values, not what it is."): a sentence holding one is refused.
+pub(super) const REPAIR_PHRASES: [&str; 8] = [
+    "one of its values",
+    "not what it is",
+    "which is no date",
+    "where money goes",
+    "which is another fact",
+    "marks doubled",
+    "write the count's slot",
+    "a person would sign",
+];
+
 /// A number its field's label says is a percentage ("Probability (%)", "Margin percent"): its
 /// slot writes the sign, so "{probability} chance" says "25% chance", not "25 chance".
 fn percent(f: &Fact) -> bool {
