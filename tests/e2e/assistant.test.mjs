@@ -328,7 +328,7 @@ test("in German: Ava chooses Deutsch in Settings, an invoice's summary is writte
   }
 });
 
-test("a judged assertion in the studio: a rubric added to the Summarize suite, a prompt version whose summaries say nothing that matters fails its run on the judge's verdicts and is refused activation", async () => {
+test("a judged assertion in the studio: a rubric added to the Summarize suite in the editor, a prompt version's run judged case by case below its floor, and the version refused activation", async () => {
   // A small suite gates Summarize (the latest one published for it): two accounts with an open
   // pipeline, as Ava.
   const cli = (...args) => execFileSync(process.env.CLI_BIN, ["--workspace", process.env.COUNTERSIGN_WORKSPACE, "--as", "ava", ...args], { encoding: "utf8" });
@@ -384,18 +384,28 @@ test("a judged assertion in the studio: a rubric added to the Summarize suite, a
     const judged = await el("studio-run-judged-summarize").getText();
     const score = Number(judged.match(/^(\d+) %/)?.[1]);
     assert.ok(score < 100, `judged ${judged}`);
-    // The judge's reasons, case by case.
-    await row.click();
+    // The judge's reasons, case by case (the row opens from its first cell's button).
+    await row.$("button").scrollIntoView();
+    await row.$("button").click();
     await el("studio-run-judgments-summarize").waitForDisplayed();
     const judgments = await el("studio-run-judgments-summarize").getText();
     assert.match(judgments, /acc_0016/);
     assert.match(judgments, /✗ It states an amount of money|no answer to judge/, judgments);
     await el("studio-run-judgments-summarize").scrollIntoView();
     screenshot(join(SHOTS, "63-studio-judged-run.png"));
-    // Activation is refused, saying the judged score.
-    await el(`studio-activate-summarize-${bland}`).scrollIntoView();
-    await el(`studio-activate-summarize-${bland}`).click();
-    await el("gate-refusal").waitForDisplayed();
+    // Activation is refused, saying the judged score. (The studio reloads once the run is
+    // stored; a refusal shown before that reload is cleared by it, so the click is repeated.)
+    await browser.waitUntil(
+      async () => {
+        await el(`studio-activate-summarize-${bland}`).scrollIntoView();
+        await el(`studio-activate-summarize-${bland}`).click();
+        return el("gate-refusal").waitForDisplayed({ timeout: 4000 }).then(
+          () => true,
+          () => false,
+        );
+      },
+      { timeout: 30000, interval: 500, timeoutMsg: "activation was not refused" },
+    );
     assert.match(await el("gate-refusal").getText(), /judged \d+ % against its floor of 100 %/);
     screenshot(join(SHOTS, "64-studio-judged-gate-refused.png"));
   } catch (e) {
