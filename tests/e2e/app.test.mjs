@@ -707,25 +707,40 @@ test("tool approvals: a sales rep's call of a tool from outside waits in the inb
 test("summarize: the draft streams, the checked summary links each value to its field, cancel stops it", async () => {
   // Ben (sales rep) may not read the credit limit or the tax id: they are never cited. (With the
   // 0.5B model many accounts' summaries are refused by the checker — it swaps slots, writes a
-  // count with a currency — so this account is one the small model summarizes truthfully, if
-  // briefly: its open pipeline and its newest note.)
+  // count with a currency — and which ones moves with the checks; this test is about the
+  // summary's screen, so it takes the first of these accounts whose summary the checker
+  // verifies, and says which it refused.)
   await el("user-switcher").selectByAttribute("value", "ben");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ben");
-  await openAccount("Aperture Holdings", "acc_0016");
-  await el("summarize").click();
-  await el("summary-panel").waitForDisplayed();
-  // The model's text shows as an unchecked draft while it streams.
+  const candidates = [
+    ["Aperture Holdings", "acc_0016"],
+    ["Prestige Systems", "acc_0025"],
+    ["Bluth Partners", "acc_0040"],
+  ];
+  let account = null;
   let draft = "";
-  await browser.waitUntil(
-    async () => {
-      if (!draft && (await el("summary-draft").isExisting())) draft = await el("summary-draft").getText();
-      return (await el("summary-verified").isExisting()) || (await el("summary-error").isExisting());
-    },
-    { timeout: 240000, interval: 100, timeoutMsg: "the summary never finished" },
-  );
-  if (await el("summary-error").isExisting()) {
-    assert.fail(`summary refused: ${await el("summary-error").getAttribute("data-code")} ${await el("summary-error").getText()}`);
+  const refusals = [];
+  for (const [name, id] of candidates) {
+    await openAccount(name, id);
+    await el("summarize").click();
+    await el("summary-panel").waitForDisplayed();
+    // The model's text shows as an unchecked draft while it streams.
+    draft = "";
+    await browser.waitUntil(
+      async () => {
+        if (!draft && (await el("summary-draft").isExisting())) draft = await el("summary-draft").getText();
+        return (await el("summary-verified").isExisting()) || (await el("summary-error").isExisting());
+      },
+      { timeout: 240000, interval: 100, timeoutMsg: "the summary never finished" },
+    );
+    if (await el("summary-verified").isExisting()) {
+      account = { name, id };
+      break;
+    }
+    refusals.push(`${name}: ${await el("summary-error").getAttribute("data-code")} ${await el("summary-error").getText()}`);
   }
+  if (refusals.length) console.log(`summaries refused before one was verified:\n${refusals.join("\n")}`);
+  if (!account) assert.fail(`every summary was refused: ${refusals.join(" | ")}`);
   assert.ok(draft.length > 0, "no draft was shown while the model wrote");
   await shot("22-summary-verified");
   const citations = await browser.execute(() =>
@@ -735,7 +750,7 @@ test("summarize: the draft streams, the checked summary links each value to its 
   assert.ok(citations.every((c) => c.field !== "credit_limit" && c.field !== "tax_id"), JSON.stringify(citations));
   // The model chooses what it says: a field of this account, a rollup over its related lists
   // ("number of open opportunities"), or both. A rollup names this account too, but opens its set.
-  const mine = (c) => !c.set && c.object === "account" && c.id === "acc_0016";
+  const mine = (c) => !c.set && c.object === "account" && c.id === account.id;
   const own = citations.findIndex((c) => mine(c) && c.field !== "name");
   const target = own >= 0 ? own : citations.findIndex(mine);
   const rollup = citations.findIndex((c) => c.set);
@@ -755,7 +770,7 @@ test("summarize: the draft streams, the checked summary links each value to its 
     const c = citations[rollup];
     await (await browser.$$(tid("summary-citation")))[rollup].click();
     await el("list-set").waitForDisplayed();
-    assert.match(await el("list-set").getText(), /of Aperture Holdings — from a summary/);
+    assert.ok((await el("list-set").getText()).includes(`of ${account.name} — from a summary`));
     assert.ok(await el(`list-${c.object}`).isExisting(), `the list of ${c.object} is open`);
     assert.equal(await el("summary-panel").isExisting(), false);
     const inSet = await listCount();
@@ -772,15 +787,15 @@ test("summarize: the draft streams, the checked summary links each value to its 
     await browser.waitUntil(async () => !(await el("list-set").isExisting()), { timeoutMsg: "the set was not dropped" });
     const all = await listCount();
     assert.ok(all.more || all.n >= inSet.n, `${all.n} of all, ${inSet.n} in the set`);
-    await openAccount("Aperture Holdings", "acc_0016");
+    await openAccount(account.name, account.id);
   } else {
     // A citation of a related record opens that record.
-    const related = citations.findIndex((c) => !c.set && c.id !== "acc_0016");
+    const related = citations.findIndex((c) => !c.set && c.id !== account.id);
     if (related >= 0) {
       await (await browser.$$(tid("summary-citation")))[related].click();
       await waitText("record-title", citations[related].name);
       assert.equal(await el("summary-panel").isExisting(), false);
-      await openAccount("Aperture Holdings", "acc_0016");
+      await openAccount(account.name, account.id);
     }
   }
   // Cancel stops a summary in flight. (A second summary of the same record is fast — its
