@@ -376,6 +376,15 @@ fn unknown_words(outside: &str, facts: &[Fact], language: crate::locale::Languag
         if parts.len() > 1 && parts.iter().all(|p| known(p) || elided(p)) {
             continue;
         }
+        // A slot's name written as a word ("nextstep" for {next_step}): the model meant the slot.
+        let flat = word.to_lowercase();
+        if let Some(f) = facts.iter().find(|f| f.reference.replace('_', "") == flat) {
+            out.push(format!(
+                "it writes “{word}”, the slot {{{}}} without its braces: write {{{}}} where its value goes, or leave it out",
+                f.reference, f.reference
+            ));
+            continue;
+        }
         out.push(format!(
             "it writes “{word}”, which is no {} word and no name or value of the facts: write a word or leave it out",
             language.english_name()
@@ -665,6 +674,8 @@ mod tests {
         assert!(refused("Ça va: it closes on {close_date}.").contains("“Ça”, which is no English word"));
         assert!(refused("It closes on {close_date} per the Geschäftsplan.").contains("“Geschäftsplan”"));
         assert!(refused("It closes on {close_date} with strong opportunitiez.").contains("“opportunitiez”"));
+        assert!(refused("It closes on {close_date}, and closedate: soon.")
+            .contains("the slot {close_date} without its braces"));
         assert!(refused("It closes on {close_date} (soon.").contains("never closes"));
         assert!(refused("It closes) on {close_date}.").contains("“)” with no “(”"));
         assert!(refused("It closes on {close_date} soon soon soon.").contains("repeats “soon”"));
