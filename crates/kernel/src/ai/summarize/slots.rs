@@ -434,6 +434,13 @@ fn misplaced(template: &str, found: &[(std::ops::Range<usize>, String)], facts: 
     let words_of = |t: &str| -> Vec<String> {
         t.split(|c: char| !c.is_alphabetic()).filter(|w| w.len() > 1).map(str::to_lowercase).collect()
     };
+    // The things the facts count ("invoices" of "number of overdue invoices").
+    let counted: Vec<String> = facts
+        .iter()
+        .filter_map(|g| g.label.strip_prefix("number of "))
+        .filter_map(|l| l.split_whitespace().last())
+        .map(str::to_lowercase)
+        .collect();
     let mut out = vec![];
     for (range, r) in found {
         let Some(f) = fact(r) else { continue };
@@ -470,12 +477,6 @@ fn misplaced(template: &str, found: &[(std::ops::Range<usize>, String)], facts: 
             ));
         }
         // An amount where a number of things goes: "{amount} overdue invoices".
-        let counted: Vec<String> = facts
-            .iter()
-            .filter_map(|g| g.label.strip_prefix("number of "))
-            .filter_map(|l| l.split_whitespace().last())
-            .map(str::to_lowercase)
-            .collect();
         let two: Vec<String> = after
             .split_whitespace()
             .take(2)
