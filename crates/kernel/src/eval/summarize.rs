@@ -314,7 +314,7 @@ mod tests {
             id: "acc_0001".into(),
             sentences: sentences
                 .into_iter()
-                .map(|citations| Sentence { text: "It is.".into(), citations })
+                .map(|citations| Sentence { text: "It is.".into(), citations, clause: false })
                 .collect(),
             insufficient: insufficient.map(String::from),
             facts: 9,

@@ -37,36 +37,58 @@ fn the_workspace_locale_is_deployed_and_a_user_may_choose_their_own() {
 #[test]
 fn a_german_reader_gets_the_german_prompt_and_german_dates_and_amounts_verified() {
     let f = common::demo();
-    let ava = f.ws.session("ava").unwrap();
-    ava.set_own_locale(Some("de-DE")).unwrap();
+    f.ws.session("ava").unwrap().set_own_locale(Some("de-DE")).unwrap();
     // inv_0047: 71,150.00 USD, due 2 April 2026.
     let answer = json!({"sentences": [
         "Die Rechnung {number} über {total} war am {due_date} fällig.",
         "Sie ist {status}."
     ]});
-    let fake = fake(vec![Answer::Text(answer.to_string())]);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let out = rt
-        .block_on(drive(
-            &ava,
-            &mut Summarize::new("invoice", "inv_0047"),
-            Some(model(&fake.url, 0.0)),
-            &Cancel::default(),
-            &mut |_| {},
-        ))
-        .unwrap();
-    let request = &fake.chat_requests()[0];
+    let summarize = |ws: &countersign_kernel::Workspace| {
+        let ava = ws.session("ava").unwrap();
+        let fake = fake(vec![Answer::Text(answer.to_string())]);
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let out = rt
+            .block_on(drive(
+                &ava,
+                &mut Summarize::new("invoice", "inv_0047"),
+                Some(model(&fake.url, 0.0)),
+                &Cancel::default(),
+                &mut |_| {},
+            ))
+            .unwrap();
+        assert_eq!(recheck(&ava, &out).unwrap(), 0, "the German summary holds on freshly read facts");
+        (out, fake.chat_requests()[0].clone())
+    };
+    // The demo's fields are labelled in English: German words cannot say which amount and which
+    // date the sentence states, so the kernel writes them beside their labels, in German formats.
+    let (out, request) = summarize(&f.ws);
     let system = request["messages"][0]["content"].as_str().unwrap();
     assert!(system.starts_with("Du fasst einen Datensatz"), "{system}");
-    let sent = request.to_string();
-    assert!(sent.contains("71.150,00 USD"), "the sheet's values in the reader's locale: {sent}");
-    let texts: Vec<&str> = out.sentences.iter().map(|s| s.text.as_str()).collect();
-    assert_eq!(texts[0], "Die Rechnung INV-2026-00047 über 71.150,00 USD war am 2. April 2026 fällig.");
-    assert!(texts[1].starts_with("Sie ist "), "{texts:?}");
-    assert_eq!(recheck(&ava, &out).unwrap(), 0, "the German summary holds on freshly read facts");
+    assert!(request.to_string().contains("71.150,00 USD"), "the sheet's values in the reader's locale");
+    let texts: Vec<(&str, bool)> = out.sentences.iter().map(|s| (s.text.as_str(), s.clause)).collect();
+    assert_eq!(texts[0], ("Total: 71.150,00 USD; Due Date: 2. April 2026.", true));
+    assert!(texts[1].0.starts_with("Sie ist ") && !texts[1].1, "a status after “ist”: {texts:?}");
+    // Labelled in German, the same sentence names its values by their fields: the model's prose.
+    let mut doc = serde_json::to_value(&f.ws.catalog().unwrap().definition).unwrap();
+    for o in doc["objects"].as_array_mut().unwrap().iter_mut().filter(|o| o["key"] == "invoice") {
+        for field in o["fields"].as_array_mut().unwrap() {
+            match field["key"].as_str() {
+                Some("total") => field["label"] = json!("Rechnungsbetrag"),
+                Some("due_date") => field["label"] = json!("Fälligkeitsdatum"),
+                _ => {}
+            }
+        }
+    }
+    let mut ws = f.ws;
+    ws.deploy(&serde_json::from_value(doc).unwrap(), &countersign_kernel::DeployOptions::by("ava")).unwrap();
+    let (out, _) = summarize(&ws);
+    assert_eq!(
+        out.sentences[0].text,
+        "Die Rechnung INV-2026-00047 über 71.150,00 USD war am 2. April 2026 fällig."
+    );
+    assert!(!out.sentences[0].clause);
     // The same record for an English reader: the same values, written as English writes them.
-    let eve = f.ws.session("eve").unwrap();
-    assert_eq!(eve.locale(), Locale::default());
+    assert_eq!(ws.session("eve").unwrap().locale(), Locale::default());
 }
 
 #[test]

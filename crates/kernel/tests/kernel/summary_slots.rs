@@ -241,8 +241,16 @@ fn a_literal_value_outside_a_slot_or_a_sentence_without_one_is_refused() {
         "{repair}"
     );
     assert!(repair.contains("it uses no fact"), "{repair}");
-    // Twice: a typed refusal, nothing shown.
+    // Twice: what the model wrote itself is not shown; the value it pointed at is written by
+    // the kernel beside its label.
     let (out, _) = run(&ava, "acc_0002", vec![bad.clone(), bad]);
+    let a = out.unwrap();
+    let shown: Vec<(&str, bool)> = a.sentences.iter().map(|s| (s.text.as_str(), s.clause)).collect();
+    assert_eq!(shown, [("Total amount of open opportunities: 628,000.00 USD.", true)]);
+    assert_eq!(recheck(&ava, &a).unwrap(), 0);
+    // Pointing at nothing twice: a typed refusal, nothing shown.
+    let none = json!({"sentences": ["It is a good customer."]});
+    let (out, _) = run(&ava, "acc_0002", vec![none.clone(), none]);
     assert_eq!(out.unwrap_err().code, Code::Contract);
 }
 

@@ -82,14 +82,26 @@ pub(super) enum SummaryJson {
     Insufficient { insufficient: String },
 }
 
+/// A version-3 answer as checked: what it shows, and the problems of the sentences the kernel
+/// refused (each replaced by its [`slots::clause`]).
+pub(super) struct SlotAnswer {
+    pub(super) checked: Checked,
+    pub(super) problems: Vec<String>,
+    /// How many of the shown sentences the model wrote (the rest are the kernel's clauses).
+    pub(super) by_model: usize,
+}
+
 /// Check a version-3 answer: the schema, then every sentence's slots (`slots::render`): each
-/// names a fact, no value is written outside one, and no sentence is without one.
+/// names a fact, no value is written outside one, every one is introduced by words saying what
+/// it is, and no sentence is without one. A refused sentence is replaced by the kernel's
+/// clause for the values it pointed at and no kept sentence states. An answer that is not
+/// JSON of the schema is the error.
 pub(super) fn check_slots(
     schema: &Value,
     facts: &[Fact],
     content: &str,
     w: &slots::Writing,
-) -> std::result::Result<Checked, Vec<String>> {
+) -> std::result::Result<SlotAnswer, Vec<String>> {
     let v: Value = crate::ai::contract::parse_answer(content)
         .map_err(|e| vec![format!("the answer is not valid JSON ({e})")])?;
     let validator = jsonschema::validator_for(schema).map_err(|e| vec![e.to_string()])?;
@@ -98,43 +110,68 @@ pub(super) fn check_slots(
     }
     let written = match serde_json::from_value::<SummaryJson>(v).map_err(|e| vec![e.to_string()])? {
         SummaryJson::Insufficient { insufficient } => {
-            return Ok(Checked::Insufficient(
-                crate::metadata::value::strip_unsafe_chars(&insufficient).into_owned(),
-            ))
+            let why = crate::metadata::value::strip_unsafe_chars(&insufficient).into_owned();
+            return Ok(SlotAnswer { checked: Checked::Insufficient(why), problems: vec![], by_model: 0 });
         }
         SummaryJson::Sentences { sentences } => sentences,
     };
     let mut problems = vec![];
-    let mut sentences: Vec<Sentence> = vec![];
+    // Each sentence in the model's order: the model's, or the facts a refused one pointed at.
+    let mut shown: Vec<std::result::Result<Sentence, Vec<&Fact>>> = vec![];
     for (i, template) in written.iter().enumerate() {
+        let mut own = vec![];
         let mut copied = EXAMPLE_PHRASES.iter().chain(&super::languages::EXAMPLE_PHRASES);
         if let Some(p) = copied.find(|p| claims::contains_words(template, p)) {
-            problems.push(format!(
-                "sentence {} copies the worked example (“{p}”), which is not about this record",
-                i + 1
-            ));
+            own.push(format!("copies the worked example (“{p}”), which is not about this record"));
         }
         if let Some(p) = slots::REPAIR_PHRASES.iter().find(|p| claims::contains_words(template, p)) {
-            problems.push(format!(
-                "sentence {} repeats the check's own words (“{p}”), which say nothing about this record",
-                i + 1
-            ));
+            own.push(format!("repeats the check's own words (“{p}”), which say nothing about this record"));
         }
         match slots::render(template, facts, w) {
-            Ok(s) if sentences.iter().any(|t| t.text == s.text) => {}
-            // The first sentences only (the model was asked for at most this many).
-            Ok(_) if sentences.len() >= MOST_SENTENCES => {}
-            Ok(s) => sentences.push(s),
-            Err(ps) => {
-                problems.extend(ps.into_iter().map(|p| format!("sentence {} (“{template}”): {p}", i + 1)))
+            Ok(s) if own.is_empty() => {
+                if !shown.iter().any(|t| t.as_ref().is_ok_and(|t| t.text == s.text)) {
+                    shown.push(Ok(s));
+                }
+                continue;
             }
+            Ok(_) => {}
+            Err(ps) => own.extend(ps),
+        }
+        problems.extend(own.into_iter().map(|p| format!("sentence {} (“{template}”): {p}", i + 1)));
+        let pointed =
+            slots::slots(template).into_iter().filter_map(|(_, r)| facts.iter().find(|f| f.reference == r));
+        shown.push(Err(pointed.collect()));
+    }
+    // A clause states what no sentence before it states, and never the record's own name.
+    let mut stated: Vec<String> = shown
+        .iter()
+        .flat_map(|s| {
+            s.as_ref().ok().into_iter().flat_map(|s| s.citations.iter().map(|c| c.fact.reference.clone()))
+        })
+        .collect();
+    let mut sentences = vec![];
+    for s in shown {
+        let sentence = match s {
+            Ok(s) => Some(s),
+            Err(pointed) => {
+                let mut fresh: Vec<&Fact> = vec![];
+                for f in pointed {
+                    let name = f.field_type == "text" && f.set.is_none() && f.display == f.record_name;
+                    if !name && !stated.contains(&f.reference) {
+                        stated.push(f.reference.clone());
+                        fresh.push(f);
+                    }
+                }
+                slots::clause(&fresh, w)
+            }
+        };
+        // The first sentences only (the model was asked for at most this many).
+        if let Some(s) = sentence.filter(|_| sentences.len() < MOST_SENTENCES) {
+            sentences.push(s);
         }
     }
-    if problems.is_empty() {
-        Ok(Checked::Sentences(sentences))
-    } else {
-        Err(problems)
-    }
+    let by_model = sentences.iter().filter(|s| !s.clause).count();
+    Ok(SlotAnswer { checked: Checked::Sentences(sentences), problems, by_model })
 }
 
 /// A version-3 sentence at decode time: one line of at most [`SENTENCE_ITEMS`] items, one space

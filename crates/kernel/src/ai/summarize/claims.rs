@@ -65,7 +65,7 @@ pub(super) fn check(
         for p in sentence_problems(&s.text, &cited, facts) {
             problems.push(format!("sentence {} (“{}”): {p}", i + 1, s.text));
         }
-        sentences.push(Sentence { text: s.text, citations });
+        sentences.push(Sentence { text: s.text, citations, clause: false });
     }
     if problems.is_empty() {
         (Ok(Checked::Sentences(sentences)), stats)

@@ -13,6 +13,11 @@
 //! record name the sentence writes must be the value of a fact it cites, and every fact it cites
 //! must be stated in it. A failed check gets one repair carrying the exact problems, then a
 //! `contract` refusal. "The facts do not say" is an allowed answer.
+//!
+//! Under prompt version 3 (`slots`) a refused sentence does not refuse the summary: the kernel
+//! writes the values it pointed at beside their fields' labels (a clause, `Sentence::clause`).
+//! Only an answer whose every sentence is refused gets the repair; refused again, its values
+//! are shown as clauses, and an answer pointing at no value is the `contract` refusal.
 
 mod claims;
 mod languages;
@@ -212,6 +217,9 @@ pub struct Citation {
 pub struct Sentence {
     pub text: String,
     pub citations: Vec<Citation>,
+    /// Written by the kernel, not the model: values the model pointed at in a sentence whose
+    /// words did not say what they are, each beside its field's label (`slots::clause`).
+    pub clause: bool,
 }
 
 /// The first answer of a run, before any repair (the eval's figures).
@@ -325,14 +333,33 @@ impl Session<'_> {
                 return Ok(Step::Call);
             }
         }
-        let (checked, stats) = match &run.state.slots {
+        let (checked, stats, problems) = match &run.state.slots {
             Some(w) => {
-                (check_slots(&run.state.schema, &run.state.facts, &resp.content, w), CitationStats::default())
+                let (checked, problems) =
+                    match check_slots(&run.state.schema, &run.state.facts, &resp.content, w) {
+                        // Every sentence refused: the model writes again once, then its slots are
+                        // written as the kernel's clauses.
+                        Ok(a) if a.by_model == 0 && !a.problems.is_empty() && !run.state.repaired => {
+                            (Err(a.problems.clone()), a.problems)
+                        }
+                        Ok(a)
+                            if matches!(&a.checked, Checked::Sentences(s) if s.is_empty())
+                                && !a.problems.is_empty() =>
+                        {
+                            (Err(a.problems.clone()), a.problems)
+                        }
+                        Ok(a) => (Ok(a.checked), a.problems),
+                        Err(p) => (Err(p.clone()), p),
+                    };
+                (checked, CitationStats::default(), problems)
             }
-            None => check(&run.state.schema, &run.state.facts, &resp.content),
+            None => {
+                let (checked, stats) = check(&run.state.schema, &run.state.facts, &resp.content);
+                let problems = checked.as_ref().err().cloned().unwrap_or_default();
+                (checked, stats, problems)
+            }
         };
         if run.state.first.is_none() {
-            let problems = checked.as_ref().err().cloned().unwrap_or_default();
             run.state.first = Some(FirstAnswer { problems, citations: stats });
         }
         let problems = match checked {
@@ -490,12 +517,20 @@ mod tests {
         let w = slots::Writing { currency: "USD".into(), locale: Default::default() };
         let schema = answer_schema(true, None, 12);
         let echo = json!({"sentences": ["{won} is one of its values, not what it is."]}).to_string();
-        let problems = match check_slots(&schema, std::slice::from_ref(&fact), &echo, &w) {
-            Err(p) => p.join(" | "),
-            Ok(_) => String::new(),
-        };
-        assert!(problems.contains("repeats the check's own words"), "{problems}");
+        let checked = check_slots(&schema, std::slice::from_ref(&fact), &echo, &w).unwrap();
+        assert!(
+            checked.problems.join(" | ").contains("repeats the check's own words"),
+            "{:?}",
+            checked.problems
+        );
+        // The refused sentence's value is written by the kernel beside its label.
+        let Checked::Sentences(shown) = checked.checked else { panic!("insufficient") };
+        assert_eq!(
+            (shown[0].text.as_str(), shown[0].clause, checked.by_model),
+            ("Total amount of won opportunities: 363,000.00 USD.", true, 0)
+        );
         let honest = json!({"sentences": ["It won deals worth {won}."]}).to_string();
-        assert!(check_slots(&schema, &[fact], &honest, &w).is_ok());
+        let checked = check_slots(&schema, &[fact], &honest, &w).unwrap();
+        assert!(checked.problems.is_empty() && checked.by_model == 1);
     }
 }

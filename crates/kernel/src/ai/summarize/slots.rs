@@ -2,8 +2,11 @@
 //! naming facts (`{F3}`), never a number, date, amount, listed value or record name of its own.
 //! The kernel renders each slot from its fact — formatted by type, amounts with their currency —
 //! and the citation is the slot, so a sentence states exactly what it cites by construction.
-//! The check refuses a literal value outside a slot, a slot naming no fact, and a sentence with
-//! no slot at all; "the facts are not enough" stays an answer.
+//! The check refuses a literal value outside a slot, a slot naming no fact, a sentence with no
+//! slot at all, and a slot the words around it do not introduce as what it is
+//! ([`unintroduced`]); "the facts are not enough" stays an answer. A refused sentence's values
+//! are written by the kernel beside their fields' labels ([`clause`]): the model points, the
+//! kernel writes what it cannot vouch for the model's words on.
 
 use super::claims::{claims_in, find_words, mask_words};
 use super::*;
@@ -71,7 +74,7 @@ fn percent(f: &Fact) -> bool {
 }
 
 /// The slots of a template, in order: (byte range, slot name) — `{open_deals_count}`.
-fn slots(template: &str) -> Vec<(std::ops::Range<usize>, String)> {
+pub(super) fn slots(template: &str) -> Vec<(std::ops::Range<usize>, String)> {
     let mut out = vec![];
     let bytes = template.as_bytes();
     let mut i = 0;
@@ -236,6 +239,7 @@ pub(super) fn render(
     }
     problems.extend(equated(&template, facts));
     problems.extend(misplaced(&template, &found, facts));
+    problems.extend(unintroduced(&template, &found, facts));
     if citations.is_empty() && problems.is_empty() {
         problems.push(
             "it uses no fact: write the slots of the facts it states, in braces, where their values go"
@@ -244,7 +248,7 @@ pub(super) fn render(
     }
     problems.dedup();
     if problems.is_empty() {
-        Ok(Sentence { text: text.trim().to_string(), citations })
+        Ok(Sentence { text: text.trim().to_string(), citations, clause: false })
     } else {
         Err(problems)
     }
@@ -506,6 +510,235 @@ fn misplaced(template: &str, found: &[(std::ops::Range<usize>, String)], facts: 
     out
 }
 
+/// Every slot must be introduced by words saying what its value is, or it is refused (the
+/// kernel then writes the value beside its field's label, [`clause`]): a word of its field's
+/// label that tells it from the sheet's other values of its type ("won" for the total of won
+/// opportunities, "issued" for the issue date); for a plain amount or total, a money word
+/// ("worth"); for a probability, "chance". Free of this: the record's own name (the subject),
+/// a status or type after "is" ("It is Paid.", "It is a Customer"), a linked record after a
+/// preposition ("for Oscorp"), a passage after a word of saying ("A note reads: …"), and a few
+/// kinds of value by their usual words ("located in {billing_city}", "in {industry}").
+/// A count of one with its plural noun ("1 notes") is refused too.
+/// And a slot is written once per sentence ("a {margin} margin of {margin}").
+/// So "led by {lead_source}", "an initial investment of {amount}", "{name} won the invoice" and
+/// "It is {rating}." are refused: the words around them do not say what the value is.
+fn unintroduced(template: &str, found: &[(std::ops::Range<usize>, String)], facts: &[Fact]) -> Vec<String> {
+    // In the four languages of the prompt's variants.
+    const MONEY: [&str; 21] = [
+        "amount",
+        "total",
+        "value",
+        "valued",
+        "worth",
+        "totaling",
+        "totalling",
+        "sum",
+        "owes",
+        "costs",
+        "price",
+        "betrag",
+        "wert",
+        "summe",
+        "gesamtbetrag",
+        "montant",
+        "valeur",
+        "somme",
+        "importe",
+        "valor",
+        "monto",
+    ];
+    const CHANCE: [&str; 7] = [
+        "chance",
+        "likelihood",
+        "likely",
+        "probability",
+        "wahrscheinlichkeit",
+        "probabilité",
+        "probabilidad",
+    ];
+    const LINKS: [&str; 15] = [
+        "for", "to", "from", "with", "of", "by", "at", "für", "an", "von", "mit", "pour", "de", "avec",
+        "para",
+    ];
+    const QUOTES: [&str; 10] =
+        ["reads", "says", "notes", "note", "mentions", "states", "lautet", "sagt", "dit", "dice"];
+    const STATES: [&str; 14] = [
+        "is", "was", "are", "were", "remains", "now", "ist", "war", "bleibt", "est", "était", "es", "está",
+        "era",
+    ];
+    const ARTICLES: [&str; 11] = ["a", "an", "the", "ein", "eine", "un", "une", "una", "el", "la", "le"];
+    // What introduces a value of a label's word without naming it: words anywhere in the
+    // sentence ("located"), or the word right before its slot ("in").
+    const KINDS: [(&str, &[&str], &[&str]); 5] = [
+        ("city", &["located", "based"], &["in"]),
+        ("country", &["located", "based"], &["in"]),
+        ("address", &["located", "based"], &["at"]),
+        ("industry", &["sector"], &["in"]),
+        ("employees", &["staff", "people", "headcount", "employs"], &[]),
+    ];
+    let mut prose = String::new();
+    let mut last = 0;
+    for (range, _) in found {
+        prose.push_str(&template[last..range.start]);
+        prose.push(' ');
+        last = range.end;
+    }
+    prose.push_str(&template[last..]);
+    let words = label_words(&prose);
+    let says = |w: &str| words.iter().any(|x| same_word(x, w));
+    let mut out = vec![];
+    for (i, (range, r)) in found.iter().enumerate() {
+        let Some(f) = facts.iter().find(|f| &f.reference == r) else { continue };
+        if found[..i].iter().any(|(_, s)| s == r) {
+            out.push(format!("it writes {{{r}}} twice: say each value once"));
+            continue;
+        }
+        if f.field_type == "text" && f.set.is_none() && f.display == f.record_name {
+            continue;
+        }
+        let previous: Vec<String> = template[..range.start]
+            .split_whitespace()
+            .rev()
+            .take(2)
+            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase())
+            .collect();
+        let before = previous.first().cloned().unwrap_or_default();
+        let after = &template[range.end..];
+        let own = label_words(&f.label);
+        // "1 notes": a count of one with its plural noun.
+        let noun = f.label.split_whitespace().last().unwrap_or_default().to_lowercase();
+        let next: Vec<String> = after
+            .split_whitespace()
+            .take(3)
+            .map(|w| w.trim_matches(|c: char| !c.is_alphabetic()).to_lowercase())
+            .collect();
+        let one = f.value.as_f64() == Some(1.0) && f.set.is_some() && f.label.starts_with("number of ");
+        if one && noun.ends_with('s') && next.contains(&noun) {
+            out.push(format!("it writes {{{r}}}, which is 1, with the plural “{noun}”: write the singular"));
+        }
+        // A record's status or type is what it is: "It is {status}", "It is a {type}".
+        let stated = STATES.contains(&before.as_str())
+            || (ARTICLES.contains(&before.as_str())
+                && previous.get(1).is_some_and(|w| STATES.contains(&w.as_str())));
+        let kind = own.iter().any(|w| w == "status" || w == "type");
+        if f.field_type == "picklist" && kind && stated {
+            continue;
+        }
+        let by_kind = KINDS.iter().any(|(label, anywhere, right_before)| {
+            own.iter().any(|w| w == label)
+                && (anywhere.iter().any(|a| words.iter().any(|w| w == a))
+                    || right_before.contains(&before.as_str()))
+        });
+        if by_kind {
+            continue;
+        }
+        let linked = LINKS.contains(&before.as_str()) || after.starts_with("'s") || after.starts_with("’s");
+        if f.field_type == "lookup" && linked {
+            continue;
+        }
+        if f.field_type == "long_text" && QUOTES.iter().any(|q| words.iter().any(|w| w == q)) {
+            continue;
+        }
+        let plain_money = f.field_type == "currency" && own.iter().all(|w| MONEY.contains(&w.as_str()));
+        if plain_money && MONEY.iter().any(|m| says(m)) {
+            continue;
+        }
+        if percent(f) && own.iter().any(|w| w.starts_with("probab")) && CHANCE.iter().any(|c| says(c)) {
+            continue;
+        }
+        let wanted = telling_words(f, facts);
+        if !wanted.is_empty() && wanted.iter().any(|w| says(w)) {
+            continue;
+        }
+        out.push(format!(
+            "nothing in it says what {{{r}}} is: name it by its field (“{}”) or leave it out",
+            clause_label(f).to_lowercase()
+        ));
+    }
+    out
+}
+
+/// The words of a label or a sentence that can say what a value is: lowercase, without
+/// articles and prepositions, currency codes and the words every count, sum and date share.
+fn label_words(text: &str) -> Vec<String> {
+    const FILLER: [&str; 17] = [
+        "of", "the", "in", "a", "an", "and", "for", "to", "on", "by", "with", "at", "its", "it", "is",
+        "number", "date",
+    ];
+    text.split(|c: char| !c.is_alphabetic())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| !FILLER.contains(&w.as_str()))
+        .filter(|w| !(w.len() == 3 && keshvar::CurrencyCode::try_from(w.to_uppercase().as_str()).is_ok()))
+        .collect()
+}
+
+/// The words of a fact's label that tell it from the sheet's other values of its type ("won"
+/// beside "open"); all its label's words when none does. A plain amount's ("amount",
+/// "total") is empty: money words introduce it.
+fn telling_words(f: &Fact, facts: &[Fact]) -> Vec<String> {
+    const SUMS: [&str; 4] = ["amount", "total", "value", "sum"];
+    let own: Vec<String> =
+        label_words(&f.label).into_iter().filter(|w| !SUMS.contains(&w.as_str())).collect();
+    let others: Vec<String> = facts
+        .iter()
+        .filter(|g| g.reference != f.reference && g.field_type == f.field_type)
+        .flat_map(|g| label_words(&g.label))
+        .collect();
+    let telling: Vec<String> =
+        own.iter().filter(|w| !others.iter().any(|o| same_word(o, w))).cloned().collect();
+    if telling.is_empty() {
+        own
+    } else {
+        telling
+    }
+}
+
+/// Two words are one if they are equal or share their first four letters ("issued" and
+/// "issue", "opportunity" and "opportunities"; not "led" and "lead").
+fn same_word(a: &str, b: &str) -> bool {
+    let (a, b) = (a.to_lowercase(), b.to_lowercase());
+    a == b || a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count() >= 4
+}
+
+/// A fact's label as a clause writes it: "Probability", "Total of overdue invoices" (its
+/// percent sign and currency code are the value's).
+fn clause_label(f: &Fact) -> String {
+    let label = f.label.replace("(%)", "");
+    let mut words: Vec<&str> = label.split_whitespace().collect();
+    if let [.., "in", code] = words[..] {
+        if code.len() == 3 && code.chars().all(char::is_alphabetic) {
+            words.truncate(words.len() - 2);
+        }
+    }
+    let label = words.join(" ");
+    let mut chars = label.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
+/// The kernel's own sentence for values the model pointed at but did not introduce in words a
+/// person would sign: each value beside its field's label ("Lead source: Referral; Amount:
+/// 220,000.00 USD."), in the reader's locale. None when there is nothing to state.
+pub(super) fn clause(facts: &[&Fact], w: &Writing) -> Option<Sentence> {
+    let mut text = String::new();
+    let mut citations = vec![];
+    for f in facts {
+        if !text.is_empty() {
+            text.push_str("; ");
+        }
+        text.push_str(&clause_label(f));
+        text.push_str(": ");
+        text.push_str(&rendered(f, w));
+        citations.push(Citation {
+            fact: (*f).clone(),
+            at: text.encode_utf16().count() as u32,
+            by_model: true,
+        });
+    }
+    text.push('.');
+    (!citations.is_empty()).then_some(Sentence { text, citations, clause: true })
+}
+
 /// The word right after a slot ("{amount} USD"): letters after one space, then no letter or digit.
 fn next_word(rest: &str) -> Option<&str> {
     let rest = rest.strip_prefix(' ')?;
@@ -574,7 +807,7 @@ mod tests {
             object: "account".into(),
             id: "a1".into(),
             field: "f".into(),
-            label: "f".into(),
+            label: reference.replace('_', " "),
             field_type: field_type.into(),
             value,
             display: display.into(),
@@ -603,7 +836,8 @@ mod tests {
 
     #[test]
     fn a_currency_restated_after_its_amount_is_dropped() {
-        let facts = [fact("overdue_total_eur", "currency", json!(88850), "88850")];
+        let facts =
+            [Fact { label: "Total".into(), ..fact("overdue_total_eur", "currency", json!(88850), "88850") }];
         let s = render("It owes {overdue_total_eur} EUR in total.", &facts, &en("EUR")).unwrap();
         assert_eq!(s.text, "It owes 88,850.00 EUR in total.");
         let s = render("It owes {overdue_total_eur} in EUR.", &facts, &en("EUR")).unwrap();
@@ -612,13 +846,16 @@ mod tests {
         assert_eq!(s.text, "It owes 88,850.00 EUR EURO.");
         // A listed value restated right after its slot is dropped.
         let facts = [fact("rating", "picklist", json!("cold"), "Cold")];
-        assert_eq!(render("It is {rating} cold.", &facts, &en("EUR")).unwrap().text, "It is Cold.");
+        assert_eq!(
+            render("Its rating is {rating} cold.", &facts, &en("EUR")).unwrap().text,
+            "Its rating is Cold."
+        );
     }
 
     #[test]
     fn a_listed_value_written_as_a_word_cites_the_one_fact_holding_it() {
         let facts = [
-            fact("number", "text", json!("INV-7"), "INV-7"),
+            Fact { record_name: "INV-7".into(), ..fact("number", "text", json!("INV-7"), "INV-7") },
             fact("status", "picklist", json!("overdue"), "Overdue"),
             fact("total", "currency", json!(100800), "100800"),
         ];
@@ -686,12 +923,13 @@ mod tests {
     #[test]
     fn junk_a_person_would_not_sign_is_refused() {
         let facts = [
-            fact("count", "number", json!(1), "1"),
+            Fact { label: "number of open deals".into(), ..fact("count", "number", json!(1), "1") },
             Fact {
                 currency: Some("GBP".into()),
+                label: "Amount".into(),
                 ..fact("amount", "currency", json!(64200), "64,200.00 GBP")
             },
-            fact("po", "text", json!("PO-87608"), "PO-87608"),
+            Fact { label: "Purchase order".into(), ..fact("po", "text", json!("PO-87608"), "PO-87608") },
         ];
         let ok = |t: &str| render(t, &facts, &en("USD")).map(|s| s.text);
         let refused = |t: &str| render(t, &facts, &en("USD")).unwrap_err().join(" | ");
@@ -726,18 +964,101 @@ mod tests {
         let facts = [
             Fact { record_name: "Acme".into(), ..fact("name", "text", json!("Acme"), "Acme") },
             fact("lead_source", "picklist", json!("referral"), "Referral"),
-            fact("po", "text", json!("PO-87608"), "PO-87608"),
-            fact("due", "date", json!("2025-10-31"), "2025-10-31"),
+            Fact { label: "Purchase order".into(), ..fact("po", "text", json!("PO-87608"), "PO-87608") },
+            Fact { label: "Due date".into(), ..fact("due", "date", json!("2025-10-31"), "2025-10-31") },
         ];
         let ok = |t: &str| render(t, &facts, &en("USD")).map(|s| s.text);
         let refused = |t: &str| render(t, &facts, &en("USD")).unwrap_err().join(" | ");
         assert!(refused("Its lead source {lead_source} is a referral.").contains("“Referral” twice"));
         assert!(refused("{po} is {due}.").contains("{po} is {due}"));
         assert!(ok("{name} came as a referral.").is_ok(), "the word alone cites the value");
-        assert!(ok("{name} is {lead_source}.").is_ok(), "a record's name may be said to be a listed value");
+        assert!(ok("{name} came from {lead_source} as its lead source.").is_ok());
+        assert!(
+            refused("{name} is {lead_source}.").contains("nothing in it says what {lead_source} is"),
+            "a record is not its lead source"
+        );
         assert!(refused("{name} is {due}.").contains("{name} is {due}"), "a name is no date");
         assert!(refused("{name} is {po}.").contains("{name} is {po}"));
         assert!(ok("Purchase order {po} is due on {due}.").is_ok());
+    }
+
+    #[test]
+    fn a_slot_is_shown_only_where_its_words_say_what_it_is() {
+        let labelled = |reference: &str, label: &str, field_type: &str, value: Value, display: &str| Fact {
+            label: label.into(),
+            ..fact(reference, field_type, value, display)
+        };
+        let counted = |reference: &str, label: &str, value: u64| Fact {
+            set: Some(SetCitation {
+                object: "note".into(),
+                filter: crate::metadata::condition::Condition::All(crate::metadata::condition::AllOf {
+                    all: vec![],
+                }),
+                field: None,
+                operation: "count".into(),
+                label: label.into(),
+            }),
+            ..labelled(reference, label, "number", json!(value), &value.to_string())
+        };
+        let facts = [
+            Fact { record_name: "Acme".into(), ..fact("name", "text", json!("Acme"), "Acme") },
+            labelled("lead_source", "Lead source", "picklist", json!("event"), "Event"),
+            labelled("type", "Type", "picklist", json!("customer"), "Customer"),
+            labelled("rating", "Rating", "picklist", json!("cold"), "Cold"),
+            labelled("industry", "Industry", "picklist", json!("finance"), "Finance"),
+            labelled("status", "Status", "picklist", json!("paid"), "Paid"),
+            labelled("amount", "Amount", "currency", json!(220000), "220000"),
+            labelled("account", "Account", "lookup", json!("acc_1"), "Oscorp"),
+            labelled("billing_city", "Billing city", "text", json!("Munich"), "Munich"),
+            labelled("issue_date", "Issue date", "date", json!("2025-10-25"), "2025-10-25"),
+            labelled("due_date", "Due date", "date", json!("2025-12-24"), "2025-12-24"),
+            labelled("won_total", "total amount of won opportunities in USD", "currency", json!(5), "5"),
+            labelled("open_total", "total amount of open opportunities in USD", "currency", json!(7), "7"),
+            counted("notes_count", "number of notes", 1),
+            counted("open_count", "number of open opportunities", 2),
+        ];
+        let ok = |t: &str| render(t, &facts, &en("USD")).map(|s| s.text);
+        let unsaid = |t: &str, slot: &str| {
+            let e = render(t, &facts, &en("USD")).unwrap_err().join(" | ");
+            assert!(e.contains(&format!("nothing in it says what {{{slot}}} is")), "{t}: {e}");
+        };
+        for honest in [
+            "{name} is a {type} in {industry} with a {rating} rating.",
+            "Its lead source is {lead_source}.",
+            "It is {status}.",
+            "It is worth {amount}, for {account}.",
+            "It was issued on {issue_date} and is due on {due_date}.",
+            "It is located in {billing_city}.",
+            "It has {open_count} open opportunities worth {open_total} and won {won_total}.",
+            "It has {notes_count} note.",
+        ] {
+            assert!(ok(honest).is_ok(), "{honest}: {:?}", ok(honest));
+        }
+        unsaid("It was led by {lead_source}.", "lead_source");
+        unsaid("It is {rating}.", "rating");
+        unsaid("It has an initial investment of {amount}.", "amount");
+        unsaid("{account} won the invoice.", "account");
+        unsaid("It was issued on {due_date}.", "due_date");
+        unsaid("It has open opportunities worth {won_total}.", "won_total");
+        unsaid("It is {rating} with {industry}.", "rating");
+        let e = render("It has {notes_count} notes.", &facts, &en("USD")).unwrap_err().join(" | ");
+        assert!(e.contains("with the plural “notes”"), "{e}");
+        let e = render("Its rating is {rating}, {rating}.", &facts, &en("USD")).unwrap_err().join(" | ");
+        assert!(e.contains("{rating} twice"), "{e}");
+        // The kernel's clause for refused values: each beside its label, in the reader's locale.
+        let pointed = [&facts[1], &facts[6], &facts[11]];
+        let c = clause(&pointed, &en("USD")).unwrap();
+        assert_eq!(
+            c.text,
+            "Lead source: Event; Amount: 220,000.00 USD; Total amount of won opportunities: 5.00 USD."
+        );
+        assert!(
+            c.clause
+                && c.citations
+                    .iter()
+                    .all(|x| c.text.encode_utf16().take(x.at as usize).count() == x.at as usize)
+        );
+        assert!(clause(&[], &en("USD")).is_none());
     }
 
     #[test]
@@ -761,10 +1082,11 @@ mod tests {
         assert_eq!(rendered(&fact("F1", "currency", json!(64200), "64200"), &de), "64.200,00 EUR");
         assert_eq!(rendered(&fact("F1", "number", json!(12.6), "12.6"), &de), "12,6");
         assert_eq!(rendered(&fact("F1", "date", json!("2026-03-05"), "2026-03-05"), &de), "5. März 2026");
+        // A German workspace labels its fields in German, and its labels' words introduce values.
         let facts = [
-            fact("due", "date", json!("2026-03-05"), "2026-03-05"),
-            fact("total", "currency", json!(64200), "64200"),
-            fact("po", "text", json!("PO-1"), "PO-1"),
+            Fact { label: "Fälligkeit".into(), ..fact("due", "date", json!("2026-03-05"), "2026-03-05") },
+            Fact { label: "Rechnungsbetrag".into(), ..fact("total", "currency", json!(64200), "64200") },
+            Fact { label: "Bestellnummer".into(), ..fact("po", "text", json!("PO-1"), "PO-1") },
         ];
         let ok = |t: &str| render(t, &facts, &de).map(|s| s.text);
         assert_eq!(
@@ -784,6 +1106,7 @@ mod tests {
             .contains("“Geschäftspotentien”, which is no German word"));
         assert!(refused("{po} ist {due}.").contains("{po} is {due}"));
         let es = Writing { currency: "EUR".into(), locale: crate::locale::Locale::parse("es").unwrap() };
+        let facts = [Fact { label: "Vencimiento".into(), ..facts[0].clone() }];
         assert_eq!(
             render("Vence el {due} marzo.", &facts, &es).map(|s| s.text),
             Ok("Vence el 5 de marzo de 2026.".into())
@@ -830,9 +1153,14 @@ mod tests {
             Ok("It has a 25% chance and a 32.84% margin.".into())
         );
         assert_eq!(
-            ok("It is a {amount} opportunity closing on {close_date}."),
-            Ok("It is a 231,000.00 USD opportunity closing on 7 January 2026.".into())
+            ok("It is worth {amount} and closing on {close_date}."),
+            Ok("It is worth 231,000.00 USD and closing on 7 January 2026.".into())
         );
+        assert!(
+            refused("It is a {amount} opportunity.").contains("nothing in it says what {amount} is"),
+            "an amount no word calls money"
+        );
+        assert!(refused("It has a margin of {margin_pct} and {margin_pct}.").contains("{margin_pct} twice"));
         assert!(ok("It has a total of {open_count} open deals worth {amount}.").is_ok());
         assert!(refused("It was paid on {amount}.").contains("no date, where a date goes"));
         assert!(refused("It has deals worth {open_count}.").contains("no amount, where money goes"));
