@@ -14,4 +14,9 @@ retired?: boolean,
  * Whether a sum over records means something (a number or currency only): false for a unit
  * price or a rate, which the kernel never totals.
  */
-additive?: boolean, };
+additive?: boolean, 
+/**
+ * The label in other languages, by language code (`{"de": "Fälligkeitsdatum"}`): what a
+ * reader in that locale sees on forms and lists, and what a summary's words name it by.
+ */
+labels?: { [key in string]?: string }, };

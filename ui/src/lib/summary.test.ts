@@ -45,8 +45,8 @@ describe("the streamed draft", () => {
 
 describe("a checked sentence", () => {
   it("puts each citation after the value it states, numbered once per fact", () => {
-    const s = { text: "Acme earns 5 in €uro 😀 land.", citations: [cite("F3", 12), cite("F9", 29), cite("F1", 4)] };
-    const n = citationNumbers([s, { text: "Again 5.", citations: [cite("F3", 7)] }]);
+    const s = { text: "Acme earns 5 in €uro 😀 land.", citations: [cite("F3", 12), cite("F9", 29), cite("F1", 4)], clause: false };
+    const n = citationNumbers([s, { text: "Again 5.", citations: [cite("F3", 7)], clause: false }]);
     const pieces = sentencePieces(s, n).map((p) => ("text" in p ? p.text : `[${p.n}]`));
     expect(pieces).toEqual(["Acme", "[1]", " earns 5", "[2]", " in €uro 😀 land.", "[3]"]);
     expect(n(cite("F3", 0))).toBe(2);

@@ -235,9 +235,19 @@ pub struct FieldDef {
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     #[ts(optional, as = "Option<bool>")]
     pub additive: bool,
+    /// The label in other languages, by language code (`{"de": "Fälligkeitsdatum"}`): what a
+    /// reader in that locale sees on forms and lists, and what a summary's words name it by.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[ts(optional, as = "Option<BTreeMap<String, String>>")]
+    pub labels: BTreeMap<String, String>,
 }
 
 impl FieldDef {
+    /// The label a reader in `language` sees: its translation, else the label.
+    pub fn label_in(&self, language: crate::locale::Language) -> &str {
+        self.labels.get(language.code()).map(String::as_str).unwrap_or(&self.label)
+    }
+
     /// A picklist's categories in the order their first value comes, each with the values that
     /// carry it (`active_only`: without retired values).
     pub fn categories(&self, active_only: bool) -> Vec<(String, Vec<&PicklistValue>)> {

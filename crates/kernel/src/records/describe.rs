@@ -176,7 +176,7 @@ impl Session<'_> {
             .filter(|(i, _)| acc.fields[*i] >= FieldLevel::Read)
             .map(|(i, f)| FieldView {
                 key: f.key.clone(),
-                label: f.label.clone(),
+                label: f.label_in(language).to_string(),
                 field_type: f.field_type,
                 access: acc.fields[i],
                 required: f.required,

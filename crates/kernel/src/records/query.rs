@@ -267,6 +267,7 @@ pub(crate) fn system_field(key: &str) -> Option<FieldDef> {
         ai_visibility: Default::default(),
         retired: false,
         additive: false,
+        labels: Default::default(),
     })
 }
 

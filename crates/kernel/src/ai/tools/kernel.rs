@@ -112,7 +112,7 @@ fn read_record(s: &Session<'_>, object: &str, id: &str) -> Result<Value, ToolFai
         };
         let mut entry = Map::new();
         entry.insert("field".into(), json!(f.key));
-        entry.insert("label".into(), json!(f.label));
+        entry.insert("label".into(), json!(f.label_in(language)));
         entry.insert("type".into(), Value::String(f.field_type.key()));
         entry.insert("value".into(), value);
         if let Some(d) = display {
