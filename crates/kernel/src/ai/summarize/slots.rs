@@ -126,6 +126,7 @@ pub(super) fn render(
     w: &Writing,
 ) -> std::result::Result<Sentence, Vec<String>> {
     let template = crate::metadata::value::strip_unsafe_chars(template);
+    let template = singular_after_one(&template, facts, w.locale.language());
     let found = slots(&template);
     let mut problems = vec![];
     // One pass: the sentence with its slots rendered (each a citation), what it writes outside
@@ -739,6 +740,47 @@ pub(super) fn clause(facts: &[&Fact], w: &Writing) -> Option<Sentence> {
     (!citations.is_empty()).then_some(Sentence { text, citations, clause: true })
 }
 
+/// "{count} open opportunities" where the count is 1, in English: the kernel writes the
+/// singular ("1 open opportunity"), which it knows from the count's own label; the model,
+/// writing before the value is known, writes the plural.
+fn singular_after_one(template: &str, facts: &[Fact], language: crate::locale::Language) -> String {
+    if language != crate::locale::Language::En {
+        return template.to_string();
+    }
+    let mut out = template.to_string();
+    for (range, r) in slots(template).into_iter().rev() {
+        let Some(f) = facts.iter().find(|f| f.reference == r) else { continue };
+        let one = f.value.as_f64() == Some(1.0) && f.set.is_some() && f.label.starts_with("number of ");
+        let plural = f.label.split_whitespace().last().unwrap_or_default();
+        if !one || !plural.ends_with('s') {
+            continue;
+        }
+        let singular = match plural.strip_suffix("ies") {
+            Some(stem) => format!("{stem}y"),
+            None if ["ses", "xes", "ches", "shes"].iter().any(|e| plural.ends_with(e)) => {
+                plural[..plural.len() - 2].to_string()
+            }
+            None => plural[..plural.len() - 1].to_string(),
+        };
+        // The plural within the three words after the slot ("{n} open opportunities").
+        let mut at = range.end;
+        for _ in 0..3 {
+            let rest = &out[at..];
+            let start = at + rest.len() - rest.trim_start().len();
+            let end = start + out[start..].find(|c: char| !c.is_alphabetic()).unwrap_or(out.len() - start);
+            if end == start {
+                break;
+            }
+            if out[start..end].eq_ignore_ascii_case(plural) {
+                out.replace_range(start..end, &singular);
+                break;
+            }
+            at = end;
+        }
+    }
+    out
+}
+
 /// The word right after a slot ("{amount} USD"): letters after one space, then no letter or digit.
 fn next_word(rest: &str) -> Option<&str> {
     let rest = rest.strip_prefix(' ')?;
@@ -1041,7 +1083,11 @@ mod tests {
         unsaid("It was issued on {due_date}.", "due_date");
         unsaid("It has open opportunities worth {won_total}.", "won_total");
         unsaid("It is {rating} with {industry}.", "rating");
-        let e = render("It has {notes_count} notes.", &facts, &en("USD")).unwrap_err().join(" | ");
+        // A count of one: the kernel writes its noun in the singular (English), and refuses the
+        // plural where it cannot (German).
+        assert_eq!(ok("It has {notes_count} notes."), Ok("It has 1 note.".into()));
+        let de = Writing { currency: "USD".into(), locale: crate::locale::Locale::parse("de").unwrap() };
+        let e = render("Es hat {notes_count} notes.", &facts, &de).unwrap_err().join(" | ");
         assert!(e.contains("with the plural “notes”"), "{e}");
         let e = render("Its rating is {rating}, {rating}.", &facts, &en("USD")).unwrap_err().join(" | ");
         assert!(e.contains("{rating} twice"), "{e}");
