@@ -540,7 +540,7 @@ fn unintroduced(template: &str, found: &[(std::ops::Range<usize>, String)], fact
         "betrag",
         "wert",
         "summe",
-        "gesamtbetrag",
+        "über",
         "montant",
         "valeur",
         "somme",
@@ -585,7 +585,16 @@ fn unintroduced(template: &str, found: &[(std::ops::Range<usize>, String)], fact
         last = range.end;
     }
     prose.push_str(&template[last..]);
-    let words = label_words(&prose);
+    // The record's own kind ("invoice", "Rechnung", from its name's label) is the subject, not
+    // what a value is: "Die Rechnung … am {paid_date}" does not name the "Rechnungsdatum".
+    let subject: Vec<String> = facts
+        .iter()
+        .filter(|f| f.field_type == "text" && f.set.is_none() && f.display == f.record_name)
+        .flat_map(|f| label_words(&f.label))
+        .filter(|w| w != "name")
+        .collect();
+    let words: Vec<String> =
+        label_words(&prose).into_iter().filter(|w| !subject.iter().any(|s| same_word(s, w))).collect();
     let says = |w: &str| words.iter().any(|x| same_word(x, w));
     let mut out = vec![];
     for (i, (range, r)) in found.iter().enumerate() {
@@ -640,7 +649,9 @@ fn unintroduced(template: &str, found: &[(std::ops::Range<usize>, String)], fact
         if f.field_type == "long_text" && QUOTES.iter().any(|q| words.iter().any(|w| w == q)) {
             continue;
         }
-        let plain_money = f.field_type == "currency" && own.iter().all(|w| MONEY.contains(&w.as_str()));
+        // "Amount", "Total", and compounds ending in one ("Rechnungsbetrag").
+        let plain_money =
+            f.field_type == "currency" && own.iter().all(|w| MONEY.iter().any(|m| w.ends_with(m)));
         if plain_money && MONEY.iter().any(|m| says(m)) {
             continue;
         }
