@@ -5,7 +5,12 @@ export type SummaryAnswer = { object: string, id: string, sentences: Array<Sente
 /**
  * The model's "the facts are not enough", when it said so.
  */
-insufficient?: string, facts: number, attempts: number, traceId: string, totalMs: number, modelMs: number, promptTokens: number, completionTokens: number, 
+insufficient?: string, 
+/**
+ * Why the checker refused the model's sentences that are shown as the kernel's clauses
+ * (`Sentence::clause`) instead: what the summary did not use, and why.
+ */
+refused: Array<string>, facts: number, attempts: number, traceId: string, totalMs: number, modelMs: number, promptTokens: number, completionTokens: number, 
 /**
  * The budget warning of the pre-flight, when spend has reached a budget's warn threshold.
  */

@@ -317,6 +317,7 @@ mod tests {
                 .map(|citations| Sentence { text: "It is.".into(), citations, clause: false })
                 .collect(),
             insufficient: insufficient.map(String::from),
+            refused: vec![],
             facts: 9,
             attempts: 1,
             figures: RunFigures {

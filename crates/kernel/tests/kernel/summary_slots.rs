@@ -247,6 +247,11 @@ fn a_literal_value_outside_a_slot_or_a_sentence_without_one_is_refused() {
     let a = out.unwrap();
     let shown: Vec<(&str, bool)> = a.sentences.iter().map(|s| (s.text.as_str(), s.clause)).collect();
     assert_eq!(shown, [("Total amount of open opportunities: 628,000.00 USD.", true)]);
+    assert!(
+        a.refused.iter().any(|r| r.contains("it writes “2” itself")),
+        "what was not used, and why: {:?}",
+        a.refused
+    );
     assert_eq!(recheck(&ava, &a).unwrap(), 0);
     // Pointing at nothing twice: a typed refusal, nothing shown.
     let none = json!({"sentences": ["It is a good customer."]});

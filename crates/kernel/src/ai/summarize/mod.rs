@@ -238,6 +238,9 @@ pub struct SummaryAnswer {
     /// The model's "the facts are not enough", when it said so.
     #[ts(optional)]
     pub insufficient: Option<String>,
+    /// Why the checker refused the model's sentences that are shown as the kernel's clauses
+    /// (`Sentence::clause`) instead: what the summary did not use, and why.
+    pub refused: Vec<String>,
     pub facts: u32,
     pub attempts: u32,
     #[serde(flatten)]
@@ -360,8 +363,9 @@ impl Session<'_> {
             }
         };
         if run.state.first.is_none() {
-            run.state.first = Some(FirstAnswer { problems, citations: stats });
+            run.state.first = Some(FirstAnswer { problems: problems.clone(), citations: stats });
         }
+        let refused = if checked.is_ok() { problems } else { vec![] };
         let problems = match checked {
             Ok(out) => {
                 let (sentences, insufficient) = match out {
@@ -376,6 +380,7 @@ impl Session<'_> {
                     id: run.state.id.clone(),
                     sentences,
                     insufficient,
+                    refused,
                     facts: run.state.facts.len() as u32,
                     attempts: inv.attempts,
                     figures: inv.figures(run.state.started),
