@@ -28,7 +28,15 @@ export type BarSpec = {
   yTitle: string;
   /** Tick and tooltip text of a value. */
   format: (v: number) => string;
+  /** Whole things counted (invocations): the axis steps by whole numbers, never 0.5. */
+  integer: boolean;
 };
+
+/** The rows of a chart as a table (day, then each series' value), for a screen reader and for
+ * anyone who wants the numbers: the same figures the bars draw. */
+export function tableRows(spec: BarSpec): { day: string; values: string[] }[] {
+  return spec.days.map((day, i) => ({ day, values: spec.series.map((s) => spec.format(s.data[i] ?? 0)) }));
+}
 
 // Mid-tone colours readable on both the light and the dark panel.
 const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
@@ -42,7 +50,7 @@ function cssVar(name: string, fallback: string): string {
   return v || fallback;
 }
 
-function config(spec: BarSpec): ChartConfiguration<"bar" | "line", number[], string> {
+export function config(spec: BarSpec): ChartConfiguration<"bar" | "line", number[], string> {
   const text = cssVar("--text", "#1d2330");
   const muted = cssVar("--muted", "#5d6678");
   const line = cssVar("--line", "#dde1e8");
@@ -82,7 +90,7 @@ function config(spec: BarSpec): ChartConfiguration<"bar" | "line", number[], str
           stacked: spec.stacked,
           beginAtZero: true,
           title: { display: true, text: spec.yTitle, color: muted },
-          ticks: { color: muted, callback: (v) => spec.format(Number(v)) },
+          ticks: { color: muted, precision: spec.integer ? 0 : undefined, callback: (v) => spec.format(Number(v)) },
           grid: { color: line },
           border: { color: line },
         },
