@@ -23,9 +23,13 @@ test("first launch: a question is answered by the built-in model, Settings never
     const launched = Date.now() - t0;
     await el("ask-bar").setValue("Which accounts are in the healthcare industry?");
     await browser.keys("Enter");
-    // No model is set up yet: the refusal says so and offers the built-in model.
+    // No model is set up yet: the answer welcomes, says so and offers the built-in model — a
+    // step to take, not a red failure.
     await el("ask-refusal").waitForDisplayed({ timeout: 30000 });
     assert.equal(await el("ask-refusal").getAttribute("data-code"), "model.not_set_up");
+    assert.equal(await el("ask-refusal").getAttribute("data-tone"), "welcome");
+    assert.equal(await el("ask-refusal").getAttribute("role"), "status");
+    assert.doesNotMatch(await el("ask-refusal").getText(), /could not/);
     await el("use-built-in").waitForDisplayed({ timeout: 10000 });
     if (process.env.FOUND_SERVER) {
       await el("use-found-server").waitForDisplayed({ timeout: 10000 });
