@@ -173,6 +173,14 @@ test("keyboard: / searches, arrows move, Enter opens, Esc goes back", async () =
   await shot("08-contact-by-keyboard");
   await browser.keys(["Escape"]);
   await el("list-contact").waitForDisplayed();
+  // ? lists the shortcuts; Esc closes the list and nothing else (the list stays).
+  await browser.keys(["?"]);
+  await el("shortcuts").waitForDisplayed({ timeout: 5000 });
+  assert.match(await el("shortcuts").getText(), /Ctrl\s*\+\s*K[\s\S]*Ask a question/);
+  await shot("08b-shortcuts");
+  await browser.keys(["Escape"]);
+  await el("shortcuts").waitForDisplayed({ reverse: true, timeout: 5000 });
+  await el("list-contact").waitForDisplayed();
 });
 
 test("CSV import previews the mapping and per-row errors, then imports", async () => {
