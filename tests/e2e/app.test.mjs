@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { appMemory, openWindow, screenshot } from "./window.mjs";
+import { appMemory, openWindow, screenshot, openSettings } from "./window.mjs";
 
 const APP = process.env.APP_BIN;
 const SHOTS = process.env.SCREENSHOT_DIR ?? "target/e2e-screenshots";
@@ -244,8 +244,18 @@ test("related lists and the invoice list", async () => {
 });
 
 test("settings: discover the local model, store its key in the keyring, test it, pin it", async () => {
-  // Cara (no ai.manage) sees the configuration read-only.
+  // Settings has a section per page; its search box finds a setting by name and Enter opens
+  // its section.
   await el("nav-settings").click();
+  await el("settings-page-general").waitForExist({ timeout: 15000 });
+  await el("settings-search").setValue("learned");
+  await el("settings-found").waitForDisplayed();
+  assert.match(await el("settings-found").getText(), /Learned from corrections — AI studio/);
+  await browser.keys("Enter");
+  await el("settings-page-studio").waitForExist({ timeout: 10000 });
+  await shot("13a-settings-search");
+  // Cara (no ai.manage) sees the configuration read-only.
+  await openSettings(browser, "model");
   await el("settings").waitForDisplayed();
   assert.match(await el("settings").getText(), /needs the ai.manage permission/);
   assert.equal(await el("discover").isExisting(), false);
@@ -339,7 +349,7 @@ test("ask: progress, an editable spec over a real table, save as a list view, re
   await waitText("ask-learned", "Which accounts are in the healthcare industry?");
   await shot("15b-ask-learned");
   // Settings lists what was learned; deleting it means it is no longer offered.
-  await el("nav-settings").click();
+  await openSettings(browser, "studio");
   await el("learned-row").waitForDisplayed({ timeout: 10000 });
   assert.equal((await browser.$$('[data-testid="learned-row"]')).length, 1);
   assert.match(await el("learned-row").getText(), /healthcare industry/);
@@ -436,7 +446,7 @@ test("ask: a word read two ways is swapped on its chip, words not used are said,
 test("vocabulary: the demo's terms are listed, an admin adds one, a sales rep only reads them", async () => {
   await el("user-switcher").selectByAttribute("value", "ava");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
-  await el("nav-settings").click();
+  await openSettings(browser, "objects");
   await el("vocab-object-opportunity").waitForDisplayed({ timeout: 10000 });
   const termRows = () => browser.$('[data-testid="vocab-object-opportunity"]').$$('[data-testid="vocab-term"]');
   const before = (await termRows()).length;
@@ -458,7 +468,7 @@ test("vocabulary: the demo's terms are listed, an admin adds one, a sales rep on
   // ben reads the vocabulary but cannot edit it.
   await el("user-switcher").selectByAttribute("value", "ben");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ben");
-  await el("nav-settings").click();
+  await openSettings(browser, "objects");
   await el("vocab-object-opportunity").waitForDisplayed({ timeout: 10000 });
   assert.equal(await el("vocab-edit-opportunity").isExisting(), false);
   await el("user-switcher").selectByAttribute("value", "cara");
@@ -494,7 +504,7 @@ async function extractAndReview() {
 test("mcp: off until an admin turns it on, a tool switched off, the setup names this workspace and user", async () => {
   await el("user-switcher").selectByAttribute("value", "ava");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
-  await el("nav-settings").click();
+  await openSettings(browser, "mcp");
   await el("mcp-enabled").waitForExist({ timeout: 10000 });
   await el("mcp-enabled").scrollIntoView();
   assert.equal(await el("mcp-enabled").isSelected(), false, "off by default");
@@ -511,7 +521,7 @@ test("mcp: off until an admin turns it on, a tool switched off, the setup names 
   // Ben sees what is served, and cannot change it.
   await el("user-switcher").selectByAttribute("value", "ben");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ben");
-  await el("nav-settings").click();
+  await openSettings(browser, "mcp");
   await el("mcp-enabled").waitForExist({ timeout: 10000 });
   assert.equal(await el("mcp-enabled").isEnabled(), false);
   assert.ok((await el("mcp-command").getText()).endsWith("--as ben"));
@@ -677,7 +687,7 @@ test("tool approvals: a sales rep's call of a tool from outside waits in the inb
     assert.deepEqual(requests[0].body, { subject: "Printer on fire", text: details });
     await shot("23-tool-approved");
     // Settings → Tools lists it beside the kernel's own; refusing its calls is its next version.
-    await el("nav-settings").click();
+    await openSettings(browser, "tools");
     const row = browser.$('[data-testid="tool-row"][data-name="open_ticket"]');
     await row.waitForDisplayed({ timeout: 10000 });
     assert.match(await row.getText(), /changes something outside/);
@@ -827,7 +837,7 @@ test("summarize: the draft streams, the checked summary links each value to its 
 test("studio: a prompt version that breaks the Ask suite is refused activation with the failing cases; the override is recorded", async () => {
   await el("user-switcher").selectByAttribute("value", "ava");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
-  await el("nav-settings").click();
+  await openSettings(browser, "studio");
   await el("studio-cap-ask").waitForDisplayed({ timeout: 15000 });
   const versions = async () =>
     browser.execute(() =>
@@ -1121,7 +1131,7 @@ test("your own workspace: from blank, two objects with a lookup and a picklist, 
   assert.equal(await el("user-switcher").getValue(), "me");
 
   // Settings → Objects: Properties (a Kind picklist), then Units looking Properties up.
-  await el("nav-settings").click();
+  await openSettings(browser, "objects");
   await el("objects-editor").waitForDisplayed({ timeout: 15000 });
   await el("new-object-label").setValue("Property");
   await el("new-object-plural").setValue("Properties");
@@ -1195,7 +1205,7 @@ test("your own workspace: from blank, two objects with a lookup and a picklist, 
   await browser.waitUntil(async () => (await rowTexts()).some((t) => /Leeds|York|Hull/.test(t)), { timeoutMsg: "the owner's list shows no city" });
 
   // A read-only permission set without the city, and a user who has only it.
-  await el("nav-settings").click();
+  await openSettings(browser, "people");
   await el("people-editor").waitForDisplayed({ timeout: 15000 });
   await el("new-set-label").setValue("Read only");
   await el("new-set-add").click();
@@ -1231,7 +1241,7 @@ test("your own workspace: from blank, two objects with a lookup and a picklist, 
   // Back as the owner: the local model (set up for this workspace too) answers a question.
   await el("user-switcher").selectByAttribute("value", "me");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "me");
-  await el("nav-settings").click();
+  await openSettings(browser, "model");
   await el("discover").waitForDisplayed({ timeout: 15000 });
   await el("discover").click();
   await el("discovered").waitForDisplayed({ timeout: 15000 });

@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { createRequire } from "node:module";
 import { createServer } from "node:http";
 import { execFileSync } from "node:child_process";
-import { openWindow, screenshot } from "./window.mjs";
+import { openWindow, screenshot, openSettings } from "./window.mjs";
 
 const APP = process.env.APP_BIN;
 const SHOTS = process.env.SCREENSHOT_DIR ?? "target/e2e-screenshots";
@@ -156,7 +156,7 @@ test("a tool from an MCP server: connected in Settings → Tools, its tools revi
     await el("user-switcher").waitForDisplayed({ timeout: 60000 });
     await el("user-switcher").selectByAttribute("value", "ava");
     await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
-    await el("nav-settings").click();
+    await openSettings(browser, "tools");
     await el("tool-server-name").waitForDisplayed({ timeout: 10000 });
     await el("tool-server-name").scrollIntoView();
     await el("tool-server-name").setValue("files");
@@ -280,7 +280,7 @@ test("in German: Ava chooses Deutsch in Settings, an invoice's summary is writte
     await el("user-switcher").waitForDisplayed({ timeout: 60000 });
     await el("user-switcher").selectByAttribute("value", "ava");
     await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
-    await el("nav-settings").click();
+    await openSettings(browser, "general");
     await el("own-locale").waitForDisplayed();
     await el("own-locale").selectByAttribute("value", "de-DE");
     await browser.waitUntil(async () => (await el("locale-now").getText()) === "Deutsch (Deutschland)", { timeoutMsg: "the locale was not chosen" });
@@ -339,7 +339,7 @@ test("in German: Ava chooses Deutsch in Settings, an invoice's summary is writte
     screenshot(join(SHOTS, "62-locale-failed.png"));
     throw e;
   } finally {
-    await el("nav-settings").click();
+    await openSettings(browser, "general");
     await el("own-locale").waitForDisplayed();
     await el("own-locale").selectByAttribute("value", "");
     await browser.deleteSession();
@@ -361,7 +361,7 @@ test("a judged assertion in the studio: a rubric added to the Summarize suite in
     await el("user-switcher").waitForDisplayed({ timeout: 60000 });
     await el("user-switcher").selectByAttribute("value", "ava");
     await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
-    await el("nav-settings").click();
+    await openSettings(browser, "studio");
     await el("studio-cap-summarize").waitForDisplayed({ timeout: 15000 });
     // The rubric, written in the studio's suite editor.
     await el("studio-suite-edit-summarize").scrollIntoView();

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openWindow, screenshot } from "./window.mjs";
+import { openWindow, screenshot, openSettings } from "./window.mjs";
 
 const APP = process.env.APP_BIN;
 const SHOTS = process.env.SCREENSHOT_DIR ?? "target/e2e-screenshots";
@@ -54,7 +54,7 @@ test("first launch: a question is answered by the built-in model, Settings never
     writeFileSync(join(SHOTS, "first-run.json"), JSON.stringify(figures, null, 2));
     console.log("first run", JSON.stringify(figures));
     // Afterwards Settings shows it: running, the provider `builtin` and the pin by its sha256.
-    await el("nav-settings").click();
+    await openSettings(browser, "model");
     await el("built-in-status").waitForDisplayed({ timeout: 10000 });
     const status = await el("built-in-status").getText();
     assert.match(status, /Running qwen2\.5-coder-0\.5b/);

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openWindow, screenshot } from "./window.mjs";
+import { openWindow, screenshot, openSettings } from "./window.mjs";
 
 const APP = process.env.APP_BIN;
 const SHOTS = process.env.SCREENSHOT_DIR ?? "target/e2e-screenshots";
@@ -110,7 +110,7 @@ test("a million invoices: open the list, scroll to the middle, sort, search — 
   // backup of the file alone takes seconds), Cancel stops it with nothing changed, and the
   // deploy run again finishes with the field added.
   const el = (id) => browser.$(tid(id));
-  await el("nav-settings").click();
+  await openSettings(browser, "objects");
   await el("objects-editor").waitForDisplayed({ timeout: 15000 });
   await browser.$('[data-testid="object-item"][data-key="invoice"]').click();
   await browser.waitUntil(async () => (await el("object-label").getValue()) === "Invoice");
@@ -138,7 +138,7 @@ test("a million invoices: open the list, scroll to the middle, sort, search — 
   await el("deploy-progress").waitForDisplayed({ timeout: 10000 });
   await timed("openListDuringDeploy", "open");
   figures.openListDuringDeploy.drawnAtMs = Date.now() - started;
-  await el("nav-settings").click();
+  await openSettings(browser, "objects");
   await el("deploy-bar").waitForDisplayed({ timeout: 15000 });
   await browser.waitUntil(
     async () => {

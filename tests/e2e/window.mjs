@@ -104,3 +104,13 @@ function crc32(bytes) {
   }
   return ~c >>> 0;
 }
+
+/** Settings → a section (`settings-section-<key>`: general, model, objects, people, studio, mcp,
+ * tools), waited for until its page shows. */
+export async function openSettings(browser, section) {
+  await browser.$('[data-testid="nav-settings"]').click();
+  const button = browser.$(`[data-testid="settings-section-${section}"]`);
+  await button.waitForDisplayed({ timeout: 15000 });
+  await button.click();
+  await browser.$(`[data-testid="settings-page-${section}"]`).waitForExist({ timeout: 15000 });
+}
