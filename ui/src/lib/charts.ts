@@ -15,6 +15,7 @@ import {
   type ChartDataset,
 } from "chart.js";
 import type { Action } from "svelte/action";
+import { THEME_CHANGED } from "./theme";
 
 Chart.register(BarController, BarElement, LineController, LineElement, PointElement, CategoryScale, LinearScale, Tooltip, Legend);
 
@@ -121,6 +122,7 @@ export const barChart: Action<HTMLCanvasElement, BarSpec> = (canvas, initial) =>
   };
   const scheme = window.matchMedia?.("(prefers-color-scheme: dark)");
   scheme?.addEventListener("change", draw);
+  window.addEventListener(THEME_CHANGED, draw);
   draw();
   return {
     update(next: BarSpec) {
@@ -129,6 +131,7 @@ export const barChart: Action<HTMLCanvasElement, BarSpec> = (canvas, initial) =>
     },
     destroy() {
       scheme?.removeEventListener("change", draw);
+      window.removeEventListener(THEME_CHANGED, draw);
       chart?.destroy();
       chart = null;
     },

@@ -12,7 +12,7 @@ export type SettingsSection = {
 };
 
 export const SECTIONS: SettingsSection[] = [
-  { key: "general", label: "General", settings: ["Language", "Locale", "Date format", "Number format", "Your own language"] },
+  { key: "general", label: "General", settings: ["Theme", "Dark mode", "Light mode", "Language", "Locale", "Date format", "Number format", "Your own language"] },
   {
     key: "model",
     label: "Model & runtime",
