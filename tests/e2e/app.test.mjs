@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { appMemory, openWindow, screenshot, openSettings } from "./window.mjs";
+import { appMemory, audit, openWindow, screenshot, openSettings } from "./window.mjs";
 
 const APP = process.env.APP_BIN;
 const SHOTS = process.env.SCREENSHOT_DIR ?? "target/e2e-screenshots";
@@ -23,6 +23,13 @@ const el = (id) => browser.$(tid(id));
 async function shot(name) {
   await browser.pause(250); // let the last change paint before the capture
   screenshot(join(SHOTS, `${name}.png`));
+}
+/** Serious or critical accessibility violations found so far, by screen and theme (`a11y`). */
+const axeFound = [];
+/** Audit the screen on show in both themes (axe-core in the window); the last test asserts none. */
+async function a11y(screen) {
+  const r = await audit(browser, screen);
+  for (const theme of ["light", "dark"]) for (const v of r[theme]) axeFound.push({ screen, theme, ...v });
 }
 async function waitText(id, expected, timeout = 10000) {
   await browser.waitUntil(async () => (await el(id).getText()).includes(expected), {
@@ -326,6 +333,7 @@ test("ask: progress, an editable spec over a real table, save as a list view, re
   assert.equal(await resultIds(), healthcare);
   assert.match(await el("ask-spec").getText(), /Industry = Healthcare/);
   await shot("15-ask-answer");
+  await a11y("Ask answer");
   // Saved as a list view, it filters the Accounts list the same way.
   await el("ask-view-name").setValue("Healthcare accounts");
   await el("ask-save-view").click();
@@ -543,6 +551,7 @@ test("extract: into a record, accept the chosen field, undo from history; a new 
   await dropFile("po.txt", "Re: invoice INV-2026-50001\n\nPlease note our purchase order number for this invoice: PO-E2E-4711.\n");
   await extractAndReview();
   await shot("17-review-update");
+  await a11y("extract review");
   const fields = await browser.execute(() =>
     [...document.querySelectorAll('[data-testid="review-field"]')].map((r) => r.dataset.field),
   );
@@ -761,6 +770,7 @@ test("summarize: the draft streams, the checked summary links each value to its 
   if (!account) assert.fail(`every summary was refused: ${refusals.join(" | ")}`);
   assert.ok(draft.length > 0, "no draft was shown while the model wrote");
   await shot("22-summary-verified");
+  await a11y("summary");
   const citations = await browser.execute(() =>
     [...document.querySelectorAll('[data-testid="summary-citation"]')].map((c) => ({ ...c.dataset })),
   );
@@ -1081,6 +1091,50 @@ test("workspace menu: recent workspaces, a backup taken and restored, the About 
   await shot("34-about");
   await el("about-close").click();
   if ((await el("workspace-menu").getAttribute("aria-expanded")) === "true") await el("workspace-menu").click();
+});
+
+test("accessibility: each Settings section and the assistant in both themes, and no serious or critical axe-core violation on any screen audited", async () => {
+  await el("user-switcher").selectByAttribute("value", "ava");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+  const sections = ["general", "model", "objects", "people", "studio", "mcp", "tools"];
+  for (const theme of ["light", "dark"]) {
+    // The theme as a person chooses it: Settings → General.
+    await openSettings(browser, "general");
+    await el("theme").selectByAttribute("value", theme);
+    await browser.waitUntil(async () => (await browser.execute(() => document.documentElement.getAttribute("data-theme"))) === theme);
+    for (const section of sections) {
+      await openSettings(browser, section);
+      await shot(`50-settings-${section}-${theme}`);
+    }
+  }
+  await openSettings(browser, "general");
+  await el("theme").selectByAttribute("value", "system");
+  for (const section of sections) {
+    await openSettings(browser, section);
+    await browser.pause(500); // the section's data loads
+    await a11y(`Settings → ${section}`);
+  }
+  // The screens without a model (the model's screens — Ask answer, summary, extract review —
+  // are audited where the tests above show them).
+  await el("nav-account").click();
+  await el("row-acc_0003").waitForDisplayed({ timeout: 15000 });
+  await a11y("records list");
+  await el("row-acc_0003").click();
+  await el("record-title").waitForDisplayed({ timeout: 10000 });
+  await a11y("record page");
+  await el("nav-proposals").click();
+  await el("proposals-inbox").waitForDisplayed({ timeout: 10000 });
+  await a11y("proposals");
+  await el("nav-activity").click();
+  await el("activity-page").waitForDisplayed({ timeout: 15000 });
+  await browser.pause(1000); // its calls load
+  await a11y("activity");
+  await el("nav-assistant").click();
+  await el("assistant-panel").waitForDisplayed({ timeout: 10000 });
+  await a11y("assistant");
+  await el("nav-assistant").click();
+  const report = axeFound.map((v) => `${v.screen} (${v.theme}): ${v.id} [${v.impact}] ${v.help} — ${v.nodes.join(" | ")}`);
+  assert.deepEqual(report, [], `axe-core found:\n${report.join("\n")}`);
 });
 
 test("a new empty workspace opens with empty states", async () => {

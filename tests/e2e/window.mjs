@@ -114,3 +114,51 @@ export async function openSettings(browser, section) {
   await button.click();
   await browser.$(`[data-testid="settings-page-${section}"]`).waitForExist({ timeout: 15000 });
 }
+
+const AXE = readFileSync(new URL("./node_modules/axe-core/axe.min.js", import.meta.url), "utf8");
+
+/**
+ * An accessibility audit of the screen on show, by axe-core run inside the real window, in the
+ * light and the dark theme (the app's `data-theme`, as Settings → General sets it): the serious
+ * and critical violations of WCAG 2.1 A and AA, each with up to five of its elements. Each audit
+ * is appended to $SCREENSHOT_DIR/axe-report.json. The theme is put back as it was.
+ */
+export async function audit(browser, screen) {
+  const loaded = await browser.execute(() => typeof window.axe !== "undefined");
+  // The source is the WebDriver script itself: the page's CSP forbids eval, as it should.
+  if (!loaded) await browser.execute(`${AXE}\nreturn typeof window.axe;`);
+  const result = {};
+  for (const theme of ["light", "dark"]) {
+    result[theme] = await browser.executeAsync((theme, done) => {
+      document.documentElement.setAttribute("data-theme", theme);
+      window.dispatchEvent(new Event("countersign-theme-changed"));
+      requestAnimationFrame(() =>
+        window.axe
+          .run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] }, resultTypes: ["violations"] })
+          .then((r) =>
+            done(
+              r.violations
+                .filter((v) => v.impact === "serious" || v.impact === "critical")
+                .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map((n) => `${n.target.join(" ")} ${n.failureSummary ?? ""}`.trim()) })),
+            ),
+          )
+          .catch((e) => done([{ id: "axe-error", impact: "critical", help: String(e), nodes: [] }])),
+      );
+    }, theme);
+  }
+  await browser.execute(() => {
+    const t = localStorage.getItem("countersign.theme");
+    if (t) document.documentElement.setAttribute("data-theme", t);
+    else document.documentElement.removeAttribute("data-theme");
+    window.dispatchEvent(new Event("countersign-theme-changed"));
+  });
+  const dir = process.env.SCREENSHOT_DIR ?? "target/e2e-screenshots";
+  const file = `${dir}/axe-report.json`;
+  let report = [];
+  try {
+    report = JSON.parse(readFileSync(file, "utf8"));
+  } catch {}
+  report.push({ screen, light: result.light, dark: result.dark });
+  writeFileSync(file, JSON.stringify(report, null, 2));
+  return result;
+}
