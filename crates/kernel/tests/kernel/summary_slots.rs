@@ -337,3 +337,29 @@ fn every_object_gets_a_sheet_from_its_metadata() {
     let (facts, _) = cara.fact_sheet("opportunity", "opp_0001").unwrap();
     assert!(!facts.is_empty() && facts.iter().all(|x| x.set.is_none()));
 }
+
+#[test]
+fn a_refused_sentences_values_are_written_as_clauses_that_hold_on_a_fresh_reading() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    // inv_0001 is paid: "Paid Date" names a field, not the status Paid.
+    let answer = json!({"sentences": [
+        "{number} was settled with {paid_date} and {total}.",
+        "It is {status}."
+    ]});
+    let (out, reqs) = run_on(&cara, "invoice", "inv_0001", vec![answer]);
+    let a = out.unwrap();
+    assert_eq!(reqs.len(), 1, "a sentence stood: no repair");
+    let shown: Vec<(&str, bool)> = a.sentences.iter().map(|s| (s.text.as_str(), s.clause)).collect();
+    assert_eq!(shown, [("Paid Date: 21 December 2025; Total: 16,800.00 EUR.", true), ("It is Paid.", false)]);
+    assert!(
+        a.refused.iter().any(|r| r.contains("nothing in it says what {paid_date} is")),
+        "{:?}",
+        a.refused
+    );
+    assert_eq!(
+        recheck(&cara, &a).unwrap(),
+        0,
+        "the clause's values are its citations'; its labels claim nothing"
+    );
+}

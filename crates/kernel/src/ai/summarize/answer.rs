@@ -281,7 +281,22 @@ pub(super) fn problems_on(answer: &SummaryAnswer, facts: &[Fact]) -> usize {
                 })
                 .collect();
             let missing = s.citations.len() - cited.len();
-            sentence_problems(&s.text, &cited, facts).len() + missing
+            let text = if s.clause { labels_blanked(&s.text) } else { s.text.clone() };
+            sentence_problems(&text, &cited, facts).len() + missing
         })
         .sum()
+}
+
+/// A clause ("Paid Date: 2 December 2025; Total: …") with its labels blanked (the same number
+/// of characters, so positions hold): a field's label names the field, it claims nothing —
+/// "Paid" in "Paid Date" is not the status Paid. Only the values are checked.
+fn labels_blanked(clause: &str) -> String {
+    clause
+        .split("; ")
+        .map(|part| match part.split_once(": ") {
+            Some((label, value)) => format!("{}: {value}", " ".repeat(label.chars().count())),
+            None => part.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
