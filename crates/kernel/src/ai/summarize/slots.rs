@@ -238,6 +238,11 @@ pub(super) fn render(
             ));
         }
     }
+    // "Send proposal.", "{name}.": values alone are no sentence.
+    let words_left = facts.iter().filter(named).fold(outside.clone(), |p, f| mask_words(&p, &f.display));
+    if !citations.is_empty() && !words_left.chars().any(char::is_alphabetic) {
+        problems.push("it says only values: say what they are".to_string());
+    }
     problems.extend(equated(&template, facts));
     problems.extend(misplaced(&template, &found, facts));
     problems.extend(unintroduced(&template, &found, facts));
@@ -460,6 +465,15 @@ fn misplaced(template: &str, found: &[(std::ops::Range<usize>, String)], facts: 
         if f.field_type != "currency" && MONEY_WORDS.iter().any(|w| ends_with(w)) {
             out.push(format!("it writes {{{r}}}, which is no amount, where money goes: point at the amount that belongs there"));
         }
+        // "closed due to {close_date}": a cause, not a date.
+        if f.field_type == "date" && ends_with("due to") {
+            out.push(format!("it writes “due to {{{r}}}”, a date as a cause: say what happens on the date"));
+        }
+        // "The next step is to {next_step}" ("is to Legal review"): the value is what it is.
+        let listed = matches!(f.field_type.as_str(), "picklist" | "text" | "lookup");
+        if listed && (ends_with("is to") || ends_with("was to")) {
+            out.push(format!("it writes “to {{{r}}}”, but the value is no verb: write “is {{{r}}}”"));
+        }
         // The word right after the value (past a restated sign or code).
         let after = template[range.end..].trim_start_matches(['%', ' ']);
         let next = after.split(|c: char| !c.is_alphabetic()).next().unwrap_or_default().to_lowercase();
@@ -570,12 +584,13 @@ fn unintroduced(template: &str, found: &[(std::ops::Range<usize>, String)], fact
     const ARTICLES: [&str; 11] = ["a", "an", "the", "ein", "eine", "un", "une", "una", "el", "la", "le"];
     // What introduces a value of a label's word without naming it: words anywhere in the
     // sentence ("located"), or the word right before its slot ("in").
-    const KINDS: [(&str, &[&str], &[&str]); 5] = [
+    const KINDS: [(&str, &[&str], &[&str]); 6] = [
         ("city", &["located", "based"], &["in"]),
         ("country", &["located", "based"], &["in"]),
         ("address", &["located", "based"], &["at"]),
         ("industry", &["sector"], &["in"]),
         ("employees", &["staff", "people", "headcount", "employs"], &[]),
+        ("paid", &["payment", "pay", "paying"], &[]),
     ];
     let mut prose = String::new();
     let mut last = 0;
@@ -652,7 +667,10 @@ fn unintroduced(template: &str, found: &[(std::ops::Range<usize>, String)], fact
         // "Amount", "Total", and compounds ending in one ("Rechnungsbetrag").
         let plain_money =
             f.field_type == "currency" && own.iter().all(|w| MONEY.iter().any(|m| w.ends_with(m)));
-        if plain_money && MONEY.iter().any(|m| says(m)) {
+        // "an invoice for {total}", "eine Rechnung über {total}".
+        if plain_money
+            && (MONEY.iter().any(|m| says(m)) || ["for", "über", "pour", "por"].contains(&before.as_str()))
+        {
             continue;
         }
         if percent(f) && own.iter().any(|w| w.starts_with("probab")) && CHANCE.iter().any(|c| says(c)) {
@@ -1069,6 +1087,9 @@ mod tests {
             labelled("open_total", "total amount of open opportunities in USD", "currency", json!(7), "7"),
             counted("notes_count", "number of notes", 1),
             counted("open_count", "number of open opportunities", 2),
+            labelled("paid_date", "Paid date", "date", json!("2025-12-21"), "2025-12-21"),
+            labelled("close_date", "Close date", "date", json!("2025-11-12"), "2025-11-12"),
+            labelled("next_step", "Next step", "text", json!("Legal review"), "Legal review"),
         ];
         let ok = |t: &str| render(t, &facts, &en("USD")).map(|s| s.text);
         let unsaid = |t: &str, slot: &str| {
@@ -1084,6 +1105,9 @@ mod tests {
             "It is located in {billing_city}.",
             "It has {open_count} open opportunities worth {open_total} and won {won_total}.",
             "It has {notes_count} note.",
+            "It is an invoice for {amount}.",
+            "The payment was made on {paid_date}.",
+            "The next step is {next_step}.",
         ] {
             assert!(ok(honest).is_ok(), "{honest}: {:?}", ok(honest));
         }
@@ -1094,6 +1118,11 @@ mod tests {
         unsaid("It was issued on {due_date}.", "due_date");
         unsaid("It has open opportunities worth {won_total}.", "won_total");
         unsaid("It is {rating} with {industry}.", "rating");
+        let refused = |t: &str| render(t, &facts, &en("USD")).unwrap_err().join(" | ");
+        assert!(refused("It was closed due to {close_date}.").contains("a date as a cause"));
+        assert!(refused("The next step is to {next_step}.").contains("the value is no verb"));
+        assert!(refused("Event.").contains("only values"));
+        assert!(refused("{name}.").contains("only values"));
         // A count of one: the kernel writes its noun in the singular (English), and refuses the
         // plural where it cannot (German).
         assert_eq!(ok("It has {notes_count} notes."), Ok("It has 1 note.".into()));
