@@ -18,6 +18,13 @@ test("first launch: a question is answered by the built-in model, Settings never
   const t0 = Date.now();
   const browser = await openWindow(APP);
   const el = (id) => browser.$(tid(id));
+  // The screen as the dark theme shows it (the theme Settings → General sets), then back.
+  const inDark = async (shoot) => {
+    await browser.execute(() => document.documentElement.setAttribute("data-theme", "dark"));
+    await browser.pause(250);
+    shoot();
+    await browser.execute(() => document.documentElement.removeAttribute("data-theme"));
+  };
   try {
     await el("ask-bar").waitForDisplayed({ timeout: 60000 });
     const launched = Date.now() - t0;
@@ -37,6 +44,7 @@ test("first launch: a question is answered by the built-in model, Settings never
       assert.ok(offer.includes(process.env.FOUND_SERVER), offer);
     }
     screenshot(join(SHOTS, "40-first-run-offer.png"));
+    await inDark(() => screenshot(join(SHOTS, "40-first-run-offer-dark.png")));
     const clicked = Date.now() - t0;
     await el("use-built-in").click();
     await browser.waitUntil(async () => (await el("ask-result").isExisting()) || (await el("built-in-error").isExisting()), {
@@ -50,6 +58,7 @@ test("first launch: a question is answered by the built-in model, Settings never
     const industry = csv[0].split(",").indexOf("industry");
     assert.equal(rows, csv.slice(1).filter((l) => l.split(",")[industry] === "healthcare").length);
     screenshot(join(SHOTS, "41-first-run-answer.png"));
+    await inDark(() => screenshot(join(SHOTS, "41-first-run-answer-dark.png")));
     const figures = { launchToAskBarMs: launched, launchToOfferMs: clicked, launchToFirstAnswerMs: answered, turnOnToAnswerMs: answered - clicked };
     writeFileSync(join(SHOTS, "first-run.json"), JSON.stringify(figures, null, 2));
     console.log("first run", JSON.stringify(figures));
