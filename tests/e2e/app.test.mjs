@@ -262,6 +262,8 @@ test("settings: discover the local model, store its key in the keyring, test it,
   await el("settings-page-studio").waitForExist({ timeout: 10000 });
   await shot("13a-settings-search");
   // Cara (no ai.manage) sees the configuration read-only.
+  await el("user-switcher").selectByAttribute("value", "cara");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
   await openSettings(browser, "model");
   await el("settings").waitForDisplayed();
   assert.match(await el("settings").getText(), /needs the ai.manage permission/);
@@ -1091,6 +1093,76 @@ test("workspace menu: recent workspaces, a backup taken and restored, the About 
   await shot("34-about");
   await el("about-close").click();
   if ((await el("workspace-menu").getAttribute("aria-expanded")) === "true") await el("workspace-menu").click();
+});
+
+test("keyboard only: open a record, summarize it, ask a question, Settings → a section, accept a proposal — every step by keys, no pointer", async () => {
+  // A proposal to accept, made from outside (the CLI, with the local model pinned above): an
+  // e-mail's purchase order number for INV-2025-00002, as cara (ai.approve).
+  const doc = join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "po.txt");
+  writeFileSync(doc, "Re: invoice INV-2025-00002\n\nPlease note our purchase order number for this invoice: PO-KEYS-2207.\n");
+  execFileSync(process.env.CLI_BIN, ["--workspace", process.env.COUNTERSIGN_WORKSPACE, "--as", "cara", "extract", "--object", "invoice", "--record", "inv_0002", doc], { encoding: "utf8" });
+  await el("user-switcher").selectByAttribute("value", "cara");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
+  await browser.execute(() => document.activeElement?.blur());
+  const focused = () => browser.execute(() => document.activeElement?.getAttribute("data-testid") ?? "");
+  /** Tab (forwards) until the element is focused: every action is reachable by focus. */
+  async function tabTo(id, max = 150) {
+    for (let i = 0; i < max; i++) {
+      if ((await focused()) === id) return;
+      await browser.keys("Tab");
+    }
+    assert.fail(`Tab never reached ${id} (at ${await focused()})`);
+  }
+  // A record: its list by Tab and Enter, the search by /, the row by ↓ and Enter.
+  await tabTo("nav-account");
+  await browser.keys("Enter");
+  await el("list-account").waitForDisplayed();
+  await browser.keys("/");
+  await browser.keys("Aperture Holdings".split(""));
+  await browser.waitUntil(async () => {
+    const texts = await rowTexts();
+    return texts.length > 0 && texts.every((t) => t.includes("Aperture Holdings"));
+  });
+  await browser.keys(["ArrowDown"]);
+  await browser.keys(["Enter"]);
+  await waitText("record-title", "Aperture Holdings");
+  // Summarize it.
+  await tabTo("summarize");
+  await browser.keys("Enter");
+  await browser.waitUntil(async () => (await el("summary-verified").isExisting()) || (await el("summary-error").isExisting()), {
+    timeout: 240000,
+    timeoutMsg: "the summary never finished",
+  });
+  await shot("46-keyboard-summary");
+  // Ask a question from the Ask bar.
+  await tabTo("ask-bar");
+  // Typed into the focused field (WebDriver's send keys: no pointer; a run of single key
+  // presses there drops spaces and doubled letters).
+  await el("ask-bar").setValue("Which accounts are in the healthcare industry?");
+  await browser.keys("Enter");
+  await browser.waitUntil(async () => (await el("ask-result").isExisting()) || (await el("ask-refusal").isExisting()), {
+    timeout: 240000,
+    timeoutMsg: "the question was never answered",
+  });
+  // Settings → Tools.
+  await tabTo("nav-settings");
+  await browser.keys("Enter");
+  await tabTo("settings-section-tools");
+  await browser.keys("Enter");
+  await el("settings-page-tools").waitForExist({ timeout: 10000 });
+  // The proposal: the inbox, its row, Accept selected.
+  await tabTo("nav-proposals");
+  await browser.keys("Enter");
+  await el("proposals-inbox").waitForDisplayed({ timeout: 10000 });
+  await tabTo("proposal-open");
+  await browser.keys("Enter");
+  await el("review-state").waitForDisplayed({ timeout: 10000 });
+  await tabTo("review-accept-selected");
+  await browser.keys("Enter");
+  await waitText("review-state", "accepted", 15000);
+  await shot("47-keyboard-accepted");
+  await el("user-switcher").selectByAttribute("value", "ava");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
 });
 
 test("accessibility: each Settings section and the assistant in both themes, and no serious or critical axe-core violation on any screen audited", async () => {
