@@ -1134,6 +1134,11 @@ test("keyboard only: open a record, summarize it, ask a question, Settings → a
     timeoutMsg: "the summary never finished",
   });
   await shot("46-keyboard-summary");
+  // Esc closes the summary, not the record, and focus returns to Summarize.
+  await browser.keys("Escape");
+  await el("summary-panel").waitForDisplayed({ reverse: true, timeout: 5000 });
+  assert.equal(await focused(), "summarize");
+  assert.match(await el("record-title").getText(), /Aperture Holdings/);
   // Ask a question from the Ask bar.
   await tabTo("ask-bar");
   // Typed into the focused field (WebDriver's send keys: no pointer; a run of single key

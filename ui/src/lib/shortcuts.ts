@@ -11,7 +11,7 @@ export const SHORTCUTS: ShortcutGroup[] = [
       { keys: ["Ctrl", "K"], action: "Ask a question (the Ask bar)" },
       { keys: ["Alt", "1…9"], action: "Open the list of the first, second, … object" },
       { keys: ["?"], action: "Show these shortcuts" },
-      { keys: ["Esc"], action: "Close a dialog or panel; from a record, back to its list" },
+      { keys: ["Esc"], action: "Close a dialog, the assistant or a summary; from a record, back to its list" },
       { keys: ["Tab"], action: "Move to the next button, field or link (Shift+Tab: back)" },
     ],
   },
