@@ -260,6 +260,7 @@ test("settings: discover the local model, store its key in the keyring, test it,
   assert.match(await el("settings-found").getText(), /Learned from corrections — AI studio/);
   await browser.keys("Enter");
   await el("settings-page-studio").waitForExist({ timeout: 10000 });
+  assert.equal(await browser.execute(() => location.hash), "#settings/studio", "the section's route is the window's URL");
   await shot("13a-settings-search");
   // Cara (no ai.manage) sees the configuration read-only.
   await el("user-switcher").selectByAttribute("value", "cara");

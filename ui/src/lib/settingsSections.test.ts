@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { findSettings, SECTIONS, sectionOf } from "./settingsSections";
+import { findSettings, SECTIONS, sectionFromHash, sectionHash, sectionOf } from "./settingsSections";
 
 describe("settings sections", () => {
   it("finds a setting by any words of its name, with its section", () => {
@@ -15,5 +15,13 @@ describe("settings sections", () => {
     expect(sectionOf("nowhere").key).toBe("general");
     expect(sectionOf(undefined).key).toBe("general");
     expect(new Set(SECTIONS.map((s) => s.key)).size).toBe(SECTIONS.length);
+  });
+
+  it("has a URL route per section, read back from the window's hash", () => {
+    expect(sectionHash("tools")).toBe("#settings/tools");
+    expect(sectionHash("nowhere")).toBe("#settings/general");
+    expect(sectionFromHash("#settings/studio")).toBe("studio");
+    expect(sectionFromHash("#settings/nowhere")).toBeNull();
+    expect(sectionFromHash("")).toBeNull();
   });
 });

@@ -53,3 +53,14 @@ export function findSettings(query: string, sections: SettingsSection[] = SECTIO
   }
   return out;
 }
+
+/** A section's route as the window's URL shows it (`#settings/model`). */
+export function sectionHash(key: string): string {
+  return `#settings/${sectionOf(key).key}`;
+}
+
+/** The section a URL's hash names (`#settings/model`), if it names one. */
+export function sectionFromHash(hash: string): string | null {
+  const m = /^#settings\/([a-z]+)$/.exec(hash);
+  return m && SECTIONS.some((s) => s.key === m[1]) ? m[1] : null;
+}
