@@ -246,9 +246,11 @@ pub(super) fn render(
     problems.extend(equated(&template, facts));
     problems.extend(misplaced(&template, &found, facts));
     problems.extend(unintroduced(&template, &found, facts));
-    if citations.is_empty() && problems.is_empty() {
+    // Every sentence states a value through a slot: words alone ("It was closed on ouch", the
+    // record's name written out with a word for its number) are the model's, not the facts'.
+    if found.is_empty() && problems.is_empty() {
         problems.push(
-            "it uses no fact: write the slots of the facts it states, in braces, where their values go"
+            "it uses no fact's slot: write the slots of the facts it states, in braces, where their values go"
                 .to_string(),
         );
     }
@@ -940,9 +942,10 @@ mod tests {
             cited,
             [("number", 5, true), ("status", end_of("overdue"), false), ("total", end_of("USD"), true)]
         );
-        // With no slot at all, the word is the sentence's one fact.
-        let s = render("It is overdue.", &facts, &en("USD")).unwrap();
-        assert_eq!((s.citations.len(), s.citations[0].fact.reference.as_str()), (1, "status"));
+        // With no slot at all, the sentence states nothing through the facts: refused, even
+        // where its words name a value.
+        let e = render("It is overdue.", &facts, &en("USD")).unwrap_err();
+        assert!(e[0].contains("uses no fact's slot"), "{e:?}");
         // Two facts hold the word: which one is meant is the model's to say.
         let two = [
             fact("status", "picklist", json!("cold"), "Cold"),
