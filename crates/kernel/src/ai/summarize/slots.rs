@@ -613,6 +613,9 @@ fn unintroduced(template: &str, found: &[(std::ops::Range<usize>, String)], fact
     let words: Vec<String> =
         label_words(&prose).into_iter().filter(|w| !subject.iter().any(|s| same_word(s, w))).collect();
     let says = |w: &str| words.iter().any(|x| same_word(x, w));
+    // The things the sheet counts ("contacts", "invoices").
+    let counted: Vec<String> =
+        facts.iter().filter_map(|g| g.set.as_ref()).flat_map(|set| label_words(&set.label)).collect();
     let mut out = vec![];
     for (i, (range, r)) in found.iter().enumerate() {
         let Some(f) = facts.iter().find(|f| &f.reference == r) else { continue };
@@ -651,10 +654,13 @@ fn unintroduced(template: &str, found: &[(std::ops::Range<usize>, String)], fact
         if f.field_type == "picklist" && kind && stated {
             continue;
         }
+        // "in {billing_city}" says where the record is, not where the things it counts are
+        // ("6 contacts in Chicago").
+        let after_counted = previous.get(1).is_some_and(|w| counted.iter().any(|c| same_word(c, w)));
         let by_kind = KINDS.iter().any(|(label, anywhere, right_before)| {
             own.iter().any(|w| w == label)
                 && (anywhere.iter().any(|a| words.iter().any(|w| w == a))
-                    || right_before.contains(&before.as_str()))
+                    || (right_before.contains(&before.as_str()) && !after_counted))
         });
         if by_kind {
             continue;
@@ -679,7 +685,10 @@ fn unintroduced(template: &str, found: &[(std::ops::Range<usize>, String)], fact
             continue;
         }
         let wanted = telling_words(f, facts);
-        if !wanted.is_empty() && wanted.iter().any(|w| says(w)) {
+        // A figure over a set also names its set ("from 56 days ago" of the newest note is said
+        // of the notes, not of the overdue invoices).
+        let set_said = f.set.as_ref().is_none_or(|set| label_words(&set.label).iter().any(|w| says(w)));
+        if !wanted.is_empty() && wanted.iter().any(|w| says(w)) && set_said {
             continue;
         }
         out.push(format!(
@@ -1093,6 +1102,10 @@ mod tests {
             labelled("paid_date", "Paid date", "date", json!("2025-12-21"), "2025-12-21"),
             labelled("close_date", "Close date", "date", json!("2025-11-12"), "2025-11-12"),
             labelled("next_step", "Next step", "text", json!("Legal review"), "Legal review"),
+            Fact {
+                set: counted("x", "notes", 0).set,
+                ..labelled("days_since_note", "days since the newest note", "number", json!(56), "56")
+            },
         ];
         let ok = |t: &str| render(t, &facts, &en("USD")).map(|s| s.text);
         let unsaid = |t: &str, slot: &str| {
@@ -1111,6 +1124,7 @@ mod tests {
             "It is an invoice for {amount}.",
             "The payment was made on {paid_date}.",
             "The next step is {next_step}.",
+            "Its newest note is from {days_since_note} days ago.",
         ] {
             assert!(ok(honest).is_ok(), "{honest}: {:?}", ok(honest));
         }
@@ -1125,6 +1139,8 @@ mod tests {
         assert!(refused("It was closed due to {close_date}.").contains("a date as a cause"));
         assert!(refused("The next step is to {next_step}.").contains("the value is no verb"));
         assert!(refused("Event.").contains("only values"));
+        unsaid("It has {open_count} open opportunities in {billing_city}.", "billing_city");
+        unsaid("It owes {open_total}, from {days_since_note} days ago.", "days_since_note");
         assert!(refused("{name}.").contains("only values"));
         // A count of one: the kernel writes its noun in the singular (English), and refuses the
         // plural where it cannot (German).
