@@ -735,11 +735,10 @@ test("tool approvals: a sales rep's call of a tool from outside waits in the inb
 });
 
 test("summarize: the draft streams, the checked summary links each value to its field, cancel stops it", async () => {
-  // Ben (sales rep) may not read the credit limit or the tax id: they are never cited. (With the
-  // 0.5B model many accounts' summaries are refused by the checker — it swaps slots, writes a
-  // count with a currency — and which ones moves with the checks; this test is about the
-  // summary's screen, so it takes the first of these accounts whose summary the checker
-  // verifies, and says which it refused.)
+  // Ben (sales rep) may not read the credit limit or the tax id: they are never cited. (A
+  // sentence the checker refuses is shown as the kernel's clause, so a summary is refused whole
+  // only when the model points at no value at all; this test is about the summary's screen, so
+  // it takes the first of these accounts whose summary is verified, and says which it refused.)
   await el("user-switcher").selectByAttribute("value", "ben");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ben");
   const candidates = [
