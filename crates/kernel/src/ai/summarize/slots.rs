@@ -127,6 +127,7 @@ pub(super) fn render(
 ) -> std::result::Result<Sentence, Vec<String>> {
     let template = crate::metadata::value::strip_unsafe_chars(template);
     let template = singular_after_one(&template, facts, w.locale.language());
+    let template = is_not_to(&template, facts);
     let found = slots(&template);
     let mut problems = vec![];
     // One pass: the sentence with its slots rendered (each a citation), what it writes outside
@@ -470,11 +471,6 @@ fn misplaced(template: &str, found: &[(std::ops::Range<usize>, String)], facts: 
         // "closed due to {close_date}": a cause, not a date.
         if f.field_type == "date" && ends_with("due to") {
             out.push(format!("it writes “due to {{{r}}}”, a date as a cause: say what happens on the date"));
-        }
-        // "The next step is to {next_step}" ("is to Legal review"): the value is what it is.
-        let listed = matches!(f.field_type.as_str(), "picklist" | "text" | "lookup");
-        if listed && (ends_with("is to") || ends_with("was to")) {
-            out.push(format!("it writes “to {{{r}}}”, but the value is no verb: write “is {{{r}}}”"));
         }
         // The word right after the value (past a restated sign or code).
         let after = template[range.end..].trim_start_matches(['%', ' ']);
@@ -821,6 +817,23 @@ fn singular_after_one(template: &str, facts: &[Fact], language: crate::locale::L
     out
 }
 
+/// "The next step is to {next_step}": the kernel writes "is {next_step}", which reads right
+/// whether the value is a verb ("Send proposal") or not ("Legal review").
+fn is_not_to(template: &str, facts: &[Fact]) -> String {
+    let mut out = template.to_string();
+    for (range, r) in slots(template).into_iter().rev() {
+        let listed = facts
+            .iter()
+            .find(|f| f.reference == r)
+            .is_some_and(|f| matches!(f.field_type.as_str(), "picklist" | "text" | "lookup"));
+        let before = &template[..range.start];
+        if listed && (before.ends_with(" is to ") || before.ends_with(" was to ")) {
+            out.replace_range(range.start - 3..range.start, "");
+        }
+    }
+    out
+}
+
 /// The word right after a slot ("{amount} USD"): letters after one space, then no letter or digit.
 fn next_word(rest: &str) -> Option<&str> {
     let rest = rest.strip_prefix(' ')?;
@@ -1137,7 +1150,7 @@ mod tests {
         unsaid("It is {rating} with {industry}.", "rating");
         let refused = |t: &str| render(t, &facts, &en("USD")).unwrap_err().join(" | ");
         assert!(refused("It was closed due to {close_date}.").contains("a date as a cause"));
-        assert!(refused("The next step is to {next_step}.").contains("the value is no verb"));
+        assert_eq!(ok("The next step is to {next_step}."), Ok("The next step is Legal review.".into()));
         assert!(refused("Event.").contains("only values"));
         unsaid("It has {open_count} open opportunities in {billing_city}.", "billing_city");
         unsaid("It owes {open_total}, from {days_since_note} days ago.", "days_since_note");
