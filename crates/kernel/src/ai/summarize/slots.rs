@@ -225,6 +225,91 @@ pub(super) fn render(
             problems.push(format!("it writes “{}” itself: write {{{}}} instead", f.display, f.reference));
         }
     }
+    // A short text's value written out ("a customer in Austin", "likely to lead to legal
+    // review") is the model's claim, not the fact's: its slot says it, introduced by its words.
+    let written_out = |f: &&Fact| {
+        f.field_type == "text" && !names_or_lists(f) && f.set.is_none() && f.display.chars().count() >= 3
+    };
+    for f in facts.iter().filter(written_out) {
+        if find_words(&blanked, &f.display).is_some() {
+            problems.push(format!("it writes “{}” itself: write {{{}}} instead", f.display, f.reference));
+        }
+    }
+    // The record's name written out in part ("is an upgrade of … Upgrade x"): a word of its
+    // name that no other value holds is the name's, which its slot writes whole.
+    let others: Vec<String> = facts
+        .iter()
+        .filter(|f| f.display != f.record_name)
+        .flat_map(|f| {
+            f.display.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase).collect::<Vec<_>>()
+        })
+        .collect();
+    if let Some(name) =
+        facts.iter().find(|f| f.field_type == "text" && f.set.is_none() && f.display == f.record_name)
+    {
+        let own: Vec<String> = name
+            .display
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 4 && w.chars().all(char::is_alphabetic))
+            .map(str::to_lowercase)
+            .filter(|w| !others.contains(w))
+            .collect();
+        let prose: Vec<String> =
+            outside.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase).collect();
+        if let Some(w) = own.iter().find(|w| prose.contains(w)) {
+            problems.push(format!(
+                "it writes “{w}”, a word of the record's name: write {{{}}} for the name, whole",
+                name.reference
+            ));
+        }
+    }
+    // "… is a prospecting stage": the record said to be one of its fields.
+    for c in citations.iter().filter(|c| !c.by_model && c.fact.field_type == "picklist") {
+        let end: usize = c.at as usize;
+        let units: Vec<u16> = text.encode_utf16().collect();
+        let len = c.fact.display.encode_utf16().count();
+        let (Some(head), Some(tail)) = (units.get(..end.saturating_sub(len)), units.get(end..)) else {
+            continue;
+        };
+        let (head, tail) = (String::from_utf16_lossy(head).to_lowercase(), String::from_utf16_lossy(tail));
+        let next = tail
+            .split(|c: char| !c.is_alphabetic())
+            .find(|w| !w.is_empty())
+            .unwrap_or_default()
+            .to_lowercase();
+        let is_a = [" is a ", " is an ", " was a ", " was an "].iter().any(|p| head.ends_with(p));
+        if is_a && label_words(&c.fact.label).iter().any(|l| same_word(l, &next)) {
+            problems.push(format!("it says the record is its {next}: say what its {next} is"));
+        }
+    }
+    // A word a person capitalizes inside a sentence is a name: one no fact holds ("a customer
+    // in Chicago" of an account in Munich, "Upgrade Nine") is the model's.
+    let sheet: Vec<String> = facts
+        .iter()
+        .flat_map(|f| [f.display.as_str(), f.label.as_str(), f.record_name.as_str()])
+        .flat_map(|t| t.split(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    // German writes every noun with a capital: there the rule says nothing.
+    let mut first = true;
+    let words_of_outside =
+        if w.locale.language() == crate::locale::Language::De { "" } else { outside.as_str() };
+    for word in words_of_outside.split(|c: char| c.is_whitespace()) {
+        let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
+        let starts = first || bare.is_empty();
+        first = first && bare.is_empty();
+        if starts || word.starts_with('…') {
+            continue;
+        }
+        let capital = bare.chars().next().is_some_and(char::is_uppercase)
+            && bare.chars().skip(1).any(char::is_lowercase)
+            && !bare.contains(['\'', '’']);
+        let known = bare.split(['-', '\'', '’']).all(|p| sheet.contains(&p.to_lowercase()));
+        if capital && !known && !NAMELESS_CAPITALS.contains(&bare) {
+            problems.push(format!("it writes “{bare}”, a name no fact holds: leave it out"));
+        }
+    }
     citations.sort_by_key(|c| c.at);
     // A listed value said by its slot and again as a word ("{lead_source} is a referral") says
     // nothing: a tautology.
@@ -467,6 +552,16 @@ fn misplaced(template: &str, found: &[(std::ops::Range<usize>, String)], facts: 
         }
         if f.field_type != "currency" && MONEY_WORDS.iter().any(|w| ends_with(w)) {
             out.push(format!("it writes {{{r}}}, which is no amount, where money goes: point at the amount that belongs there"));
+        }
+        // "is percentage ({probability})": a value in brackets explains the word before them,
+        // which must name it.
+        if let Some(inside) = before.strip_suffix('(') {
+            let word = inside.trim_end().rsplit(|c: char| !c.is_alphabetic()).next().unwrap_or_default();
+            if !label_words(&f.label).iter().any(|l| same_word(l, word)) {
+                out.push(format!(
+                    "it writes {{{r}}} in brackets after “{word}”, which does not name it: say what it is"
+                ));
+            }
         }
         // "closed due to {close_date}": a cause, not a date.
         if f.field_type == "date" && ends_with("due to") {
@@ -882,6 +977,10 @@ fn junk(template: &str, found: &[(std::ops::Range<usize>, String)]) -> Vec<Strin
     out
 }
 
+/// Capitalized words that are no name: the first person, and the words of the prompts'
+/// languages a noun or a sentence after a colon starts with.
+const NAMELESS_CAPITALS: [&str; 3] = ["I", "It", "Its"];
+
 /// Facts whose value is a name or a listed value: a record's name, a lookup, a picklist.
 fn names_or_lists(f: &Fact) -> bool {
     matches!(f.field_type.as_str(), "picklist" | "lookup")
@@ -989,14 +1088,22 @@ mod tests {
             },
         ];
         let ok = |t: &str| render(t, &facts, &en("USD")).map(|s| s.text);
+        let refused_of = |t: &str| render(t, &facts, &en("USD")).unwrap_err().join(" | ");
         assert_eq!(
-            ok("It may close on {close_date} (a Monday)."),
-            Ok("It may close on 9 June 2025 (a Monday).".into())
+            ok("It may close on {close_date} (soon)."),
+            Ok("It may close on 9 June 2025 (soon).".into())
         );
-        assert!(ok("June Media closes on {close_date}.").is_ok(), "a month inside a name a fact holds");
+
+        assert!(ok("{name} closes on {close_date}.").is_ok(), "a month inside a name its slot writes");
+        assert!(refused_of("June Media closes on {close_date}.").contains("a word of the record's name"));
         assert!(ok("Naturally: it closes on {close_date} – soon, at the café, as planned…").is_ok());
         let refused = |t: &str| render(t, &facts, &en("USD")).unwrap_err().join(" | ");
         assert!(refused("June Media closes in June, on {close_date}.").contains("“June”, a month"));
+        // A weekday, a city, a name the facts do not hold: the model's claim, refused.
+        assert!(
+            refused("It may close on {close_date} (a Monday).").contains("“Monday”, a name no fact holds")
+        );
+        assert!(refused("It closes on {close_date} in Chicago.").contains("“Chicago”, a name no fact holds"));
         // The slot's own month or year said again is dropped; another month is refused.
         assert_eq!(ok("It closes on {close_date} June."), Ok("It closes on 9 June 2025.".into()));
         assert_eq!(ok("It closes on {close_date} June 2025."), Ok("It closes on 9 June 2025.".into()));
@@ -1052,7 +1159,7 @@ mod tests {
         assert!(ok("Its purchase order {po} is well-known.").is_ok());
         assert_eq!(ok("It is worth {amount} GBP."), Ok("It is worth 64,200.00 GBP.".into()));
         assert!(ok("It has {count} open deal, worth {amount}.").is_ok());
-        assert!(ok("Its X-ray division has {count} deal.").is_ok(), "one X is a letter, not a placeholder");
+        assert!(ok("Its x-ray division has {count} deal.").is_ok(), "one x is a letter, not a placeholder");
     }
 
     #[test]
@@ -1153,6 +1260,11 @@ mod tests {
         assert_eq!(ok("The next step is to {next_step}."), Ok("The next step is Legal review.".into()));
         assert!(refused("Event.").contains("only values"));
         unsaid("It has {open_count} open opportunities in {billing_city}.", "billing_city");
+        assert!(refused("{name} is an Acme deal worth {amount}.").contains("a word of the record's name"));
+        assert!(refused("{name} is a finance industry.").contains("the record is its industry"));
+        assert!(refused("Its rating is percentage ({rating}).").contains("in brackets after “percentage”"));
+        assert!(ok("Its rating ({rating}) is its own.").is_ok());
+        assert!(refused("{name} is a customer in Munich.").contains("“Munich” itself: write {billing_city}"));
         unsaid("It owes {open_total}, from {days_since_note} days ago.", "days_since_note");
         assert!(refused("{name}.").contains("only values"));
         // A count of one: the kernel writes its noun in the singular (English), and refuses the
