@@ -1100,18 +1100,30 @@ test("keyboard only: open a record, summarize it, ask a question, Settings → a
   // e-mail's purchase order number for INV-2025-00002, as cara (ai.approve).
   const doc = join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "po.txt");
   writeFileSync(doc, "Re: invoice INV-2025-00002\n\nPlease note our purchase order number for this invoice: PO-KEYS-2207.\n");
-  execFileSync(process.env.CLI_BIN, ["--workspace", process.env.COUNTERSIGN_WORKSPACE, "--as", "cara", "extract", "--object", "invoice", "--record", "inv_0002", doc], { encoding: "utf8" });
+  const made = JSON.parse(
+    execFileSync(process.env.CLI_BIN, ["--workspace", process.env.COUNTERSIGN_WORKSPACE, "--as", "cara", "extract", "--object", "invoice", "--record", "inv_0002", doc], { encoding: "utf8" }),
+  );
+  const proposal = made.proposal.id;
   await el("user-switcher").selectByAttribute("value", "cara");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
   await browser.execute(() => document.activeElement?.blur());
   const focused = () => browser.execute(() => document.activeElement?.getAttribute("data-testid") ?? "");
   /** Tab (forwards) until the element is focused: every action is reachable by focus. */
-  async function tabTo(id, max = 150) {
+  async function tabTo(id, max = 150, where = "") {
+    const at = () =>
+      browser.execute(
+        (id, where) => {
+          const a = document.activeElement;
+          return !!a && a.getAttribute("data-testid") === id && (!where || !!a.closest(where));
+        },
+        id,
+        where,
+      );
     for (let i = 0; i < max; i++) {
-      if ((await focused()) === id) return;
+      if (await at()) return;
       await browser.keys("Tab");
     }
-    assert.fail(`Tab never reached ${id} (at ${await focused()})`);
+    assert.fail(`Tab never reached ${id}${where ? ` in ${where}` : ""} (at ${await focused()})`);
   }
   // A record: its list by Tab and Enter, the search by /, the row by ↓ and Enter.
   await tabTo("nav-account");
@@ -1159,7 +1171,8 @@ test("keyboard only: open a record, summarize it, ask a question, Settings → a
   await tabTo("nav-proposals");
   await browser.keys("Enter");
   await el("proposals-inbox").waitForDisplayed({ timeout: 10000 });
-  await tabTo("proposal-open");
+  // The proposal made above (the inbox may hold others from the tests before).
+  await tabTo("proposal-open", 300, `[data-testid="proposal-row"][data-id="${proposal}"]`);
   await browser.keys("Enter");
   await el("review-state").waitForDisplayed({ timeout: 10000 });
   await tabTo("review-accept-selected");

@@ -126,6 +126,7 @@ pub(super) fn render(
     w: &Writing,
 ) -> std::result::Result<Sentence, Vec<String>> {
     let template = crate::metadata::value::strip_unsafe_chars(template);
+    let template = written_values_as_slots(&template, facts);
     let template = singular_after_one(&template, facts, w.locale.language());
     let template = is_not_to(&template, facts);
     let found = slots(&template);
@@ -222,16 +223,6 @@ pub(super) fn render(
             let at = text.chars().take(end).map(char::len_utf16).sum::<usize>() as u32;
             citations.push(Citation { fact: f.clone(), at, by_model: false });
         } else {
-            problems.push(format!("it writes “{}” itself: write {{{}}} instead", f.display, f.reference));
-        }
-    }
-    // A short text's value written out ("a customer in Austin", "likely to lead to legal
-    // review") is the model's claim, not the fact's: its slot says it, introduced by its words.
-    let written_out = |f: &&Fact| {
-        f.field_type == "text" && !names_or_lists(f) && f.set.is_none() && f.display.chars().count() >= 3
-    };
-    for f in facts.iter().filter(written_out) {
-        if find_words(&blanked, &f.display).is_some() {
             problems.push(format!("it writes “{}” itself: write {{{}}} instead", f.display, f.reference));
         }
     }
@@ -929,6 +920,44 @@ fn is_not_to(template: &str, facts: &[Fact]) -> String {
     out
 }
 
+/// A short text's value written out as words ("a customer in Chicago", "next step is to
+/// schedule demo"): the model meant its fact, so the kernel reads it as that fact's slot, which
+/// then writes the value and must be introduced like any other ("6 contacts in {billing_city}"
+/// is refused). Only a value no other fact holds, and only outside slots.
+fn written_values_as_slots(template: &str, facts: &[Fact]) -> String {
+    let mut out = template.to_string();
+    let text = |f: &&Fact| {
+        f.field_type == "text" && !names_or_lists(f) && f.set.is_none() && f.display.chars().count() >= 3
+    };
+    for f in facts.iter().filter(text) {
+        let others = facts.iter().filter(|g| g.display.eq_ignore_ascii_case(&f.display)).count();
+        if others != 1 {
+            continue;
+        }
+        let lower = out.to_lowercase();
+        let needle = f.display.to_lowercase();
+        // Byte positions agree only when lowercasing keeps every length (ASCII and most Latin).
+        if lower.len() != out.len() {
+            continue;
+        }
+        let inside = |at: usize| {
+            let open = out[..at].rfind('{');
+            let close = out[..at].rfind('}');
+            open.is_some_and(|o| close.is_none_or(|c| c < o))
+        };
+        let found = lower.match_indices(&needle).map(|(i, _)| i).find(|&i| {
+            let before = lower[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric() && c != '{');
+            let after =
+                lower[i + needle.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric() && c != '}');
+            before && after && !inside(i)
+        });
+        if let Some(i) = found {
+            out.replace_range(i..i + needle.len(), &format!("{{{}}}", f.reference));
+        }
+    }
+    out
+}
+
 /// The word right after a slot ("{amount} USD"): letters after one space, then no letter or digit.
 fn next_word(rest: &str) -> Option<&str> {
     let rest = rest.strip_prefix(' ')?;
@@ -1264,7 +1293,10 @@ mod tests {
         assert!(refused("{name} is a finance industry.").contains("the record is its industry"));
         assert!(refused("Its rating is percentage ({rating}).").contains("in brackets after “percentage”"));
         assert!(ok("Its rating ({rating}) is its own.").is_ok());
-        assert!(refused("{name} is a customer in Munich.").contains("“Munich” itself: write {billing_city}"));
+        // A short text's value written out is read as its slot, introduced like any other.
+        assert_eq!(ok("{name} is a customer in Munich."), Ok("Acme is a customer in Munich.".into()));
+        unsaid("It has {open_count} open opportunities in Munich.", "billing_city");
+        assert_eq!(ok("The next step is to legal review."), Ok("The next step is Legal review.".into()));
         unsaid("It owes {open_total}, from {days_since_note} days ago.", "days_since_note");
         assert!(refused("{name}.").contains("only values"));
         // A count of one: the kernel writes its noun in the singular (English), and refuses the
