@@ -289,7 +289,8 @@ pub(super) fn render(
     for word in words_of_outside.split(|c: char| c.is_whitespace()) {
         let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
         let starts = first || bare.is_empty();
-        first = first && bare.is_empty();
+        // A word after ". ", "! ", "? " or ": " starts a sentence of its own.
+        first = (first && bare.is_empty()) || word.ends_with(['.', '!', '?', ':']);
         if starts || word.starts_with('…') {
             continue;
         }
@@ -655,10 +656,9 @@ fn unintroduced(template: &str, found: &[(std::ops::Range<usize>, String)], fact
         "probabilité",
         "probabilidad",
     ];
-    const LINKS: [&str; 15] = [
-        "for", "to", "from", "with", "of", "by", "at", "für", "an", "von", "mit", "pour", "de", "avec",
-        "para",
-    ];
+    // ("from" is not one: "It is from Acme Industries" of an invoice says who sent it.)
+    const LINKS: [&str; 14] =
+        ["for", "to", "with", "of", "by", "at", "für", "an", "von", "mit", "pour", "de", "avec", "para"];
     const QUOTES: [&str; 10] =
         ["reads", "says", "notes", "note", "mentions", "states", "lautet", "sagt", "dit", "dice"];
     const STATES: [&str; 14] = [
@@ -1281,6 +1281,11 @@ mod tests {
         unsaid("It is {rating}.", "rating");
         unsaid("It has an initial investment of {amount}.", "amount");
         unsaid("{account} won the invoice.", "account");
+        unsaid("It is from {account}.", "account");
+        assert!(
+            ok("The amount is {amount}. The next step is {next_step}.").is_ok(),
+            "a capital after a full stop"
+        );
         unsaid("It was issued on {due_date}.", "due_date");
         unsaid("It has open opportunities worth {won_total}.", "won_total");
         unsaid("It is {rating} with {industry}.", "rating");
