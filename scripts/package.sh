@@ -6,7 +6,8 @@
 # The packages also ship, as the app's resources (src-tauri/packaging/resources.json, installed
 # under /usr/lib/Countersign/):
 # - llama.cpp's server for the built-in model: `llama-server` and the shared libraries it loads,
-#   from the registry package scripts/local-model uses (pinned by version), staged in
+#   the build scripts/local-model runs on this CPU (the pinned registry package, or the one it
+#   built from pinned source), staged in
 #   target/llama-server; the app looks there first;
 # - `countersign-cli`, which other AI apps run as the MCP server (Settings shows its path).
 set -euo pipefail
