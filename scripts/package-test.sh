@@ -26,8 +26,7 @@ contents=$(dpkg-deb --contents "$deb")
 shipped_server=usr/lib/Countersign/llama-server
 for f in usr/bin/countersign usr/share/applications/Countersign.desktop \
   usr/share/mime/packages/app.countersign.desktop.xml usr/share/icons/hicolor/128x128/apps/countersign.png \
-  $shipped_server/llama-server $shipped_server/libllama.so.0 $shipped_server/libggml-cpu.so.0 \
-  $shipped_server/licenses/LLAMA_CPP_LICENSE.txt usr/lib/Countersign/countersign-cli; do
+  $shipped_server/llama-server $shipped_server/licenses/LLAMA_CPP_LICENSE.txt usr/lib/Countersign/countersign-cli; do
   grep -qE " (\./)?$f\$" <<<"$contents" || { echo "the .deb lacks $f" >&2; echo "$contents" >&2; exit 1; }
 done
 grep -qE "^-rwxr-xr-x .* (\./)?$shipped_server/llama-server\$" <<<"$contents" \

@@ -6,8 +6,8 @@
 # The packages also ship, as the app's resources (src-tauri/packaging/resources.json, installed
 # under /usr/lib/Countersign/):
 # - llama.cpp's server for the built-in model: `llama-server` and the shared libraries it loads,
-#   the build scripts/local-model runs on this CPU (the pinned registry package, or the one it
-#   built from pinned source), staged in
+#   built by scripts/local-model from llama.cpp's pinned source for any AVX2 CPU (not the
+#   prebuilt registry build, which needs the instructions of the CPU it was built on), staged in
 #   target/llama-server; the app looks there first;
 # - `countersign-cli`, which other AI apps run as the MCP server (Settings shows its path).
 set -euo pipefail
