@@ -1004,6 +1004,106 @@ test("activity: the calls so far with filters, a call's prompt and output, spend
   assert.equal(await el("activity-chart-user").isExisting(), false);
 });
 
+test("keyboard only: open a record, summarize it, ask a question, Settings → a section, accept a proposal — every step by keys, no pointer", async () => {
+  // Before the tests that open other workspaces: the CLI below writes to this run's workspace.
+  // A proposal to accept, made from outside (the CLI, with the local model pinned above): an
+  // e-mail's purchase order number for INV-2025-00002, as cara (ai.approve).
+  const doc = join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "po.txt");
+  writeFileSync(doc, "Re: invoice INV-2025-00002\n\nPlease note our purchase order number for this invoice: PO-KEYS-2207.\n");
+  const made = JSON.parse(
+    execFileSync(process.env.CLI_BIN, ["--workspace", process.env.COUNTERSIGN_WORKSPACE, "--as", "cara", "extract", "--object", "invoice", "--record", "inv_0002", doc], { encoding: "utf8" }),
+  );
+  const proposal = made.proposal.id;
+  assert.equal(made.proposal.state, "open", `the extract's proposal is ${made.proposal.state}${made.proposal.autoApplied ? " (applied without review)" : ""}`);
+  await el("user-switcher").selectByAttribute("value", "cara");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
+  await browser.execute(() => document.activeElement?.blur());
+  const focused = () => browser.execute(() => document.activeElement?.getAttribute("data-testid") ?? "");
+  /** Tab (forwards) until the element is focused: every action is reachable by focus. */
+  async function tabTo(id, max = 150, where = "") {
+    const at = () =>
+      browser.execute(
+        (id, where) => {
+          const a = document.activeElement;
+          return !!a && a.getAttribute("data-testid") === id && (!where || !!a.closest(where));
+        },
+        id,
+        where,
+      );
+    for (let i = 0; i < max; i++) {
+      if (await at()) return;
+      await browser.keys("Tab");
+    }
+    assert.fail(`Tab never reached ${id}${where ? ` in ${where}` : ""} (at ${await focused()})`);
+  }
+  // A record: its list by Tab and Enter, the search by /, the row by ↓ and Enter.
+  await tabTo("nav-account");
+  await browser.keys("Enter");
+  await el("list-account").waitForDisplayed();
+  await browser.keys("/");
+  await browser.keys("Aperture Holdings".split(""));
+  await browser.waitUntil(async () => {
+    const texts = await rowTexts();
+    return texts.length > 0 && texts.every((t) => t.includes("Aperture Holdings"));
+  });
+  await browser.keys(["ArrowDown"]);
+  await browser.keys(["Enter"]);
+  await waitText("record-title", "Aperture Holdings");
+  // Summarize it.
+  await tabTo("summarize");
+  await browser.keys("Enter");
+  await browser.waitUntil(async () => (await el("summary-verified").isExisting()) || (await el("summary-error").isExisting()), {
+    timeout: 240000,
+    timeoutMsg: "the summary never finished",
+  });
+  await shot("46-keyboard-summary");
+  // Esc closes the summary, not the record, and focus returns to Summarize.
+  await browser.keys("Escape");
+  await el("summary-panel").waitForDisplayed({ reverse: true, timeout: 5000 });
+  assert.equal(await focused(), "summarize");
+  assert.match(await el("record-title").getText(), /Aperture Holdings/);
+  // Ask a question from the Ask bar.
+  await tabTo("ask-bar");
+  // Typed into the focused field (WebDriver's send keys: no pointer; a run of single key
+  // presses there drops spaces and doubled letters).
+  await el("ask-bar").setValue("Which accounts are in the healthcare industry?");
+  await browser.keys("Enter");
+  await browser.waitUntil(async () => (await el("ask-result").isExisting()) || (await el("ask-refusal").isExisting()), {
+    timeout: 240000,
+    timeoutMsg: "the question was never answered",
+  });
+  // Settings → Tools.
+  await tabTo("nav-settings");
+  await browser.keys("Enter");
+  await tabTo("settings-section-tools");
+  await browser.keys("Enter");
+  await el("settings-page-tools").waitForExist({ timeout: 10000 });
+  // The proposal: the inbox, its row, Accept selected.
+  await tabTo("nav-proposals");
+  await browser.keys("Enter");
+  await el("proposals-inbox").waitForDisplayed({ timeout: 10000 });
+  // The proposal made above, by ↓ from the list's first row (the inbox holds others from the
+  // tests before; each row is one Tab stop), opened by Enter.
+  await tabTo("proposal-row");
+  const rowAt = () => browser.execute(() => document.activeElement?.getAttribute("data-id") ?? "");
+  for (let i = 0; i < 300 && (await rowAt()) !== proposal; i++) await browser.keys("ArrowDown");
+  if ((await rowAt()) !== proposal) {
+    const seen = await browser.execute(() => ({
+      active: document.activeElement?.outerHTML.slice(0, 300),
+      rows: [...document.querySelectorAll('[data-testid="proposal-row"]')].map((r) => r.getAttribute("data-id")),
+    }));
+    assert.fail(`↓ never reached the proposal made above (${proposal}): ${JSON.stringify(seen)}`);
+  }
+  await browser.keys("Enter");
+  await el("review-state").waitForDisplayed({ timeout: 10000 });
+  await tabTo("review-accept-selected");
+  await browser.keys("Enter");
+  await waitText("review-state", "accepted", 15000);
+  await shot("47-keyboard-accepted");
+  await el("user-switcher").selectByAttribute("value", "ava");
+  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
+});
+
 test("activity on a month of calls: a few hundred calls, spend by day against the budget", async () => {
   // A workspace with a month of Ask, Summarize and Extract calls made through the real pipeline
   // against a fake endpoint (scripts/e2e.sh has the kernel's test write it).
@@ -1093,94 +1193,6 @@ test("workspace menu: recent workspaces, a backup taken and restored, the About 
   await shot("34-about");
   await el("about-close").click();
   if ((await el("workspace-menu").getAttribute("aria-expanded")) === "true") await el("workspace-menu").click();
-});
-
-test("keyboard only: open a record, summarize it, ask a question, Settings → a section, accept a proposal — every step by keys, no pointer", async () => {
-  // A proposal to accept, made from outside (the CLI, with the local model pinned above): an
-  // e-mail's purchase order number for INV-2025-00002, as cara (ai.approve).
-  const doc = join(mkdtempSync(join(tmpdir(), "countersign-e2e-")), "po.txt");
-  writeFileSync(doc, "Re: invoice INV-2025-00002\n\nPlease note our purchase order number for this invoice: PO-KEYS-2207.\n");
-  const made = JSON.parse(
-    execFileSync(process.env.CLI_BIN, ["--workspace", process.env.COUNTERSIGN_WORKSPACE, "--as", "cara", "extract", "--object", "invoice", "--record", "inv_0002", doc], { encoding: "utf8" }),
-  );
-  const proposal = made.proposal.id;
-  await el("user-switcher").selectByAttribute("value", "cara");
-  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
-  await browser.execute(() => document.activeElement?.blur());
-  const focused = () => browser.execute(() => document.activeElement?.getAttribute("data-testid") ?? "");
-  /** Tab (forwards) until the element is focused: every action is reachable by focus. */
-  async function tabTo(id, max = 150, where = "") {
-    const at = () =>
-      browser.execute(
-        (id, where) => {
-          const a = document.activeElement;
-          return !!a && a.getAttribute("data-testid") === id && (!where || !!a.closest(where));
-        },
-        id,
-        where,
-      );
-    for (let i = 0; i < max; i++) {
-      if (await at()) return;
-      await browser.keys("Tab");
-    }
-    assert.fail(`Tab never reached ${id}${where ? ` in ${where}` : ""} (at ${await focused()})`);
-  }
-  // A record: its list by Tab and Enter, the search by /, the row by ↓ and Enter.
-  await tabTo("nav-account");
-  await browser.keys("Enter");
-  await el("list-account").waitForDisplayed();
-  await browser.keys("/");
-  await browser.keys("Aperture Holdings".split(""));
-  await browser.waitUntil(async () => {
-    const texts = await rowTexts();
-    return texts.length > 0 && texts.every((t) => t.includes("Aperture Holdings"));
-  });
-  await browser.keys(["ArrowDown"]);
-  await browser.keys(["Enter"]);
-  await waitText("record-title", "Aperture Holdings");
-  // Summarize it.
-  await tabTo("summarize");
-  await browser.keys("Enter");
-  await browser.waitUntil(async () => (await el("summary-verified").isExisting()) || (await el("summary-error").isExisting()), {
-    timeout: 240000,
-    timeoutMsg: "the summary never finished",
-  });
-  await shot("46-keyboard-summary");
-  // Esc closes the summary, not the record, and focus returns to Summarize.
-  await browser.keys("Escape");
-  await el("summary-panel").waitForDisplayed({ reverse: true, timeout: 5000 });
-  assert.equal(await focused(), "summarize");
-  assert.match(await el("record-title").getText(), /Aperture Holdings/);
-  // Ask a question from the Ask bar.
-  await tabTo("ask-bar");
-  // Typed into the focused field (WebDriver's send keys: no pointer; a run of single key
-  // presses there drops spaces and doubled letters).
-  await el("ask-bar").setValue("Which accounts are in the healthcare industry?");
-  await browser.keys("Enter");
-  await browser.waitUntil(async () => (await el("ask-result").isExisting()) || (await el("ask-refusal").isExisting()), {
-    timeout: 240000,
-    timeoutMsg: "the question was never answered",
-  });
-  // Settings → Tools.
-  await tabTo("nav-settings");
-  await browser.keys("Enter");
-  await tabTo("settings-section-tools");
-  await browser.keys("Enter");
-  await el("settings-page-tools").waitForExist({ timeout: 10000 });
-  // The proposal: the inbox, its row, Accept selected.
-  await tabTo("nav-proposals");
-  await browser.keys("Enter");
-  await el("proposals-inbox").waitForDisplayed({ timeout: 10000 });
-  // The proposal made above (the inbox may hold others from the tests before).
-  await tabTo("proposal-open", 300, `[data-testid="proposal-row"][data-id="${proposal}"]`);
-  await browser.keys("Enter");
-  await el("review-state").waitForDisplayed({ timeout: 10000 });
-  await tabTo("review-accept-selected");
-  await browser.keys("Enter");
-  await waitText("review-state", "accepted", 15000);
-  await shot("47-keyboard-accepted");
-  await el("user-switcher").selectByAttribute("value", "ava");
-  await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "ava");
 });
 
 test("accessibility: each Settings section and the assistant in both themes, and no serious or critical axe-core violation on any screen audited", async () => {

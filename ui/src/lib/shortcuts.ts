@@ -26,11 +26,12 @@ export const SHORTCUTS: ShortcutGroup[] = [
     ],
   },
   {
-    where: "Activity",
+    where: "Proposals and Activity",
     shortcuts: [
-      { keys: ["↓", "↑"], action: "Move between entries" },
-      { keys: ["Enter"], action: "Open an entry's details" },
-      { keys: ["Esc"], action: "Close the details" },
+      { keys: ["↓", "↑"], action: "Move between proposals or entries" },
+      { keys: ["Home", "End"], action: "Go to the first or the last" },
+      { keys: ["Enter"], action: "Open the proposal, or an entry's details" },
+      { keys: ["Esc"], action: "Close an entry's details" },
     ],
   },
 ];
