@@ -226,7 +226,7 @@ fn a_literal_value_outside_a_slot_or_a_sentence_without_one_is_refused() {
     // "2" written by the model itself, and a sentence with no fact.
     let bad = json!({"sentences": [
         format!("It has 2 open opportunities worth {{{}}}.", pipeline.reference),
-        "It is a good customer."
+        "It is a good company."
     ]});
     let good = json!({"sentences": [
         format!("It has {{{}}} open opportunities worth {{{}}}.", count.reference, pipeline.reference)

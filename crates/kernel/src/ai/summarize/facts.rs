@@ -277,7 +277,41 @@ impl Session<'_> {
 
     /// How this session's summaries write values: its user's locale, the workspace's currency.
     pub(super) fn writing(&self) -> slots::Writing {
-        slots::Writing { currency: self.catalog().definition.currency.clone(), locale: self.locale() }
+        slots::Writing {
+            currency: self.catalog().definition.currency.clone(),
+            locale: self.locale(),
+            unheld: vec![],
+        }
+    }
+
+    /// The words of the values (labels in English and the reader's language, and categories)
+    /// that the record's own picklists offer and its facts do not hold: a word a sentence may
+    /// not say of it.
+    pub(super) fn unheld_words(&self, object: &str, facts: &[Fact]) -> Vec<String> {
+        let Ok(meta) = self.catalog().object_meta(object) else { return vec![] };
+        let language = self.locale().language();
+        let words = |v: &crate::metadata::types::PicklistValue| -> Vec<String> {
+            [v.label.as_str(), v.label_in(language), v.category.as_deref().unwrap_or_default()]
+                .iter()
+                .flat_map(|t| t.split(|c: char| !c.is_alphanumeric()))
+                .filter(|w| w.chars().count() >= 3)
+                .map(str::to_lowercase)
+                .collect()
+        };
+        let mut unheld: Vec<String> = vec![];
+        for field in &meta.def.fields {
+            let Some(values) = &field.values else { continue };
+            let own = facts.iter().find(|f| f.set.is_none() && f.object == object && f.field == field.key);
+            let held: Vec<String> = values
+                .iter()
+                .filter(|v| own.is_some_and(|f| f.value.as_str() == Some(v.value.as_str())))
+                .flat_map(words)
+                .collect();
+            unheld.extend(values.iter().flat_map(words).filter(|w| !held.contains(w)));
+        }
+        unheld.sort();
+        unheld.dedup();
+        unheld
     }
 
     pub(super) fn facts_of(&self, record: &Value, facts: &mut Vec<Fact>) {

@@ -284,7 +284,7 @@ impl Session<'_> {
             .require(&binding.required_permission)
             .and_then(|()| if slots { self.fact_sheet(object, id) } else { self.summary_facts(object, id) })
             .map_err(|e| self.refuse_before_begin(&binding, &format!("{object} {id}"), e))?;
-        let writing = self.writing();
+        let writing = slots::Writing { unheld: self.unheld_words(object, &facts), ..self.writing() };
         let mut lines: Vec<String> =
             facts.iter().map(|f| if slots { sheet_line(f, &writing) } else { fact_line(f) }).collect();
         lines.extend(failures.iter().map(|f| format!("(tool failure) {f}")));
@@ -519,7 +519,7 @@ mod tests {
             set: None,
             currency: Some("USD".into()),
         };
-        let w = slots::Writing { currency: "USD".into(), locale: Default::default() };
+        let w = slots::Writing { currency: "USD".into(), locale: Default::default(), unheld: vec![] };
         let schema = answer_schema(true, None, 12);
         let echo = json!({"sentences": ["{won} is one of its values, not what it is."]}).to_string();
         let checked = check_slots(&schema, std::slice::from_ref(&fact), &echo, &w).unwrap();

@@ -17,7 +17,15 @@ use super::*;
 pub(super) struct Writing {
     pub currency: String,
     pub locale: crate::locale::Locale,
+    /// The words of the listed values the record's own picklists offer but it does not hold
+    /// ("closed" of an opportunity in Proposal): a sentence that says one says a state the
+    /// record is not in (`Session::unheld_words`).
+    pub unheld: Vec<String>,
 }
+
+/// Words that deny what follows them, in the languages summaries are written in.
+const NEGATIONS: [&str; 10] =
+    ["not", "never", "no", "yet", "nicht", "kein", "keine", "pas", "jamais", "nunca"];
 
 /// A fact's value as a sentence shows it.
 pub(super) fn rendered(f: &Fact, w: &Writing) -> String {
@@ -300,6 +308,21 @@ pub(super) fn render(
         let known = bare.split(['-', '\'', '’']).all(|p| sheet.contains(&p.to_lowercase()));
         if capital && !known && !NAMELESS_CAPITALS.contains(&bare) {
             problems.push(format!("it writes “{bare}”, a name no fact holds: leave it out"));
+        }
+    }
+    // A word of a listed value the record does not hold, outside any slot ("It was closed on
+    // {close_date}" of an opportunity in Proposal, "It is a partner" of a customer) says a
+    // state it is not in. Negated ("not paid") it may be true.
+    let prose: Vec<String> = outside
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    for (i, word) in prose.iter().enumerate() {
+        let negated = prose[i.saturating_sub(2)..i].iter().any(|w| NEGATIONS.contains(&w.as_str()));
+        if w.unheld.contains(word) && !sheet.contains(word) && !negated {
+            problems
+                .push(format!("it writes “{word}”, a listed value the record does not hold: leave it out"));
         }
     }
     citations.sort_by_key(|c| c.at);
@@ -1021,7 +1044,7 @@ mod tests {
     use super::*;
 
     fn en(currency: &str) -> Writing {
-        Writing { currency: currency.into(), locale: Default::default() }
+        Writing { currency: currency.into(), locale: Default::default(), unheld: vec![] }
     }
 
     fn fact(reference: &str, field_type: &str, value: Value, display: &str) -> Fact {
@@ -1105,6 +1128,27 @@ mod tests {
         assert!(e.iter().any(|p| p.contains("write {status} instead")), "{e:?}");
         // A value no fact holds is still refused, and a sentence stating nothing too.
         assert!(render("It is paid.", &facts, &en("USD")).is_err_and(|e| e[0].contains("uses no fact")));
+    }
+
+    #[test]
+    fn a_listed_value_the_record_does_not_hold_said_as_a_word_is_refused() {
+        // An opportunity in Proposal: its stage's other values are the words it may not say.
+        let facts = [
+            fact("close_date", "date", json!("2025-02-04"), "2025-02-04"),
+            Fact { label: "Stage".into(), ..fact("stage", "picklist", json!("proposal"), "Proposal") },
+        ];
+        let w = Writing { unheld: vec!["closed".into(), "won".into(), "lost".into()], ..en("USD") };
+        let refused = |t: &str| render(t, &facts, &w).unwrap_err().join(" | ");
+        assert!(refused("It was closed on {close_date}.")
+            .contains("“closed”, a listed value the record does not hold"));
+        assert!(refused("It was won, with a close date of {close_date}.").contains("“won”"));
+        // Its own state, a date it is expected on, and a denial are true.
+        assert!(render("Its stage is {stage}; it should close on {close_date}.", &facts, &w).is_ok());
+        assert!(render("It is not closed: its close date is {close_date}.", &facts, &w).is_ok());
+        assert!(
+            render("It was closed on {close_date}.", &facts, &en("USD")).is_ok(),
+            "nothing unheld, nothing refused"
+        );
     }
 
     #[test]
@@ -1307,7 +1351,11 @@ mod tests {
         // A count of one: the kernel writes its noun in the singular (English), and refuses the
         // plural where it cannot (German).
         assert_eq!(ok("It has {notes_count} notes."), Ok("It has 1 note.".into()));
-        let de = Writing { currency: "USD".into(), locale: crate::locale::Locale::parse("de").unwrap() };
+        let de = Writing {
+            currency: "USD".into(),
+            locale: crate::locale::Locale::parse("de").unwrap(),
+            unheld: vec![],
+        };
         let e = render("Es hat {notes_count} notes.", &facts, &de).unwrap_err().join(" | ");
         assert!(e.contains("with the plural “notes”"), "{e}");
         let e = render("Its rating is {rating}, {rating}.", &facts, &en("USD")).unwrap_err().join(" | ");
@@ -1345,7 +1393,11 @@ mod tests {
 
     #[test]
     fn a_german_reader_gets_german_dates_and_numbers_and_the_same_checks() {
-        let de = Writing { currency: "EUR".into(), locale: crate::locale::Locale::parse("de-DE").unwrap() };
+        let de = Writing {
+            currency: "EUR".into(),
+            locale: crate::locale::Locale::parse("de-DE").unwrap(),
+            unheld: vec![],
+        };
         assert_eq!(rendered(&fact("F1", "currency", json!(64200), "64200"), &de), "64.200,00 EUR");
         assert_eq!(rendered(&fact("F1", "number", json!(12.6), "12.6"), &de), "12,6");
         assert_eq!(rendered(&fact("F1", "date", json!("2026-03-05"), "2026-03-05"), &de), "5. März 2026");
@@ -1372,7 +1424,11 @@ mod tests {
         assert!(refused("Sie hat offene Geschäftspotentien über {total}.")
             .contains("“Geschäftspotentien”, which is no German word"));
         assert!(refused("{po} ist {due}.").contains("{po} is {due}"));
-        let es = Writing { currency: "EUR".into(), locale: crate::locale::Locale::parse("es").unwrap() };
+        let es = Writing {
+            currency: "EUR".into(),
+            locale: crate::locale::Locale::parse("es").unwrap(),
+            unheld: vec![],
+        };
         let facts = [Fact { label: "Vencimiento".into(), ..facts[0].clone() }];
         assert_eq!(
             render("Vence el {due} marzo.", &facts, &es).map(|s| s.text),
@@ -1440,7 +1496,11 @@ mod tests {
         assert!(refused("It is {amount}.").contains("the record is {amount}"));
         assert!(refused("It is {probability}").contains("the record is {probability}"));
         assert!(ok("The amount is {amount}.").is_ok(), "a value named by its field");
-        let de = Writing { currency: "EUR".into(), locale: crate::locale::Locale::parse("de").unwrap() };
+        let de = Writing {
+            currency: "EUR".into(),
+            locale: crate::locale::Locale::parse("de").unwrap(),
+            unheld: vec![],
+        };
         assert_eq!(rendered(&facts[2], &de), "25\u{202f}%");
     }
 }
