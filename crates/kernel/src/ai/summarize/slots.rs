@@ -236,6 +236,12 @@ pub(super) fn render(
     }
     // The record's name written out in part ("is an upgrade of … Upgrade x"): a word of its
     // name that no other value holds is the name's, which its slot writes whole.
+    // The words written outside the slots, in order (this check and the unheld-value one read them).
+    let prose: Vec<String> = outside
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
     let others: Vec<String> = facts
         .iter()
         .filter(|f| f.display != f.record_name)
@@ -253,8 +259,6 @@ pub(super) fn render(
             .map(str::to_lowercase)
             .filter(|w| !others.contains(w))
             .collect();
-        let prose: Vec<String> =
-            outside.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase).collect();
         if let Some(w) = own.iter().find(|w| prose.contains(w)) {
             problems.push(format!(
                 "it writes “{w}”, a word of the record's name: write {{{}}} for the name, whole",
@@ -313,11 +317,6 @@ pub(super) fn render(
     // A word of a listed value the record does not hold, outside any slot ("It was closed on
     // {close_date}" of an opportunity in Proposal, "It is a partner" of a customer) says a
     // state it is not in. Negated ("not paid") it may be true.
-    let prose: Vec<String> = outside
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
     for (i, word) in prose.iter().enumerate() {
         let negated = prose[i.saturating_sub(2)..i].iter().any(|w| NEGATIONS.contains(&w.as_str()));
         if w.unheld.contains(word) && !sheet.contains(word) && !negated {
