@@ -538,6 +538,14 @@ fn equated(template: &str, facts: &[Fact]) -> Vec<String> {
 /// before an amount or a number ("paid on {amount}"), money's word before what is no amount
 /// ("worth {count}"), and a value followed by another field's name ("a {amount} margin", where
 /// the margin is a field of its own). The model then points at the fact that belongs there.
+/// The words that say when, before a date, in the four languages of the prompt's variants;
+/// with the verbs of being ("The close date is …").
+const WHEN_WORDS: [&str; 40] = [
+    "on", "since", "until", "till", "by", "of", "from", "before", "after", "dated", "for", "is", "was", "be",
+    "am", "vom", "seit", "bis", "zum", "ab", "ist", "war", "le", "du", "au", "depuis", "avant", "après",
+    "est", "était", "el", "del", "al", "desde", "hasta", "antes", "después", "es", "fue", "era",
+];
+
 fn misplaced(template: &str, found: &[(std::ops::Range<usize>, String)], facts: &[Fact]) -> Vec<String> {
     const DATE_WORDS: [&str; 4] = ["on", "since", "until", "dated"];
     const MONEY_WORDS: [&str; 7] =
@@ -571,7 +579,7 @@ fn misplaced(template: &str, found: &[(std::ops::Range<usize>, String)], facts: 
         // which must name it.
         if let Some(inside) = before.strip_suffix('(') {
             let word = inside.trim_end().rsplit(|c: char| !c.is_alphabetic()).next().unwrap_or_default();
-            if !label_words(&f.label).iter().any(|l| same_word(l, word)) {
+            if !words_of(&f.label).iter().any(|l| same_word(l, word)) {
                 out.push(format!(
                     "it writes {{{r}}} in brackets after “{word}”, which does not name it: say what it is"
                 ));
@@ -580,6 +588,21 @@ fn misplaced(template: &str, found: &[(std::ops::Range<usize>, String)], facts: 
         // "closed due to {close_date}": a cause, not a date.
         if f.field_type == "date" && ends_with("due to") {
             out.push(format!("it writes “due to {{{r}}}”, a date as a cause: say what happens on the date"));
+        }
+        // "closed with a 100% probability and a {close_date}": a date follows a word that says
+        // when ("on", "since", "am", "le"), a verb of being ("The due date is …"), or its label
+        // ("due {due_date}", "Close date: …").
+        let word_before =
+            before.rsplit(|c: char| !c.is_alphabetic()).find(|w| !w.is_empty()).unwrap_or_default();
+        let when = WHEN_WORDS.contains(&word_before)
+            || ["date", "datum", "fecha"].contains(&word_before)
+            || label_words(&f.label).iter().any(|l| same_word(l, word_before));
+        if f.field_type == "date" && !when {
+            let after_word =
+                if word_before.is_empty() { String::new() } else { format!(" after “{word_before}”") };
+            out.push(format!(
+                "it writes {{{r}}}, a date,{after_word}, which does not say when: write “on {{{r}}}”"
+            ));
         }
         // The word right after the value (past a restated sign or code).
         let after = template[range.end..].trim_start_matches(['%', ' ']);
@@ -758,6 +781,13 @@ fn unintroduced(template: &str, found: &[(std::ops::Range<usize>, String)], fact
         if f.field_type == "picklist" && kind && stated {
             continue;
         }
+        // "It is a {stage} opportunity", "a {status} invoice": a record's status, type or stage
+        // before the record's own kind.
+        let standing = kind || own.iter().any(|w| w == "stage");
+        let kind_next = next.first().is_some_and(|n| subject.iter().any(|s| same_word(s, n)));
+        if f.field_type == "picklist" && standing && ARTICLES.contains(&before.as_str()) && kind_next {
+            continue;
+        }
         // "in {billing_city}" says where the record is, not where the things it counts are
         // ("6 contacts in Chicago").
         let after_counted = previous.get(1).is_some_and(|w| counted.iter().any(|c| same_word(c, w)));
@@ -769,7 +799,11 @@ fn unintroduced(template: &str, found: &[(std::ops::Range<usize>, String)], fact
         if by_kind {
             continue;
         }
-        let linked = LINKS.contains(&before.as_str()) || after.starts_with("'s") || after.starts_with("’s");
+        // "for Oscorp", "with the Oscorp" (a preposition, perhaps an article), "Oscorp's".
+        let after_link = LINKS.contains(&before.as_str())
+            || (ARTICLES.contains(&before.as_str())
+                && previous.get(1).is_some_and(|w| LINKS.contains(&w.as_str())));
+        let linked = after_link || after.starts_with("'s") || after.starts_with("’s");
         if f.field_type == "lookup" && linked {
             continue;
         }
@@ -1148,6 +1182,52 @@ mod tests {
             render("It was closed on {close_date}.", &facts, &en("USD")).is_ok(),
             "nothing unheld, nothing refused"
         );
+    }
+
+    #[test]
+    fn a_date_says_when_a_linked_record_may_take_an_article_and_a_stage_may_name_the_kind() {
+        let labelled = |reference: &str, label: &str, field_type: &str, value: Value, display: &str| Fact {
+            label: label.into(),
+            record_name: "Upgrade 9".into(),
+            ..fact(reference, field_type, value, display)
+        };
+        let facts = [
+            labelled("name", "Opportunity Name", "text", json!("Upgrade 9"), "Upgrade 9"),
+            labelled("stage", "Stage", "picklist", json!("proposal"), "Proposal"),
+            labelled("lead_source", "Lead Source", "picklist", json!("event"), "Event"),
+            labelled("probability", "Probability (%)", "number", json!(100), "100"),
+            labelled("close_date", "Close Date", "date", json!("2025-01-07"), "2025-01-07"),
+            labelled("account", "Account", "lookup", json!("acc_1"), "Oscorp"),
+        ];
+        let result = |t: &str| render(t, &facts, &en("USD")).map(|s| s.text).map_err(|e| e.join(" | "));
+        for honest in [
+            "It is associated with the {account}.",
+            "It belongs to the {account} and closes on {close_date}.",
+            "{name} is a {stage} opportunity with a {probability} chance of success.",
+            "Its close date is {close_date}.",
+            "It is expected to close by {close_date}.",
+            "Its closing date ({close_date}) has passed.",
+        ] {
+            assert!(result(honest).is_ok(), "{honest}: {:?}", result(honest));
+        }
+        // A date after an article, a conjunction or at the start says nothing of when.
+        for junk in [
+            "It was closed with a {probability} probability and a {close_date}.",
+            "It is in {stage} stage, {close_date}.",
+            "{close_date} is its close date.",
+        ] {
+            let e = result(junk).unwrap_err();
+            assert!(
+                e.contains("{close_date}, a date") && e.contains("which does not say when"),
+                "{junk}: {e}"
+            );
+        }
+        // Only a status, type or stage names the record's kind; and only before that kind.
+        for unsaid in ["{name} is an {lead_source} opportunity.", "It is a {stage} account."] {
+            let e = result(unsaid).unwrap_err();
+            assert!(e.contains("nothing in it says what {"), "{unsaid}: {e}");
+        }
+        assert!(result("It is a deal from the {account}.").unwrap_err().contains("{account}"));
     }
 
     #[test]
