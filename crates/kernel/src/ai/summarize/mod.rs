@@ -77,6 +77,7 @@ impl SummarizeContract {
 /// What Summarize ships with: its prompt versions and its default binding.
 pub const SPEC: crate::ai::pipeline::CapabilitySpec = crate::ai::pipeline::CapabilitySpec {
     capability: CAPABILITY,
+    purpose: "summaries",
     prompt: "summarize",
     versions: &[
         ShippedVersion {

@@ -234,35 +234,68 @@ pub(super) fn render(
             problems.push(format!("it writes “{}” itself: write {{{}}} instead", f.display, f.reference));
         }
     }
-    // The record's name written out in part ("is an upgrade of … Upgrade x"): a word of its
-    // name that no other value holds is the name's, which its slot writes whole.
+    // A name or short text written out in part ("is an upgrade of … Upgrade x" of the name, "is
+    // scheduled for a demo" of the next step "Schedule demo"): a word of it that no other value
+    // holds is its own, which its slot writes whole; in other words the kernel cannot vouch
+    // for it.
     // The words written outside the slots, in order (this check and the unheld-value one read them).
     let prose: Vec<String> = outside
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect();
-    let others: Vec<String> = facts
-        .iter()
-        .filter(|f| f.display != f.record_name)
-        .flat_map(|f| {
-            f.display.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase).collect::<Vec<_>>()
-        })
-        .collect();
-    if let Some(name) =
-        facts.iter().find(|f| f.field_type == "text" && f.set.is_none() && f.display == f.record_name)
-    {
-        let own: Vec<String> = name
-            .display
-            .split(|c: char| !c.is_alphanumeric())
+    let words_of_display = |f: &Fact| -> Vec<String> {
+        f.display.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase).collect()
+    };
+    for text in facts.iter().filter(|f| f.field_type == "text" && f.set.is_none()) {
+        let is_name = text.display == text.record_name;
+        // (A longer text, a description, shares its words with what is said of it.)
+        if !is_name && text.display.split_whitespace().count() > 4 {
+            continue;
+        }
+        // The record's name is held by no other value, whatever else names it (a lookup).
+        let others: Vec<String> = facts
+            .iter()
+            .filter(|g| g.reference != text.reference && (!is_name || g.display != g.record_name))
+            .flat_map(words_of_display)
+            .collect();
+        let own: Vec<String> = words_of_display(text)
+            .into_iter()
             .filter(|w| w.chars().count() >= 4 && w.chars().all(char::is_alphabetic))
-            .map(str::to_lowercase)
             .filter(|w| !others.contains(w))
             .collect();
-        if let Some(w) = own.iter().find(|w| prose.contains(w)) {
+        if let Some(word) = own.iter().find(|w| prose.contains(w)) {
+            let whose = if is_name { "record's name".to_string() } else { clause_label(text).to_lowercase() };
             problems.push(format!(
-                "it writes “{w}”, a word of the record's name: write {{{}}} for the name, whole",
-                name.reference
+                "it writes “{word}”, a word of the {whose}: write {{{}}} for it, whole",
+                text.reference
+            ));
+        }
+    }
+    // A state the record is in, said as ahead of it ("is due to close" of a Closed Lost
+    // opportunity, "will be paid" of a paid invoice): a listed value it holds that says what
+    // happened ("closed", "paid"), after "to" or "will" in its present form or with "be".
+    let held: Vec<String> = facts
+        .iter()
+        .filter(|f| f.field_type == "picklist" && f.set.is_none())
+        .flat_map(words_of_display)
+        .filter(|w| w.chars().count() >= 4)
+        .collect();
+    for done in &held {
+        let present = done.strip_suffix('d').filter(|_| done.ends_with("ed"));
+        // ("It was due to close on …" says it in the past.)
+        let ahead = (0..prose.len()).any(|i| {
+            let word = |k: usize| prose.get(i + k).map(String::as_str);
+            let past =
+                prose[i.saturating_sub(2)..i].iter().any(|w| ["was", "were", "had"].contains(&w.as_str()));
+            ["to", "will"].contains(&prose[i].as_str())
+                && !past
+                && (word(1).is_some_and(|w| present == Some(w))
+                    || (word(1) == Some("be") && word(2) == Some(done)))
+        });
+        if ahead {
+            problems.push(format!(
+                "it says the record is yet to be {done}, and it is {done}: say what happened, in the past"
             ));
         }
     }
@@ -1228,6 +1261,27 @@ mod tests {
             assert!(e.contains("nothing in it says what {"), "{unsaid}: {e}");
         }
         assert!(result("It is a deal from the {account}.").unwrap_err().contains("{account}"));
+        // A short text said in other words, and a state the record is in said as ahead of it.
+        let facts = [
+            labelled("next_step", "Next Step", "text", json!("Schedule demo"), "Schedule demo"),
+            labelled("stage", "Stage", "picklist", json!("closed_lost"), "Closed Lost"),
+            labelled("close_date", "Close Date", "date", json!("2025-01-07"), "2025-01-07"),
+        ];
+        let result = |t: &str| render(t, &facts, &en("USD")).map(|s| s.text).map_err(|e| e.join(" | "));
+        let e = result("It is {stage} and is scheduled for a demo next step.").unwrap_err();
+        assert!(e.contains("“demo”, a word of the next step: write {next_step} for it, whole"), "{e}");
+        let e = result("It is {stage} and is due to close on {close_date}.").unwrap_err();
+        assert!(e.contains("yet to be closed"), "{e}");
+        assert!(result("It is expected to be closed by {close_date}.")
+            .unwrap_err()
+            .contains("yet to be closed"));
+        for honest in [
+            "Its stage is {stage}: it was scheduled to close on {close_date}.",
+            "It closed on {close_date}; the next step is {next_step}.",
+            "The next step is to schedule demo.",
+        ] {
+            assert!(result(honest).is_ok(), "{honest}: {:?}", result(honest));
+        }
     }
 
     #[test]
