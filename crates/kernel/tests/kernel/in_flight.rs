@@ -278,6 +278,7 @@ fn a_call_refused_before_it_begins_is_traced_too() {
     let e = refused(cara.model_for(&cara.capability("ask").unwrap()));
     assert_eq!(e.code, Code::ModelNotSetUp);
     assert!(e.message.contains("Ava Admin can turn on the built-in model"), "{e}");
+    assert!(e.message.starts_with("no model is set up for answering questions:"), "in words, not a key: {e}");
     let traces = ava.traces(100).unwrap();
     assert_eq!(traces.len(), before + 3, "each refusal is one finished trace row");
     let newest: Vec<_> =

@@ -54,6 +54,7 @@ pub const CAPABILITY: &str = "ask";
 /// What Ask ships with: its prompt versions and its default binding.
 pub const SPEC: CapabilitySpec = CapabilitySpec {
     capability: CAPABILITY,
+    purpose: "answering questions",
     prompt: "ask",
     versions: &[
         ShippedVersion {

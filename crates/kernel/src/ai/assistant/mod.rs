@@ -54,6 +54,7 @@ pub const CAPABILITY: &str = "assistant";
 
 pub const SPEC: CapabilitySpec = CapabilitySpec {
     capability: CAPABILITY,
+    purpose: "the assistant",
     prompt: "assistant",
     versions: &[
         ShippedVersion {

@@ -57,6 +57,7 @@ impl ExtractContract {
 /// What Extract ships with: its prompt versions and its default binding.
 pub const SPEC: crate::ai::pipeline::CapabilitySpec = crate::ai::pipeline::CapabilitySpec {
     capability: CAPABILITY,
+    purpose: "extracting documents into records",
     prompt: "extract",
     versions: &[
         crate::ai::pipeline::ShippedVersion {

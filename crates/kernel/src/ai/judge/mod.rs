@@ -22,6 +22,7 @@ pub const CAPABILITY: &str = "judge";
 /// What the judge ships with: its prompt's versions and its default binding.
 pub const SPEC: CapabilitySpec = CapabilitySpec {
     capability: CAPABILITY,
+    purpose: "judging eval answers",
     prompt: "judge",
     versions: &[ShippedVersion {
         instructions: INSTRUCTIONS_V1,

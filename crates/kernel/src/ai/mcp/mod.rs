@@ -32,6 +32,7 @@ pub const CAPABILITY: &str = "mcp";
 /// like any prompt), and its default binding — proposals allowed, 60 calls a minute per user.
 pub const SPEC: CapabilitySpec = CapabilitySpec {
     capability: CAPABILITY,
+    purpose: "calls from other apps (MCP)",
     prompt: "mcp",
     versions: &[ShippedVersion {
         instructions: INSTRUCTIONS,

@@ -112,6 +112,9 @@ pub fn one_language() -> Value {
 /// ([`register_capabilities`]), and this module seeds what is missing from the store.
 pub struct CapabilitySpec {
     pub capability: &'static str,
+    /// What the capability does, as a user reads it in a sentence ("no model is set up for
+    /// answering questions").
+    pub purpose: &'static str,
     pub prompt: &'static str,
     pub versions: &'static [ShippedVersion],
     pub inputs: &'static str,
@@ -125,6 +128,13 @@ pub struct CapabilitySpec {
 pub(super) struct CapabilityRegistry {
     specs: Vec<&'static CapabilitySpec>,
     seeded: std::sync::atomic::AtomicBool,
+}
+
+/// What a registered capability does ("answering questions"); its key for one not registered.
+pub(super) fn purpose_of(ws: &crate::records::workspace::Workspace, capability: &str) -> String {
+    let registry = ws.extension::<CapabilityRegistry>();
+    let spec = registry.specs.iter().find(|s| s.capability == capability);
+    spec.map_or_else(|| capability.to_string(), |s| s.purpose.to_string())
 }
 
 /// Register the capabilities a workspace offers and seed their prompts and bindings into the

@@ -245,12 +245,13 @@ impl Session<'_> {
     /// No model is set up: say what the user can do about it (turn on the built-in model, or
     /// add one in Settings) or who can.
     fn no_model(&self, capability: &str) -> Error {
+        let purpose = super::bindings::purpose_of(self.ws, capability);
         let message = if self.user().has_system_permission(AI_MANAGE) {
-            format!("no model is set up for `{capability}`: use the built-in model, or add a provider and pin a model in Settings")
+            format!("no model is set up for {purpose}: use the built-in model, or add a provider and pin a model in Settings")
         } else {
             let who = self.catalog().users_with(AI_MANAGE);
             let who = if who.is_empty() { "a user with ai.manage".to_string() } else { who.join(" or ") };
-            format!("no model is set up for `{capability}`: {who} can turn on the built-in model or add one in Settings")
+            format!("no model is set up for {purpose}: {who} can turn on the built-in model or add one in Settings")
         };
         Error::new(Code::ModelNotSetUp, message)
     }
