@@ -567,10 +567,6 @@ fn equated(template: &str, facts: &[Fact]) -> Vec<String> {
         .collect()
 }
 
-/// A slot where its value does not belong, by the words around it (English): a date's word
-/// before an amount or a number ("paid on {amount}"), money's word before what is no amount
-/// ("worth {count}"), and a value followed by another field's name ("a {amount} margin", where
-/// the margin is a field of its own). The model then points at the fact that belongs there.
 /// The words that say when, before a date, in the four languages of the prompt's variants;
 /// with the verbs of being ("The close date is …").
 const WHEN_WORDS: [&str; 40] = [
@@ -579,6 +575,11 @@ const WHEN_WORDS: [&str; 40] = [
     "est", "était", "el", "del", "al", "desde", "hasta", "antes", "después", "es", "fue", "era",
 ];
 
+/// A slot where its value does not belong, by the words around it (English): a date's word
+/// before an amount or a number ("paid on {amount}"), money's word before what is no amount
+/// ("worth {count}"), and a value followed by another field's name ("a {amount} margin", where
+/// the margin is a field of its own), and a date after no word that says when ("and a
+/// {close_date}", [`WHEN_WORDS`]). The model then points at the fact that belongs there.
 fn misplaced(template: &str, found: &[(std::ops::Range<usize>, String)], facts: &[Fact]) -> Vec<String> {
     const DATE_WORDS: [&str; 4] = ["on", "since", "until", "dated"];
     const MONEY_WORDS: [&str; 7] =
