@@ -293,9 +293,8 @@ impl Session<'_> {
         let words = |v: &crate::metadata::types::PicklistValue| -> Vec<String> {
             [v.label.as_str(), v.label_in(language), v.category.as_deref().unwrap_or_default()]
                 .iter()
-                .flat_map(|t| t.split(|c: char| !c.is_alphanumeric()))
+                .flat_map(|t| slots::lowercase_words(t))
                 .filter(|w| w.chars().count() >= 3)
-                .map(str::to_lowercase)
                 .collect()
         };
         let mut unheld: Vec<String> = vec![];

@@ -239,14 +239,8 @@ pub(super) fn render(
     // holds is its own, which its slot writes whole; in other words the kernel cannot vouch
     // for it.
     // The words written outside the slots, in order (this check and the unheld-value one read them).
-    let prose: Vec<String> = outside
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
-    let words_of_display = |f: &Fact| -> Vec<String> {
-        f.display.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase).collect()
-    };
+    let prose: Vec<String> = lowercase_words(&outside).collect();
+    let words_of_display = |f: &Fact| -> Vec<String> { lowercase_words(&f.display).collect() };
     for text in facts.iter().filter(|f| f.field_type == "text" && f.set.is_none()) {
         let is_name = text.display == text.record_name;
         // (A longer text, a description, shares its words with what is said of it.)
@@ -323,9 +317,7 @@ pub(super) fn render(
     let sheet: Vec<String> = facts
         .iter()
         .flat_map(|f| [f.display.as_str(), f.label.as_str(), f.record_name.as_str()])
-        .flat_map(|t| t.split(|c: char| !c.is_alphanumeric()))
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+        .flat_map(lowercase_words)
         .collect();
     // German writes every noun with a capital: there the rule says nothing.
     let mut first = true;
@@ -871,6 +863,11 @@ fn unintroduced(template: &str, found: &[(std::ops::Range<usize>, String)], fact
     out
 }
 
+/// A text's words (runs of letters and digits), lowercase: "PO-33060" is "po" and "33060".
+pub(super) fn lowercase_words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase)
+}
+
 /// The words of a label or a sentence that can say what a value is: lowercase, without
 /// articles and prepositions, currency codes and the words every count, sum and date share.
 fn label_words(text: &str) -> Vec<String> {
@@ -1114,6 +1111,11 @@ mod tests {
         Writing { currency: currency.into(), locale: Default::default(), unheld: vec![] }
     }
 
+    /// A fact with its field's label.
+    fn labelled(reference: &str, label: &str, field_type: &str, value: Value, display: &str) -> Fact {
+        Fact { label: label.into(), ..fact(reference, field_type, value, display) }
+    }
+
     fn fact(reference: &str, field_type: &str, value: Value, display: &str) -> Fact {
         Fact {
             reference: reference.into(),
@@ -1220,13 +1222,9 @@ mod tests {
 
     #[test]
     fn a_date_says_when_a_linked_record_may_take_an_article_and_a_stage_may_name_the_kind() {
-        let labelled = |reference: &str, label: &str, field_type: &str, value: Value, display: &str| Fact {
-            label: label.into(),
-            record_name: "Upgrade 9".into(),
-            ..fact(reference, field_type, value, display)
-        };
+        // An opportunity: its name is the record's name ("Acme", as every test fact's).
         let facts = [
-            labelled("name", "Opportunity Name", "text", json!("Upgrade 9"), "Upgrade 9"),
+            labelled("name", "Opportunity Name", "text", json!("Acme"), "Acme"),
             labelled("stage", "Stage", "picklist", json!("proposal"), "Proposal"),
             labelled("lead_source", "Lead Source", "picklist", json!("event"), "Event"),
             labelled("probability", "Probability (%)", "number", json!(100), "100"),
@@ -1394,10 +1392,6 @@ mod tests {
 
     #[test]
     fn a_slot_is_shown_only_where_its_words_say_what_it_is() {
-        let labelled = |reference: &str, label: &str, field_type: &str, value: Value, display: &str| Fact {
-            label: label.into(),
-            ..fact(reference, field_type, value, display)
-        };
         let counted = |reference: &str, label: &str, value: u64| Fact {
             set: Some(SetCitation {
                 object: "note".into(),
