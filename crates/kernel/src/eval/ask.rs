@@ -27,6 +27,9 @@ pub struct AskCase {
     pub expect_refusal: Option<Value>,
     #[serde(default)]
     pub expect_refusal_or_empty: bool,
+    /// The answer must be a clarification (words the kernel cannot place), or a refusal.
+    #[serde(default)]
+    pub expect_clarification: bool,
 }
 
 /// The cases of a JSON-lines file (blank lines skipped).
@@ -55,6 +58,7 @@ pub fn judge(case: &AskCase, outcome: &Result<AskAnswer>) -> Verdict {
     match outcome {
         Err(e) => {
             let expected = match &case.expect_refusal {
+                _ if case.expect_clarification => is_refusal(e.code),
                 Some(Value::String(code)) => e.code.as_str() == code,
                 Some(Value::Bool(true)) => is_refusal(e.code),
                 _ => case.expect_refusal_or_empty && is_refusal(e.code),
@@ -62,8 +66,13 @@ pub fn judge(case: &AskCase, outcome: &Result<AskAnswer>) -> Verdict {
             v(expected, format!("{}: {}", e.code.as_str(), e.message))
         }
         Ok(a) => {
-            if case.expect_refusal.is_some() {
-                return v(false, "answered where a refusal was expected".into());
+            if let Some(c) = &a.clarification {
+                let words = c.words.iter().map(|w| format!("“{w}”")).collect::<Vec<_>>().join(", ");
+                let expected = case.expect_clarification || case.expect_refusal.is_some();
+                return v(expected, format!("a clarification: {words} not placed"));
+            }
+            if case.expect_refusal.is_some() || case.expect_clarification {
+                return v(false, "answered where a refusal or a clarification was expected".into());
             }
             let Some(result) = &a.result else {
                 return v(false, "a value was ambiguous; the answer asks the user to choose".into());
@@ -136,6 +145,10 @@ pub struct AskTokens {
 pub struct AskTally {
     cases: Vec<AskCaseReport>,
     passed: u32,
+    /// Answers shown as a table that is not the expected one.
+    wrong_tables: u32,
+    /// Answers that were a clarification.
+    clarified: u32,
     wall_ms: Vec<f64>,
     model_ms: Vec<f64>,
     kernel_ms: Vec<f64>,
@@ -150,6 +163,9 @@ impl AskTally {
     pub fn record(&mut self, case: &AskCase, outcome: Result<AskAnswer>, wall_ms: f64) -> &AskCaseReport {
         let verdict = judge(case, &outcome);
         let answer = outcome.ok();
+        let shown = answer.as_ref().map(|a| (a.clarification.is_some(), a.result.is_some()));
+        self.clarified += u32::from(shown.is_some_and(|(c, _)| c));
+        self.wrong_tables += u32::from(!verdict.pass && shown.is_some_and(|(c, table)| !c && table));
         let report = AskCaseReport {
             id: case.id.clone(),
             user: case.user.clone(),
@@ -195,6 +211,9 @@ impl AskTally {
         AskReport {
             passed: self.passed,
             total,
+            wrong_tables: self.wrong_tables,
+            wrong_table_rate: share(self.wrong_tables, total),
+            clarified: self.clarified,
             execution_match_rate: share(self.passed, total),
             wall_ms: Spread::of(&self.wall_ms).rounded(),
             model_ms: Median { p50: percentile(&self.model_ms, 50.0).round() },
@@ -230,6 +249,12 @@ pub struct AskReport {
     pub passed: u32,
     pub total: u32,
     pub execution_match_rate: f64,
+    /// Answers shown as a table of other rows than the expected ones (a clarification or a
+    /// refusal is not a wrong table).
+    pub wrong_tables: u32,
+    pub wrong_table_rate: f64,
+    /// Answers that were a clarification, expected or not.
+    pub clarified: u32,
     /// Whole milliseconds.
     pub wall_ms: Spread,
     /// Whole milliseconds, answered cases only.
@@ -360,6 +385,9 @@ mod tests {
                 "passed",
                 "total",
                 "execution_match_rate",
+                "wrong_tables",
+                "wrong_table_rate",
+                "clarified",
                 "wall_ms",
                 "model_ms",
                 "kernel_ms",

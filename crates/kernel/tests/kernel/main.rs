@@ -7,6 +7,7 @@ mod common;
 mod access;
 mod activity;
 mod ask;
+mod ask_grammar;
 mod ask_reader;
 mod assistant;
 mod assistant_tools;

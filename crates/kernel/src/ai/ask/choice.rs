@@ -111,7 +111,12 @@ pub(super) fn choice_schema(
             if keys == ChoiceKeys::Always || !reading.counts.is_empty() {
                 properties.insert("limit".into(), limit);
             }
-            let required: Vec<&String> = properties.keys().collect();
+            // Under `WhenAsked` an empty sort or a null limit is left out (`ChoiceKeys::written`),
+            // so neither is required; the kernel reads a superlative's order itself.
+            let required: Vec<&String> = properties
+                .keys()
+                .filter(|k| keys == ChoiceKeys::Always || !matches!(k.as_str(), "sort" | "limit"))
+                .collect();
             json!({
                 "type": "object",
                 "properties": properties,
@@ -224,47 +229,6 @@ impl Session<'_> {
     }
 }
 
-/// Why the query language cannot say what the question asks, if it cannot: records by what
-/// they lack when that is no relation the reader found ("invoices without an account": an
-/// account is an invoice's parent, not its related records).
-pub(super) fn unsayable(reading: &Reading, p: &Projection) -> Option<String> {
-    let t = &reading.tokens;
-    let object_words: Vec<String> = p
-        .objects
-        .iter()
-        .flat_map(|o| {
-            let mut w = tokens(&o.label);
-            w.extend(tokens(&o.plural_label));
-            w
-        })
-        .map(|w| w.stem)
-        .collect();
-    for (i, w) in t.iter().enumerate() {
-        let lacks = match w.lower.as_str() {
-            "without" | "lacking" => Some(i + 1),
-            "no" | "zero" if i > 0 && matches!(t[i - 1].lower.as_str(), "with" | "have" | "has") => {
-                Some(i + 1)
-            }
-            _ => None,
-        };
-        let Some(next) = lacks else { continue };
-        // Read as a condition on related records: the language says it.
-        let read = reading.candidates.iter().any(|c| c.kind == Kind::Related && c.span.contains(&i));
-        if read {
-            continue;
-        }
-        let said = t.iter().skip(next).take(3).position(|x| object_words.contains(&x.stem));
-        if let Some(k) = said {
-            let words: Vec<&str> = t[i..=next + k].iter().map(|x| x.text.as_str()).collect();
-            return Some(format!(
-                "Ask finds records by the related records that point at them (accounts with no notes); “{}” is not such a relation, so this question is not answered rather than answered with other records.",
-                words.join(" ")
-            ));
-        }
-    }
-    None
-}
-
 /// The question's words that no chosen condition, object, order or count uses, as phrases.
 fn unused_words(
     reading: &Reading,
@@ -277,8 +241,16 @@ fn unused_words(
     let t = &reading.tokens;
     let mut used = vec![false; t.len()];
     for c in chosen {
-        for &i in &c.span {
+        for &i in c.span.iter().chain(&c.cue) {
             used[i] = true;
+        }
+    }
+    // The superlative that set the order ("largest", "die größte").
+    for o in reading.orders.iter().filter(|o| o.object == object) {
+        if sort.first().is_some_and(|s| s.field == o.field) {
+            for &i in &o.span {
+                used[i] = true;
+            }
         }
     }
     let mut known: Vec<String> = vec![];
@@ -475,17 +447,23 @@ impl Session<'_> {
             }
         }
         let sortable = sortable(p, &object);
-        let sort: Vec<SortKey> = out
+        let mut sort: Vec<SortKey> = out
             .sort
             .into_iter()
             .filter(|s| sortable.contains(&s.field))
             .map(|s| SortKey { field: s.field, direction: s.direction.unwrap_or_default() })
             .collect();
+        let mut limit = out.limit;
+        // A superlative the kernel read decides the order and, in the singular, the count.
+        if let Some(order) = reading.orders.iter().find(|o| o.object == object) {
+            sort = vec![SortKey { field: order.field.clone(), direction: order.direction }];
+            limit = order.limit.or(limit);
+        }
         let planned =
-            self.compose(p, &object, &chosen, sort, out.limit).map_err(|e| Violation::from(e.message))?;
+            self.compose(p, &object, &chosen, sort, limit).map_err(|e| Violation::from(e.message))?;
         self.explain(&planned.spec).map_err(|e| Violation::from(e.message))?;
         let ids: Vec<String> = chosen.iter().map(|c| c.id.clone()).collect();
-        let (read, unused) = shown_reading(reading, p, &planned.spec, &ids);
+        let (read, unused) = shown_reading(reading, p, &planned.spec, &ids, &run.state.declined);
         Ok(Constrained::Plan(Box::new(Planned { read, unused, ..planned })))
     }
 
@@ -589,6 +567,7 @@ fn shown_reading(
     p: &Projection,
     spec: &QuerySpec,
     chosen_ids: &[String],
+    declined: &[String],
 ) -> (Vec<ReadCondition>, Vec<String>) {
     let read: Vec<ReadCondition> = reading
         .candidates
@@ -601,7 +580,12 @@ fn shown_reading(
             condition: c.on(p, &spec.object),
         })
         .collect();
-    let chosen: Vec<&Candidate> = reading.candidates.iter().filter(|c| chosen_ids.contains(&c.id)).collect();
+    // A reading a learned correction left out is placed too: the person said it means nothing.
+    let chosen: Vec<&Candidate> = reading
+        .candidates
+        .iter()
+        .filter(|c| chosen_ids.contains(&c.id) || declined.contains(&c.meaning))
+        .collect();
     let unused = unused_words(
         reading,
         &chosen,

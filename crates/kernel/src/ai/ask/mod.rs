@@ -14,12 +14,14 @@
 //! each value resolved to, and an ambiguous value becomes a choice for the user, never a guess.
 
 mod choice;
+mod clarify;
 mod contract;
 mod data_check;
 mod evidence;
 mod learned;
 mod plan;
 pub mod reader;
+mod unsayable;
 mod versions;
 
 use crate::ai::dates::{read_dates, DateRange};
@@ -37,6 +39,7 @@ use crate::records::access::Session;
 use crate::records::names::{normal_text, Resolution, ResolutionStatus};
 use crate::records::query::{Direction, QueryResult, QuerySpec, SortKey};
 pub use choice::ReadCondition;
+pub use clarify::{Clarification, ClarifyOption};
 pub use contract::output_schema;
 use contract::*;
 use data_check::Written;
@@ -185,6 +188,10 @@ pub struct AskAnswer {
     /// The question's words that no chosen condition uses (prompt versions 4 and 5): the answer says
     /// what it did not use.
     pub unused: Vec<String>,
+    /// Present when words of the question are unused: the answer is this, not a table
+    /// (`result` is absent), and each option is a spec one click runs.
+    #[ts(optional)]
+    pub clarification: Option<Clarification>,
 }
 
 /// A term of the vocabulary that a filter of the answer stands for.
@@ -380,7 +387,9 @@ impl Session<'_> {
                 ),
             );
         }
-        if let Some(why) = reading.as_ref().and_then(|r| choice::unsayable(r, &grounding.projection)) {
+        if let Some(why) =
+            reading.as_ref().and_then(|r| unsayable::unsayable(r, &grounding.projection, &named))
+        {
             return fail(&inv, Error::new(Code::GroundingInsufficient, why));
         }
         let schema = match &reading {
@@ -428,7 +437,13 @@ impl Session<'_> {
             Ok(Constrained::Plan(plan)) => {
                 let Planned { spec, resolutions, values, dates, terms, written, read, unused } = *plan;
                 let ambiguous = resolutions.iter().any(|r| r.status == ResolutionStatus::Ambiguous);
-                let result = if ambiguous { None } else { Some(self.query(&spec)?) };
+                // The trust contract: words not placed make the answer a clarification, never a
+                // table that ignores them.
+                let clarification = run.state.reading.as_ref().and_then(|r| {
+                    self.clarification(r, &run.state.grounding.projection, &spec, &read, &unused)
+                });
+                let result =
+                    if ambiguous || clarification.is_some() { None } else { Some(self.query(&spec)?) };
                 // A first plan that finds nothing gets one repair with what the data holds for
                 // its values (never a value swapped in by the kernel).
                 if !run.state.repaired && result.as_ref().is_some_and(|r| r.records.is_empty()) {
@@ -447,6 +462,7 @@ impl Session<'_> {
                     "chosen": read.iter().filter(|c| c.chosen).map(|c| &c.id).collect::<Vec<_>>(),
                     "terms": terms.iter().map(|t| &t.key).collect::<Vec<_>>(),
                     "learned": run.state.learned.iter().map(|(l, _)| &l.id).collect::<Vec<_>>(),
+                    "clarification": clarification.as_ref().map(|c| &c.words),
                     "ids": result.as_ref().map(|r| r.records.iter().map(|m| m["id"].clone()).collect::<Vec<_>>())});
                 self.finish_invocation(inv, Outcome::Answered { result: &answer_json, values: &values })?;
                 let total_ms = inv.started.elapsed().as_secs_f64() * 1000.0;
@@ -459,6 +475,7 @@ impl Session<'_> {
                     learned: run.state.learned.iter().map(|(l, _)| l.clone()).collect(),
                     read,
                     unused,
+                    clarification,
                     result,
                     trace_id: inv.trace_id.clone(),
                     correlation_id: inv.correlation_id.clone(),
@@ -480,10 +497,18 @@ impl Session<'_> {
                 run.state.unasked.extend(unasked);
                 self.ask_repair(run, &resp.content, &violation, refusal_allowed)
             }
-            Err(Violation { message: violation, .. }) => Err(Error::new(
-                Code::Contract,
-                format!("the model's answer broke the Ask contract twice; last problem: {violation}"),
-            )),
+            Err(Violation { message: violation, .. }) => {
+                // What the checker said is schema text: it goes to the log as its size, never to
+                // the person, who gets a sentence.
+                tracing::info!(
+                    problem_chars = violation.len(),
+                    "the model's answer broke the Ask contract twice"
+                );
+                Err(Error::new(
+                    Code::Contract,
+                    "The local model's answer could not be turned into a query, twice, so no table is shown rather than a guess. Rewording the question, or naming the records and the field, may help.",
+                ))
+            }
         }
     }
 

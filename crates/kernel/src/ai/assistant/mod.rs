@@ -661,6 +661,10 @@ async fn run_action(
             let question = question_of(question);
             let mut ask = Ask { question: question.clone() };
             let answer = drive(sessions, &mut ask, None, cancel, &mut |_| {}).await?;
+            // A question with words Ask could not place is not answered with a table.
+            if let Some(c) = &answer.clarification {
+                return Err(Error::new(Code::GroundingInsufficient, c.message.clone()));
+            }
             let Some(result) = answer.result else {
                 return Err(Error::new(
                     Code::InvalidValue,

@@ -19,7 +19,7 @@
 
 use super::DateChoice;
 use crate::ai::dates::{read_dates, DateRange};
-use crate::ai::projection::{ProjectedField, Projection};
+use crate::ai::projection::{ProjectedField, ProjectedObject, Projection};
 use crate::error::Result;
 use crate::metadata::condition::{AllOf, Condition, Op};
 use crate::metadata::definition::FieldType;
@@ -28,14 +28,20 @@ use crate::records::names::{name_tokens, Resolution, ResolutionStatus};
 use crate::records::value_index::probe;
 use serde_json::Value;
 
+mod language;
+mod negation;
+mod order;
 mod places;
+mod presence;
 mod quantities;
 mod related;
 mod text;
 mod values;
 mod words;
 
+pub use order::OrderReading;
 use places::*;
+use presence::*;
 use quantities::*;
 use text::*;
 use words::*;
@@ -54,6 +60,8 @@ pub enum Kind {
     Date,
     Related,
     Text,
+    /// A field set or blank ("has a PO number", "missing email").
+    Presence,
 }
 
 /// One condition the question's words justify.
@@ -80,6 +88,10 @@ pub struct Candidate {
     pub date: Option<DateChoice>,
     /// The term's key and label (`Kind::Term`).
     pub term: Option<(String, String)>,
+    /// Read under a negation ("not in Lyon"): `condition` and `meaning` are the negation's.
+    pub negated: bool,
+    /// The negation's words ("not", "other than"), used by this reading too.
+    pub cue: Vec<usize>,
 }
 
 /// What the reader found in one question.
@@ -94,6 +106,8 @@ pub struct Reading {
     /// The objects the question may be asking to list: those it names; else those whose own
     /// candidates cover the most of its words; else every object in scope.
     pub objects: Vec<String>,
+    /// The order a superlative asks for ("the largest", "the 5 oldest"), per object.
+    pub orders: Vec<OrderReading>,
 }
 
 impl Candidate {
@@ -120,6 +134,8 @@ impl Candidate {
             records: None,
             date: None,
             term: None,
+            negated: false,
+            cue: vec![],
         }
     }
 
@@ -237,23 +253,35 @@ impl Session<'_> {
         while k < said_numbers.len() {
             let n = said_numbers[k];
             let between = n.from > 0
-                && matches!(t[n.from - 1].lower.as_str(), "between" | "from" | "zwischen" | "entre")
+                && matches!(
+                    t[n.from - 1].lower.as_str(),
+                    "between" | "from" | "zwischen" | "entre" | "von" | "de" | "desde"
+                )
                 && said_numbers.get(k + 1).is_some_and(|m| {
                     m.from == n.to + 2
-                        && matches!(t[n.to + 1].lower.as_str(), "and" | "to" | "und" | "et" | "y")
+                        && matches!(
+                            t[n.to + 1].lower.as_str(),
+                            "and" | "to" | "und" | "et" | "y" | "bis" | "à" | "a" | "hasta"
+                        )
                 });
-            let (conditions, span, money, percent) = if between {
+            let (conditions, span, (money, money_said), percent) = if between {
                 let m = said_numbers[k + 1];
                 k += 1;
-                let (lo, hi) = (n.value.min(m.value), n.value.max(m.value));
+                // "between 10 and 50 million": the second number's scale is the first's too.
+                let first = if n.scale == 1.0 && m.scale > 1.0 && n.value * m.scale <= m.value {
+                    n.value * m.scale
+                } else {
+                    n.value
+                };
+                let (lo, hi) = (first.min(m.value), first.max(m.value));
                 (
                     vec![(Op::Gte, lo), (Op::Lte, hi)],
                     (n.from - 1..=m.to).collect::<Vec<_>>(),
-                    n.money || m.money,
+                    (n.money || m.money, n.money_said || m.money_said),
                     n.percent || m.percent,
                 )
             } else if let Some((op, words)) = comparison_before(&t, n.from) {
-                (vec![(op, n.value)], (n.from - words..=n.to).collect(), n.money, n.percent)
+                (vec![(op, n.value)], (n.from - words..=n.to).collect(), (n.money, n.money_said), n.percent)
             } else {
                 if n.plain && n.value >= 1.0 && n.value <= 1000.0 {
                     reading.counts.push(n.value as u32);
@@ -269,12 +297,20 @@ impl Session<'_> {
                     .iter()
                     .filter(|f| matches!(f.field_type, FieldType::Number | FieldType::Currency))
                     .filter(|f| !percent || f.field_type == FieldType::Number)
-                    .filter(|f| !money || f.field_type == FieldType::Currency)
+                    .filter(|f| !money_said || f.field_type == FieldType::Currency)
                     .filter(|f| conditions.iter().all(|(_, v)| fits(f, *v)))
                     .collect();
                 let said: Vec<&ProjectedField> =
                     numeric.iter().copied().filter(|f| names_field(&t, f)).collect();
-                let offered = if said.is_empty() { numeric } else { said };
+                // A large number ("40k", "forty thousand") is an amount unless the question
+                // names a number field ("more than forty thousand employees").
+                let offered = if !said.is_empty() {
+                    said
+                } else if money {
+                    numeric.into_iter().filter(|f| f.field_type == FieldType::Currency).collect()
+                } else {
+                    numeric
+                };
                 if !said_or_named(&named, &o.key, !offered.is_empty()) {
                     continue;
                 }
@@ -438,6 +474,41 @@ impl Session<'_> {
             }
         }
 
+        // Blank and not blank: "has a PO number", "without a next step", "missing email".
+        for o in &in_scope {
+            for (span, key, blank) in presence_said(&t, o) {
+                let related =
+                    found.iter().any(|c| c.kind == Kind::Related && c.span.iter().any(|i| span.contains(i)));
+                // Another reading of the same field says more ("with revenue over 10M").
+                let compared = found.iter().any(|c| {
+                    c.object.as_deref() == Some(o.key.as_str())
+                        && c.condition.fields().contains(&key.as_str())
+                });
+                let Some(f) = o.fields.iter().find(|f| f.key == key) else { continue };
+                if related || compared || !free(&span) {
+                    continue;
+                }
+                let op = if blank { Op::IsBlank } else { Op::IsSet };
+                push(
+                    &mut found,
+                    Candidate::new(
+                        Kind::Presence,
+                        Some(o.key.clone()),
+                        format!("{}:{}:presence", o.key, f.key),
+                        &t,
+                        span,
+                        format!("{} is {}", f.label, if blank { "blank" } else { "set" }),
+                        Condition::Compare(crate::metadata::condition::Comparison {
+                            field: f.key.clone(),
+                            op,
+                            value: None,
+                            other_field: None,
+                        }),
+                    ),
+                );
+            }
+        }
+
         // People: a workspace user named in the question is an owner.
         for u in &self.catalog().definition.users {
             if !u.active || u.key == self.user().key {
@@ -563,9 +634,18 @@ impl Session<'_> {
                         && Some(field) == c.date.as_ref().map(|d| &d.field)
                 })
         });
+        // Negation: a reading under "not", "without", "except" … is replaced by its negation.
+        negation::apply(question, &t, &mut found);
         for (i, c) in found.iter_mut().enumerate() {
             c.id = format!("c{}", i + 1);
         }
+        // Superlatives: the kernel reads the order and the count.
+        let taken: Vec<usize> = found
+            .iter()
+            .flat_map(|c| c.span.iter().copied())
+            .chain(reading.used_by_readings.iter().copied())
+            .collect();
+        reading.orders = order::orders_said(&t, &taken, &reading.counts, &in_scope);
         // An object named only inside a related reading ("customers without contacts") is
         // not the one asked for.
         let related: Vec<usize> =

@@ -11,9 +11,14 @@ pub(super) struct Said {
     pub(super) from: usize,
     pub(super) to: usize,
     pub(super) money: bool,
+    /// A currency word or symbol is written with it ("$40k", "40k euros"), not only a scale.
+    pub(super) money_said: bool,
     pub(super) percent: bool,
     /// Written as a plain whole number with no unit (a possible count of rows).
     pub(super) plain: bool,
+    /// The scale word or suffix it was said with (1 without one): "10 and 50 million" gives the
+    /// first number the second's.
+    pub(super) scale: f64,
 }
 
 pub(super) const NUMBER_WORDS: &[(&str, f64)] = &[
@@ -47,7 +52,78 @@ pub(super) const SCALES: &[(&str, f64)] = &[
     ("b", 1e9),
     ("bn", 1e9),
     ("billion", 1e9),
+    ("billions", 1e9),
+    ("tausend", 1e3),
+    ("mille", 1e3),
+    ("mil", 1e3),
+    ("mio", 1e6),
+    ("millionen", 1e6),
+    ("millón", 1e6),
+    ("millon", 1e6),
+    ("millones", 1e6),
+    ("mrd", 1e9),
+    ("milliarde", 1e9),
+    ("milliarden", 1e9),
+    ("milliard", 1e9),
+    ("milliards", 1e9),
+    ("dozen", 12.0),
+    ("dozens", 12.0),
+    ("dutzend", 12.0),
+    ("douzaine", 12.0),
+    ("douzaines", 12.0),
+    ("docena", 12.0),
+    ("docenas", 12.0),
 ];
+
+/// Articles a number word is not ("a", "ein", "une", "una" say one thing, not a count of one).
+const ARTICLES: &[&str] =
+    &["a", "an", "un", "une", "ein", "eine", "einen", "einem", "einer", "eines", "uno", "una"];
+
+/// A question word as the number parser reads it.
+struct Spelled<'a>(&'a Token);
+
+impl text2num::Token for Spelled<'_> {
+    fn text(&self) -> std::borrow::Cow<'_, str> {
+        self.0.text.as_str().into()
+    }
+    fn text_lowercase(&self) -> std::borrow::Cow<'_, str> {
+        self.0.lower.as_str().into()
+    }
+    fn nt_separated(&self, _previous: &Self) -> bool {
+        false
+    }
+    fn not_a_number_part(&self) -> bool {
+        false
+    }
+}
+
+/// Numbers written in words ("forty thousand", "zweitausend", "vingt-cinq", "treinta y cinco"),
+/// read by `text2num` in each of `languages`: (first word, last word, value). Ordinals ("third")
+/// and a lone article are not numbers here.
+pub(super) fn spelled(t: &[Token], languages: &[crate::locale::Language]) -> Vec<(usize, usize, f64)> {
+    use crate::locale::Language;
+    let mut out: Vec<(usize, usize, f64)> = vec![];
+    for language in languages {
+        let parser = match language {
+            Language::En => text2num::Language::english(),
+            Language::De => text2num::Language::german(),
+            Language::Fr => text2num::Language::french(),
+            Language::Es => text2num::Language::spanish(),
+        };
+        for o in text2num::find_numbers(t.iter().map(Spelled), &parser, 0.0) {
+            let words = &t[o.start..o.end];
+            let digits = words.iter().any(|w| w.lower.chars().any(|c| c.is_ascii_digit()));
+            let article = words.len() == 1 && ARTICLES.contains(&words[0].lower.as_str());
+            let overlaps = out.iter().any(|(s, e, _)| o.start <= *e && *s < o.end);
+            if o.is_ordinal || digits || article || overlaps || !o.value.is_finite() {
+                continue;
+            }
+            out.push((o.start, o.end - 1, o.value));
+        }
+    }
+    out.sort_by_key(|x| x.0);
+    out
+}
 
 pub(super) const MONEY_WORDS: &[&str] =
     &["$", "€", "£", "¥", "usd", "eur", "gbp", "dollar", "dollars", "euro", "euros", "pound", "pounds"];
@@ -86,6 +162,14 @@ pub(super) const CURRENCY_WORDS: &[(&str, &str)] = &[
 /// English writes them.
 pub(super) fn numbers(t: &[Token], taken: &[usize], locale: &crate::locale::Locale) -> Vec<Said> {
     let mut out: Vec<Said> = vec![];
+    let mut languages = vec![locale.language()];
+    if let Some(other) = super::language::of_question(t).filter(|l| !languages.contains(l)) {
+        languages.push(other);
+    }
+    if !languages.contains(&crate::locale::Language::En) {
+        languages.push(crate::locale::Language::En);
+    }
+    let words = spelled(t, &languages);
     let mut i = 0;
     while i < t.len() {
         if taken.contains(&i) {
@@ -93,7 +177,7 @@ pub(super) fn numbers(t: &[Token], taken: &[usize], locale: &crate::locale::Loca
             continue;
         }
         let w = t[i].lower.as_str();
-        let (mut value, mut to, mut plain, mut start) = (None, i, false, i);
+        let (mut value, mut to, mut plain, mut start, mut scale) = (None, i, false, i, 1.0);
         // "40k", "2.5m", "10bn": digits with the scale stuck on.
         let digits_end = w.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ',')).unwrap_or(w.len());
         if digits_end > 0 && w.as_bytes()[0].is_ascii_digit() {
@@ -107,11 +191,27 @@ pub(super) fn numbers(t: &[Token], taken: &[usize], locale: &crate::locale::Loca
                     plain = !w.contains('.');
                 } else if let Some((_, s)) = SCALES.iter().find(|(k, _)| *k == rest) {
                     value = Some(n * s);
+                    scale = *s;
                 }
             }
+        } else if let Some(&(_, last, n)) = words.iter().find(|(s, _, _)| *s == i) {
+            value = Some(n);
+            to = last;
+            plain = n.fract() == 0.0;
+            scale = t[i..=last]
+                .iter()
+                .filter_map(|x| SCALES.iter().find(|(k, _)| *k == x.lower).map(|(_, s)| *s))
+                .fold(1.0, f64::max);
         } else if let Some((_, n)) = NUMBER_WORDS.iter().find(|(k, _)| *k == w) {
             value = Some(*n);
             plain = true;
+        } else if SCALES.iter().any(|(k, s)| *k == w && *s == 12.0)
+            && i > 0
+            && ARTICLES.contains(&t[i - 1].lower.as_str())
+        {
+            // "a dozen"
+            value = Some(12.0);
+            start = i - 1;
         } else if (w == "half" || w == "quarter") && i + 1 < t.len() {
             // "half a million", "a quarter of a million"
             let share = if w == "half" { 0.5 } else { 0.25 };
@@ -121,6 +221,7 @@ pub(super) fn numbers(t: &[Token], taken: &[usize], locale: &crate::locale::Loca
             }
             if let Some((_, s)) = t.get(j).and_then(|x| SCALES.iter().find(|(k, _)| *k == x.lower)) {
                 value = Some(share * s);
+                scale = *s;
                 to = j;
                 // "a quarter of a million": the article belongs to the number.
                 if i > 0 && t[i - 1].lower == "a" {
@@ -132,20 +233,20 @@ pub(super) fn numbers(t: &[Token], taken: &[usize], locale: &crate::locale::Loca
             i += 1;
             continue;
         };
-        // A scale word after the number ("2.5 million", "40 thousand").
+        // A scale word after the number ("2.5 million", "40 thousand", "two dozen").
         if let Some((_, s)) = t.get(to + 1).and_then(|x| SCALES.iter().find(|(k, _)| *k == x.lower)) {
             if t[to + 1].lower.len() > 1 {
                 n *= s;
+                scale = *s;
                 to += 1;
-                plain = false;
+                plain = *s == 12.0 && n.fract() == 0.0;
             }
         }
         let before = start.checked_sub(1).map(|b| t[b].lower.as_str());
         let after = t.get(to + 1).map(|x| x.lower.as_str());
-        let money = before.is_some_and(|b| MONEY_WORDS.contains(&b))
-            || after.is_some_and(|a| MONEY_WORDS.contains(&a))
-            || to > i
-            || !plain && value.is_some() && w.ends_with(|c: char| c.is_alphabetic());
+        let money_said = before.is_some_and(|b| MONEY_WORDS.contains(&b))
+            || after.is_some_and(|a| MONEY_WORDS.contains(&a));
+        let money = money_said || scale >= 1e3;
         let percent = after.is_some_and(|a| matches!(a, "%" | "percent" | "pct"));
         let from = if before.is_some_and(|b| MONEY_WORDS.contains(&b) && b.chars().count() == 1) {
             start - 1
@@ -153,7 +254,7 @@ pub(super) fn numbers(t: &[Token], taken: &[usize], locale: &crate::locale::Loca
             start
         };
         let to = if percent || after.is_some_and(|a| MONEY_WORDS.contains(&a)) { to + 1 } else { to };
-        out.push(Said { value: n, from, to, money, percent, plain: plain && !percent });
+        out.push(Said { value: n, from, to, money, money_said, percent, plain: plain && !percent, scale });
         i = to + 1;
     }
     out

@@ -1,0 +1,222 @@
+//! The trust contract: a table is the answer only when every content word of the question is
+//! used — by the object, a condition, the order, the count or a column. Otherwise the answer
+//! is a **clarification**: the words not placed, and what they could mean as options, each a
+//! spec one click runs. The table of a spec that ignores a word is never shown as the answer.
+
+use super::choice::ReadCondition;
+use super::reader::{tokens, Reading, Token};
+use super::*;
+use crate::locale::Language;
+use crate::metadata::condition::AllOf;
+
+/// The question could not be read whole: the words not placed and what they could mean.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Clarification {
+    /// The words Countersign could not place, as written.
+    pub words: Vec<String>,
+    /// One sentence for the person, in their language.
+    pub message: String,
+    /// What the words could mean, nearest first; each runs with one click.
+    pub options: Vec<ClarifyOption>,
+}
+
+/// One thing the words could mean, as a spec ready to run.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ClarifyOption {
+    /// What it means, in the workspace's labels ("Stage is Negotiation"), or what it leaves out.
+    pub label: String,
+    /// The question's words it reads (empty for "leave out").
+    pub words: String,
+    pub spec: QuerySpec,
+}
+
+/// Options a clarification offers at most.
+const MAX_OPTIONS: usize = 8;
+
+/// The sentence above the options.
+fn message(language: Language, words: &[String]) -> String {
+    let quoted = words.iter().map(|w| format!("“{w}”")).collect::<Vec<_>>().join(", ");
+    match language {
+        Language::En => format!(
+            "Countersign could not place {quoted} in your question, so it shows no table rather than rows that may be wrong. Did you mean one of these?"
+        ),
+        Language::De => format!(
+            "Countersign konnte {quoted} in Ihrer Frage nicht zuordnen und zeigt deshalb keine Tabelle statt womöglich falscher Zeilen. Meinten Sie eines davon?"
+        ),
+        Language::Fr => format!(
+            "Countersign n’a pas su placer {quoted} dans votre question : il n’affiche pas de tableau plutôt que des lignes peut-être fausses. Vouliez-vous dire l’un de ceux-ci ?"
+        ),
+        Language::Es => format!(
+            "Countersign no pudo ubicar {quoted} en su pregunta, así que no muestra una tabla en lugar de filas quizá erróneas. ¿Quiso decir una de estas?"
+        ),
+    }
+}
+
+/// "Leave out “X”", in the person's language.
+fn leave_out(language: Language, words: &[String]) -> String {
+    let quoted = words.iter().map(|w| format!("“{w}”")).collect::<Vec<_>>().join(", ");
+    match language {
+        Language::En => format!("Leave out {quoted}"),
+        Language::De => format!("Ohne {quoted}"),
+        Language::Fr => format!("Sans {quoted}"),
+        Language::Es => format!("Sin {quoted}"),
+    }
+}
+
+/// The spec with one more condition (AND), its field shown as a column.
+fn with_condition(spec: &QuerySpec, c: Condition, p: &Projection) -> QuerySpec {
+    let mut out = spec.clone();
+    for f in c.fields() {
+        let shown = p.field(&spec.object, f).is_some_and(|(_, x)| x.field_type != FieldType::Lookup);
+        if shown && !out.fields.iter().any(|x| x == f) {
+            out.fields.push(f.to_string());
+        }
+    }
+    out.filters = Some(match out.filters.take() {
+        None => c,
+        Some(Condition::All(mut a)) => {
+            a.all.push(c);
+            Condition::All(a)
+        }
+        Some(other) => Condition::All(AllOf { all: vec![other, c] }),
+    });
+    out
+}
+
+/// The initials of a label ("Closed Won" → "cw").
+fn initials(label: &[Token]) -> String {
+    label.iter().filter_map(|w| w.lower.chars().next()).collect()
+}
+
+/// Whether an unplaced word could be a shortened or misspelt form of a label's words: a prefix
+/// of one of them ("neg" for Negotiation), its initials ("cw", "CWs"), or two edits from one.
+fn near(word: &Token, label: &[Token]) -> bool {
+    let w = word.lower.as_str();
+    let letters = w.chars().count();
+    if letters < 2 || !w.chars().all(char::is_alphabetic) {
+        return false;
+    }
+    let singular = w.strip_suffix('s').unwrap_or(w);
+    let acronym = label.len() > 1 && (initials(label) == w || initials(label) == singular);
+    let prefix = letters >= 3 && label.iter().any(|l| l.lower.starts_with(w) && l.lower != w);
+    let typo = letters >= 5
+        && label
+            .iter()
+            .any(|l| l.lower.chars().count() >= 5 && strsim::damerau_levenshtein(w, &l.lower) <= 2);
+    acronym || prefix || typo
+}
+
+impl Session<'_> {
+    /// The clarification for a plan whose answer leaves words of the question unused, if any.
+    pub(super) fn clarification(
+        &self,
+        reading: &Reading,
+        p: &Projection,
+        spec: &QuerySpec,
+        read: &[ReadCondition],
+        unused: &[String],
+    ) -> Option<Clarification> {
+        if unused.is_empty() {
+            return None;
+        }
+        let language = self.locale().language();
+        let t = &reading.tokens;
+        let unused_words: Vec<Token> = unused.iter().flat_map(|u| tokens(u)).collect();
+        let unused_at: Vec<usize> =
+            (0..t.len()).filter(|&i| unused_words.iter().any(|u| u.lower == t[i].lower)).collect();
+        let mut options: Vec<ClarifyOption> = vec![];
+        let push = |options: &mut Vec<ClarifyOption>, o: ClarifyOption| {
+            if options.len() < MAX_OPTIONS && !options.iter().any(|x| x.spec == o.spec) {
+                options.push(o);
+            }
+        };
+        // Readings of those words the answer did not choose (another field, a parent's).
+        for c in reading.candidates.iter().filter(|c| c.span.iter().any(|i| unused_at.contains(i))) {
+            let chosen = read.iter().any(|r| r.id == c.id && r.chosen);
+            let Some(on) = c.on(p, &spec.object).filter(|_| !chosen) else { continue };
+            push(
+                &mut options,
+                ClarifyOption {
+                    label: c.meaning.clone(),
+                    words: c.words.clone(),
+                    spec: with_condition(spec, on, p),
+                },
+            );
+        }
+        // Values and fields the words could be a short, plural or misspelt form of.
+        if let Some(o) = p.object(&spec.object) {
+            for word in &unused_words {
+                for f in &o.fields {
+                    for (value, label) in &f.values {
+                        if near(word, &tokens(label)) {
+                            push(
+                                &mut options,
+                                ClarifyOption {
+                                    label: format!("{} is {label}", f.label),
+                                    words: word.text.clone(),
+                                    spec: with_condition(
+                                        spec,
+                                        Condition::compare(&f.key, Op::Eq, Value::String(value.clone())),
+                                        p,
+                                    ),
+                                },
+                            );
+                        }
+                    }
+                    let names = tokens(&f.label);
+                    let says_field = names.iter().any(|l| l.stem == word.stem && l.lower.len() > 2)
+                        || (names.len() > 1 && near(word, &names));
+                    if says_field && f.field_type != FieldType::Boolean {
+                        for (op, is) in [(Op::IsSet, "set"), (Op::IsBlank, "blank")] {
+                            let c = Condition::Compare(crate::metadata::condition::Comparison {
+                                field: f.key.clone(),
+                                op,
+                                value: None,
+                                other_field: None,
+                            });
+                            push(
+                                &mut options,
+                                ClarifyOption {
+                                    label: format!("{} is {is}", f.label),
+                                    words: word.text.clone(),
+                                    spec: with_condition(spec, c, p),
+                                },
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // Running it without those words is a choice the person makes, never the answer; and
+        // never every row because nothing matched.
+        if spec.filters.is_some() {
+            push(
+                &mut options,
+                ClarifyOption {
+                    label: leave_out(language, unused),
+                    words: String::new(),
+                    spec: spec.clone(),
+                },
+            );
+        }
+        Some(Clarification { words: unused.to_vec(), message: message(language, unused), options })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_plural_and_misspelt_forms_are_near_a_label() {
+        let label = tokens("Closed Won");
+        assert!(near(&tokens("cw")[0], &label));
+        assert!(near(&tokens("CWs")[0], &label));
+        assert!(near(&tokens("neg")[0], &tokens("Negotiation")));
+        assert!(near(&tokens("negociation")[0], &tokens("Negotiation")));
+        assert!(!near(&tokens("lyon")[0], &tokens("Negotiation")));
+        assert!(!near(&tokens("a")[0], &tokens("Accepted")));
+    }
+}

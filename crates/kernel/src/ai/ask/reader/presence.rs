@@ -1,0 +1,74 @@
+//! Blank and not blank: a field named after a word of having ("has a PO number", "with an
+//! email", "mit Telefon", "avec un e-mail", "con correo") is set; after a word of lacking
+//! ("missing email", "lacking a phone") or before one ("whose email is missing", "next step is
+//! empty") it is blank. After a negation cue ("without a next step", "no phone", "ohne",
+//! "sans", "sin") the reading is "is set", which the negation then turns into "is blank".
+
+use super::*;
+
+/// Words of having: the field that follows is set.
+const HAVE: &[&str] =
+    &["has", "have", "having", "with", "hat", "haben", "mit", "avec", "ont", "con", "tiene", "tienen"];
+/// Words of lacking: the field that follows is blank.
+const LACK: &[&str] = &["missing", "lacking", "lack", "lacks", "fehlend", "fehlender", "manquant", "falta"];
+/// Words after a field that say it is blank.
+const BLANK_AFTER: &[&str] =
+    &["missing", "blank", "empty", "unset", "unknown", "fehlt", "leer", "vide", "manquant", "vacío", "vacio"];
+/// Words after a field that say it is set.
+const SET_AFTER: &[&str] = &["set", "filled", "known", "present"];
+/// Articles between the word of having and the field.
+const ARTICLES: &[&str] = &[
+    "a", "an", "the", "any", "some", "ein", "eine", "einen", "einer", "un", "une", "des", "de", "una", "unos",
+];
+
+/// Where the question says a field of `o` is set or blank: (span, field, is it blank).
+pub(super) fn presence_said(t: &[Token], o: &ProjectedObject) -> Vec<(Vec<usize>, String, bool)> {
+    let mut out = vec![];
+    for f in &o.fields {
+        let mut names: Vec<Vec<Token>> = vec![tokens(&f.label), tokens(&f.key.replace('_', " "))];
+        names.retain(|n| {
+            !n.is_empty()
+                && n.iter().any(|w| {
+                    !GENERIC_FIELD_WORDS.contains(&w.lower.as_str()) && !FILLER.contains(&w.lower.as_str())
+                })
+        });
+        names.dedup_by(|a, b| a.iter().map(|x| &x.lower).eq(b.iter().map(|x| &x.lower)));
+        for name in &names {
+            for at in runs(t, name) {
+                let end = at + name.len();
+                let mut before = at;
+                while before > 0 && ARTICLES.contains(&t[before - 1].lower.as_str()) {
+                    before -= 1;
+                }
+                let word_before = before.checked_sub(1).map(|b| t[b].lower.as_str());
+                let cue_before =
+                    before.checked_sub(1).is_some_and(|b| super::negation::cue_at(t, b) == Some(1));
+                // "is missing", "ist leer", "est vide", "está vacío": skip the verb.
+                let mut after = end;
+                if t.get(after).is_some_and(|w| {
+                    matches!(
+                        w.lower.as_str(),
+                        "is" | "are" | "ist" | "sind" | "est" | "sont" | "está" | "esta"
+                    )
+                }) {
+                    after += 1;
+                }
+                let word_after = t.get(after).map(|w| w.lower.as_str());
+                let (from, to, blank) = if word_before.is_some_and(|w| LACK.contains(&w)) {
+                    (before - 1, end, true)
+                } else if word_before.is_some_and(|w| HAVE.contains(&w)) || cue_before {
+                    // The cue stays outside: the negation reads it and turns "set" into "blank".
+                    (if cue_before { before } else { before - 1 }, end, false)
+                } else if word_after.is_some_and(|w| BLANK_AFTER.contains(&w)) {
+                    (at, after + 1, true)
+                } else if word_after.is_some_and(|w| SET_AFTER.contains(&w)) {
+                    (at, after + 1, false)
+                } else {
+                    continue;
+                };
+                out.push(((from..to).collect(), f.key.clone(), blank));
+            }
+        }
+    }
+    out
+}

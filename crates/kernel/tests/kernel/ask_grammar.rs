@@ -1,0 +1,271 @@
+//! Ask reads grammar, not lists of cases: negation, blank and not blank, superlatives, numbers
+//! in words, what the language cannot say, and the trust contract (a word not placed makes the
+//! answer a clarification, never a table). At the fixtures' fixed today, on the demo.
+
+use crate::ask::{ask_with, ids};
+use crate::common;
+use crate::common::fake_model::{fake, model, Answer};
+use countersign_kernel::ai::ask::reader::{Candidate, Reading};
+use countersign_kernel::{Code, Session};
+use serde_json::{json, Value};
+
+fn read(session: &Session<'_>, question: &str) -> Reading {
+    let p = session.whole_grounding().projection.clone();
+    let objects: Vec<String> = p.objects.iter().map(|o| o.key.clone()).collect();
+    session.read_question(question, &p, &objects).expect("the question is read")
+}
+
+fn conditions(r: &Reading) -> Vec<(String, Value)> {
+    r.candidates
+        .iter()
+        .map(|c: &Candidate| (c.words.clone(), serde_json::to_value(&c.condition).unwrap()))
+        .collect()
+}
+
+fn has(r: &Reading, words: &str, condition: Value) -> bool {
+    conditions(r).iter().any(|(w, c)| w == words && *c == condition)
+}
+
+fn cmp(field: &str, op: &str, value: Value) -> Value {
+    json!({"field": field, "op": op, "value": value})
+}
+
+fn presence(field: &str, op: &str) -> Value {
+    json!({"field": field, "op": op})
+}
+
+/// Whether any reading of these words holds the positive condition.
+fn positive(r: &Reading, words: &str, field: &str) -> bool {
+    r.candidates.iter().any(|c| {
+        c.words == words
+            && !c.negated
+            && matches!(serde_json::to_value(&c.condition).unwrap()["op"].as_str(), Some("eq" | "in"))
+            && c.condition.fields().contains(&field)
+    })
+}
+
+#[test]
+fn a_negated_phrase_is_read_negated_and_never_as_its_positive() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let munich = cmp("billing_city", "ne", json!("Munich"));
+    for q in [
+        "accounts that are not in Munich",
+        "accounts not located in Munich",
+        "accounts other than those in Munich",
+        "accounts excluding Munich",
+        "Konten, die nicht in Munich sind",
+        "comptes qui ne sont pas à Munich",
+        "comptes sauf Munich",
+        "cuentas que no están en Munich",
+        "cuentas excepto Munich",
+    ] {
+        let r = read(&ava, q);
+        assert!(has(&r, "Munich", munich.clone()), "{q}: {:#?}", conditions(&r));
+        assert!(
+            !positive(&r, "Munich", "billing_city"),
+            "{q}: the positive is offered: {:#?}",
+            conditions(&r)
+        );
+    }
+    // "that aren't A or B": neither A nor B, each negated, in groups of their own (AND).
+    let r = read(&ava, "opportunities that aren't in negotiation or proposal");
+    assert!(has(&r, "negotiation", cmp("stage", "ne", json!("negotiation"))), "{:#?}", conditions(&r));
+    assert!(has(&r, "proposal", cmp("stage", "ne", json!("proposal"))), "{:#?}", conditions(&r));
+    let groups: Vec<&str> = r.candidates.iter().filter(|c| c.negated).map(|c| c.group.as_str()).collect();
+    assert!(groups.len() >= 2 && groups[0] != groups[1], "{groups:?}");
+    let r = read(&ava, "opportunities neither in negotiation nor in proposal");
+    assert!(has(&r, "proposal", cmp("stage", "ne", json!("proposal"))), "{:#?}", conditions(&r));
+    // The negation does not reach past its clause.
+    let r = read(&ava, "opportunities not in negotiation, in proposal");
+    assert!(has(&r, "proposal", cmp("stage", "eq", json!("proposal"))), "{:#?}", conditions(&r));
+    // A comparison's own "no" / "not" is the comparison's.
+    let r = read(&ava, "invoices with a total of no more than 5000");
+    assert!(has(&r, "no more than 5000", cmp("total", "lte", json!(5000))), "{:#?}", conditions(&r));
+    // Related records under "don't have": none.
+    let r = read(&ava, "accounts that don't have notes");
+    assert!(
+        r.candidates.iter().any(|c| serde_json::to_value(&c.condition).unwrap()["related"]["has"] == "none"),
+        "{:#?}",
+        conditions(&r)
+    );
+}
+
+#[test]
+fn blank_and_not_blank_are_read_from_having_and_lacking() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    for (q, words, field, op) in [
+        ("invoices with a PO number", "with a PO number", "po_number", "is_set"),
+        ("invoices without a PO number", "a PO number", "po_number", "is_blank"),
+        ("opportunities with no next step", "next step", "next_step", "is_blank"),
+        ("contacts missing an email", "missing an email", "email", "is_blank"),
+        ("contacts whose email is empty", "email is empty", "email", "is_blank"),
+        ("Rechnungen ohne PO number", "PO number", "po_number", "is_blank"),
+        ("factures sans PO number", "PO number", "po_number", "is_blank"),
+        ("facturas sin PO number", "PO number", "po_number", "is_blank"),
+        ("Which invoices have no account?", "account", "account", "is_blank"),
+    ] {
+        let r = read(&ava, q);
+        assert!(has(&r, words, presence(field, op)), "{q}: {:#?}", conditions(&r));
+    }
+    // A field compared by another reading is not also "set".
+    let r = read(&ava, "accounts with annual revenue over 10 million");
+    assert!(!conditions(&r).iter().any(|(_, c)| c["op"] == "is_set"), "{:#?}", conditions(&r));
+}
+
+#[test]
+fn superlatives_and_top_n_become_the_kernels_order_and_count() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let order = |q: &str, object: &str| {
+        let r = read(&ava, q);
+        r.orders
+            .iter()
+            .find(|o| o.object == object)
+            .map(|o| (o.field.clone(), format!("{:?}", o.direction).to_lowercase(), o.limit))
+    };
+    assert_eq!(order("the largest invoice", "invoice"), Some(("total".into(), "desc".into(), Some(1))));
+    assert_eq!(
+        order("the 5 biggest opportunities", "opportunity"),
+        Some(("amount".into(), "desc".into(), Some(5)))
+    );
+    assert_eq!(order("the oldest invoices", "invoice"), Some(("issue_date".into(), "asc".into(), None)));
+    assert_eq!(
+        order("which account has the highest annual revenue?", "account"),
+        Some(("annual_revenue".into(), "desc".into(), Some(1)))
+    );
+    assert_eq!(
+        order("the account with the most employees", "account"),
+        Some(("employees".into(), "desc".into(), Some(1)))
+    );
+    assert_eq!(
+        order("the latest close date of an opportunity", "opportunity").map(|o| o.0),
+        Some("close_date".into())
+    );
+    assert_eq!(
+        order("die größte Rechnung", "invoice").map(|o| (o.0, o.1)),
+        Some(("total".into(), "desc".into()))
+    );
+    assert_eq!(order("la facture la plus récente", "invoice").map(|o| o.1), Some("desc".into()));
+    assert_eq!(order("la factura más antigua", "invoice").map(|o| o.1), Some("asc".into()));
+    assert_eq!(order("invoices of Acme", "invoice"), None);
+    // "at least", "at most" are comparisons, not superlatives.
+    assert_eq!(order("invoices with a total of at least 5000", "invoice"), None);
+}
+
+#[test]
+fn numbers_in_words_and_a_range_s_unit_are_read() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let r = read(&ava, "accounts with more than forty thousand employees");
+    assert!(
+        has(&r, "more than forty thousand", cmp("employees", "gt", json!(40000))),
+        "{:#?}",
+        conditions(&r)
+    );
+    let r = read(&ava, "invoice lines with a quantity over a dozen");
+    assert!(has(&r, "over a dozen", cmp("quantity", "gt", json!(12))), "{:#?}", conditions(&r));
+    let r = read(&ava, "opportunities between 10 and 50 million");
+    assert!(
+        has(
+            &r,
+            "between 10 and 50 million",
+            json!({"all": [cmp("amount", "gte", json!(10_000_000)), cmp("amount", "lte", json!(50_000_000))]})
+        ),
+        "{:#?}",
+        conditions(&r)
+    );
+    let r = read(&ava, "Konten mit mehr als zweitausend Mitarbeitern");
+    assert!(conditions(&r).iter().any(|(_, c)| c["value"] == json!(2000)), "{:#?}", conditions(&r));
+    let r = read(&ava, "comptes avec plus de deux mille employees");
+    assert!(has(&r, "plus de deux mille", cmp("employees", "gt", json!(2000))), "{:#?}", conditions(&r));
+    let r = read(&ava, "cuentas con más de tres mil employees");
+    assert!(has(&r, "más de tres mil", cmp("employees", "gt", json!(3000))), "{:#?}", conditions(&r));
+}
+
+#[test]
+fn what_the_language_cannot_say_is_one_plain_sentence_before_any_call() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let endpoint = fake(vec![]);
+    for (q, says) in [
+        ("What is the average invoice total?", "average"),
+        ("Durchschnitt der Rechnungen pro Konto", "average"),
+        ("invoices whose due date is before the issue date", "Two fields"),
+        ("and in March?", "no earlier question"),
+        ("what about Globex Holdings?", "no earlier question"),
+    ] {
+        let e = ask_with(&ava, q, model(&endpoint.url, 0.0)).expect_err(q);
+        assert_eq!(e.code, Code::GroundingInsufficient, "{q}: {}", e.message);
+        assert!(e.message.contains(says), "{q}: {}", e.message);
+        assert!(!e.message.contains("anyOf") && !e.message.contains("schema"), "{q}: {}", e.message);
+    }
+    assert!(endpoint.chat_requests().is_empty(), "no model was asked");
+}
+
+fn all_of(object: &str, fields: &[&str]) -> countersign_kernel::QuerySpec {
+    countersign_kernel::QuerySpec::from_json(&json!({"object": object, "fields": fields, "limit": 1000}))
+        .unwrap()
+}
+
+fn choice(object: &str, ids: &[&str]) -> Answer {
+    Answer::Text(json!({"object": object, "conditions": ids, "sort": [], "limit": null}).to_string())
+}
+
+#[test]
+fn a_word_not_placed_makes_a_clarification_whose_options_run() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let endpoint = fake(vec![choice("contact", &[])]);
+    let a = ask_with(&ava, "Contacts in sales at Zorblaxco", model(&endpoint.url, 0.0)).unwrap();
+    let c = a.clarification.as_ref().expect("a clarification");
+    assert!(a.result.is_none(), "no table is the answer");
+    assert_eq!(c.words, vec!["Zorblaxco".to_string()]);
+    assert!(c.message.contains("Zorblaxco"));
+    let leave = c.options.iter().find(|o| o.label.contains("Leave out")).expect("leave it out");
+    let rows = ava.query(&leave.spec).unwrap();
+    assert!(!rows.records.is_empty() && rows.records.iter().all(|r| r["department"] == "sales"));
+    // An abbreviated picklist value is offered as the value it shortens.
+    let endpoint = fake(vec![choice("opportunity", &[])]);
+    let a = ask_with(&ava, "opportunities in neg", model(&endpoint.url, 0.0)).unwrap();
+    let c = a.clarification.as_ref().expect("a clarification");
+    let option = c.options.iter().find(|o| o.label == "Stage is Negotiation").expect("Stage is Negotiation");
+    let rows = ava.query(&option.spec).unwrap();
+    assert!(!rows.records.is_empty() && rows.records.iter().all(|r| r["stage"] == "negotiation"));
+    // Never every row because nothing matched: no "leave out" without a condition.
+    assert!(!c.options.iter().any(|o| o.spec.filters.is_none()), "{:#?}", c.options);
+}
+
+#[test]
+fn a_not_question_answers_with_the_negation() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let q = "accounts that are not in Munich";
+    let endpoint = fake(vec![choice("account", &[])]);
+    let a = ask_with(&ava, q, model(&endpoint.url, 0.0)).unwrap();
+    assert!(a.clarification.is_none(), "{:?}", a.unused);
+    let got = ids(&a);
+    let all = ava.query(&all_of("account", &["billing_city"])).unwrap();
+    let munich: Vec<&serde_json::Map<String, Value>> =
+        all.records.iter().filter(|r| r["billing_city"] == "Munich").collect();
+    assert!(!munich.is_empty());
+    assert_eq!(got.len(), all.records.len() - munich.len());
+    assert!(a.read.iter().any(|r| r.chosen && r.meaning.contains("is not Munich")), "{:#?}", a.read);
+}
+
+#[test]
+fn the_largest_one_is_one_row_sorted_by_the_kernel() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    // The model writes no order: the kernel's reading of "the largest invoice" sets it.
+    let endpoint =
+        fake(vec![Answer::Text(json!({"object": "invoice", "conditions": [], "sort": []}).to_string())]);
+    let a = ask_with(&cara, "Which is the largest invoice?", model(&endpoint.url, 0.0)).unwrap();
+    assert!(a.clarification.is_none(), "{:?}", a.unused);
+    let rows = &a.result.as_ref().unwrap().records;
+    assert_eq!(rows.len(), 1);
+    let all = cara.query(&all_of("invoice", &["total"])).unwrap();
+    let max = all.records.iter().map(|r| r["total"].as_f64().unwrap()).fold(f64::MIN, f64::max);
+    assert_eq!(rows[0]["total"].as_f64().unwrap(), max);
+}
