@@ -14,6 +14,7 @@
 //! The canonical JSON of the projection is hashed (sha256) into the **grounding hash**.
 //! Projections are cached per (user, generation, scope).
 
+use crate::locale::Language;
 use crate::metadata::definition::{FieldLevel, FieldType};
 use crate::records::access::Session;
 use serde::Serialize;
@@ -59,6 +60,10 @@ pub struct ProjectedObject {
     /// may read (a term on a hidden field is absent, like the field).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub terms: Vec<ProjectedTerm>,
+    /// Every name a question may call these records by: the labels in each language and the
+    /// synonyms (`None`: any language). For reading questions only; the model never sees them.
+    #[serde(skip)]
+    pub names: Vec<(Option<Language>, String)>,
 }
 
 /// A term of the vocabulary as the model may use it: the words and the filter they mean.
@@ -108,6 +113,12 @@ pub struct ProjectedField {
     /// False for a number or currency whose sum over records means nothing (a unit price).
     #[serde(skip_serializing_if = "crate::metadata::types::is_true")]
     pub additive: bool,
+    /// The field's label in other languages. For reading questions only.
+    #[serde(skip)]
+    pub other_labels: Vec<(Language, String)>,
+    /// The active values' labels in other languages: `(value, language, label)`.
+    #[serde(skip)]
+    pub other_value_labels: Vec<(String, Language, String)>,
 }
 
 /// A projection ready for a prompt: the value, its rendering and its hash.
@@ -349,6 +360,11 @@ const GENERIC: &[&str] = &[
     "to", "for", "by", "on", "is", "are", "with", "amount", "total", "status", "value", "pct", "percent",
 ];
 
+/// The language a definition's language code names.
+fn language_of(code: &str) -> Option<Language> {
+    Language::ALL.into_iter().find(|l| l.code() == code)
+}
+
 impl Session<'_> {
     fn project_object(&self, key: &str) -> Option<ProjectedObject> {
         let (meta, acc) = self.readable_object(key).ok()?;
@@ -392,6 +408,22 @@ impl Session<'_> {
                         .collect(),
                     target: f.target.clone().filter(|t| self.readable_object(t).is_ok()),
                     additive: f.additive,
+                    other_labels: f
+                        .labels
+                        .iter()
+                        .filter_map(|(code, label)| Some((language_of(code)?, label.clone())))
+                        .collect(),
+                    other_value_labels: f
+                        .values
+                        .iter()
+                        .flatten()
+                        .filter(|v| v.active)
+                        .flat_map(|v| {
+                            v.labels.iter().filter_map(|(code, label)| {
+                                Some((v.value.clone(), language_of(code)?, label.clone()))
+                            })
+                        })
+                        .collect(),
                 }
             })
             .collect::<Vec<_>>();
@@ -430,6 +462,19 @@ impl Session<'_> {
             children,
             rules,
             terms,
+            names: {
+                let d = &meta.def;
+                let mut names: Vec<(Option<Language>, String)> =
+                    vec![(Some(Language::En), d.label.clone()), (Some(Language::En), d.plural_label.clone())];
+                for (code, l) in &d.labels {
+                    if let Some(language) = language_of(code) {
+                        names.push((Some(language), l.label.clone()));
+                        names.push((Some(language), l.plural_label.clone()));
+                    }
+                }
+                names.extend(d.synonyms.iter().map(|s| (None, s.clone())));
+                names
+            },
         })
     }
 

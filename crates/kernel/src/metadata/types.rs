@@ -72,6 +72,23 @@ pub struct ObjectDef {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(optional, as = "Option<Vec<TermDef>>")]
     pub terms: Vec<TermDef>,
+    /// Other words people use for these records ("deals" for opportunities), in any language:
+    /// Ask reads a question that says them as asking for this object.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(optional, as = "Option<Vec<String>>")]
+    pub synonyms: Vec<String>,
+    /// The object's label and plural in other languages, by language code (de, fr, es, en).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[ts(optional, as = "Option<BTreeMap<String, ObjectLabel>>")]
+    pub labels: BTreeMap<String, ObjectLabel>,
+}
+
+/// An object's label and plural label in one language.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ObjectLabel {
+    pub label: String,
+    pub plural_label: String,
 }
 
 /// A named term of the workspace's vocabulary: what a set of an object's records is called

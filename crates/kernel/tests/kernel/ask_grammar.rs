@@ -269,3 +269,57 @@ fn the_largest_one_is_one_row_sorted_by_the_kernel() {
     let max = all.records.iter().map(|r| r["total"].as_f64().unwrap()).fold(f64::MIN, f64::max);
     assert_eq!(rows[0]["total"].as_f64().unwrap(), max);
 }
+
+#[test]
+fn the_head_noun_decides_the_object_in_any_language() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    for (q, object) in [
+        ("Who are our people at Globex Holdings?", "contact"),
+        ("contacts at accounts in Lyon", "contact"),
+        ("what did we note about Initech GmbH", "note"),
+        ("deals for accounts in Germany", "opportunity"),
+        ("lines on invoices of Globex Holdings", "invoice_line"),
+        ("accounts with no notes", "account"),
+        ("Rechnungen von Globex Holdings", "invoice"),
+        ("les factures de Globex Holdings", "invoice"),
+        ("las facturas de Globex Holdings", "invoice"),
+        ("Kontakte bei Globex Holdings", "contact"),
+    ] {
+        let r = read(&ava, q);
+        assert_eq!(r.objects, vec![object.to_string()], "{q}");
+    }
+}
+
+#[test]
+fn a_question_in_another_language_is_read_in_it_whatever_the_askers_locale() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    let status = |op: &str, v: &str| cmp("status", op, json!(v));
+    for (q, words, condition) in [
+        ("Rechnungen, die nicht bezahlt sind", "bezahlt", status("ne", "paid")),
+        ("bezahlte Rechnungen", "bezahlte", status("eq", "paid")),
+        ("les factures payées", "payées", status("eq", "paid")),
+        ("factures qui ne sont pas payées", "payées", status("ne", "paid")),
+        ("facturas pagadas", "pagadas", status("eq", "paid")),
+        ("facturas que no están pagadas", "pagadas", status("ne", "paid")),
+    ] {
+        let r = read(&cara, q);
+        assert!(has(&r, words, condition.clone()), "{q}: {:#?}", conditions(&r));
+        assert_eq!(r.objects, vec!["invoice".to_string()], "{q}");
+    }
+    // Dates and numbers in the question's language, from an English asker.
+    let r = read(&cara, "Rechnungen im März 2026");
+    assert!(
+        r.candidates
+            .iter()
+            .any(|c| c.date.as_ref().is_some_and(|d| d.start.as_deref() == Some("2026-03-01"))),
+        "{:#?}",
+        conditions(&r)
+    );
+    let r = read(&cara, "factures de plus de vingt mille euros");
+    assert!(conditions(&r).iter().any(|(_, c)| c["value"] == json!(20000)), "{:#?}", conditions(&r));
+    // A field named in German.
+    let r = read(&cara, "Rechnungen mit einem Rechnungsbetrag über 5000");
+    assert!(has(&r, "über 5000", cmp("total", "gt", json!(5000))), "{:#?}", conditions(&r));
+}

@@ -5,7 +5,9 @@
 //! AND across groups, each candidate's own condition. Question words no chosen candidate uses
 //! are listed with the answer ("not used: …").
 
-use super::reader::{tokens, Candidate, Kind, Reading, Token, FILLER, ORDER_WORDS};
+use super::reader::{
+    tokens, words_naming, Candidate, Kind, Reading, Token, FILLER, LIGHT_WORDS, ORDER_WORDS,
+};
 use super::*;
 use crate::metadata::condition::AllOf;
 
@@ -275,11 +277,25 @@ fn unused_words(
             }
         }
     }
+    // The words naming the queried object, or a parent a chosen reading is on, in any language
+    // or by a synonym; and the other-language labels of the fields the answer reads.
+    let mut on: Vec<(&str, Vec<&str>)> = vec![(object, sort.iter().map(|s| s.field.as_str()).collect())];
+    for c in chosen {
+        on.push((c.object.as_deref().unwrap_or(object), c.condition.fields()));
+    }
+    for (o, fields) in on {
+        if let Some(o) = p.object(o) {
+            for i in words_naming(t, o, &fields) {
+                used[i] = true;
+            }
+        }
+    }
     for (i, w) in t.iter().enumerate() {
         let count = limit.is_some_and(|n| {
             w.lower.parse::<u32>().ok() == Some(n) || reader_number_word(&w.lower) == Some(n)
         });
         if FILLER.contains(&w.lower.as_str())
+            || LIGHT_WORDS.contains(&w.lower.as_str())
             || ORDER_WORDS.contains(&w.lower.as_str())
             || known.contains(&w.stem)
             || count

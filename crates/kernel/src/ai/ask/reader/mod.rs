@@ -30,6 +30,7 @@ use serde_json::Value;
 
 mod language;
 mod negation;
+mod objects;
 mod order;
 mod places;
 mod presence;
@@ -39,13 +40,14 @@ mod text;
 mod values;
 mod words;
 
+pub use objects::words_naming;
 pub use order::OrderReading;
 use places::*;
 use presence::*;
 use quantities::*;
 use text::*;
 use words::*;
-pub use words::{tokens, Token, FILLER, ORDER_WORDS};
+pub use words::{tokens, Token, FILLER, LIGHT_WORDS, ORDER_WORDS};
 
 /// What kind of thing a candidate is (for the prompt's wording and the answer's chips).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,12 +175,15 @@ fn field_words(f: &ProjectedField) -> Vec<Token> {
 /// amount field is named by them).
 const GENERIC_FIELD_WORDS: &[&str] = &["name", "id", "type", "code", "at", "of", "the", "pct"];
 
-/// Whether the question's words name the field (its label or key, beyond generic words).
+/// Whether the question's words name the field (its label or key, beyond generic words; or its
+/// label in another language).
 fn names_field(t: &[Token], f: &ProjectedField) -> bool {
-    field_words(f)
-        .iter()
-        .filter(|w| !GENERIC_FIELD_WORDS.contains(&w.lower.as_str()) && !FILLER.contains(&w.lower.as_str()))
-        .any(|w| t.iter().any(|q| q.stem == w.stem || q.lower == w.lower))
+    let specific =
+        |w: &&Token| !GENERIC_FIELD_WORDS.contains(&w.lower.as_str()) && !FILLER.contains(&w.lower.as_str());
+    field_words(f).iter().filter(specific).any(|w| t.iter().any(|q| q.stem == w.stem || q.lower == w.lower))
+        || f.other_labels.iter().any(|(language, label)| {
+            tokens(label).iter().filter(specific).any(|w| t.iter().any(|q| says_in(q, w, *language)))
+        })
 }
 
 impl Session<'_> {
@@ -201,9 +206,18 @@ impl Session<'_> {
                 found.push(c);
             }
         };
-        // The objects the question is about: those it names, else those whose terms it says.
-        let listed: Vec<String> =
+        let in_scope: Vec<&crate::ai::projection::ProjectedObject> =
+            objects.iter().filter_map(|k| p.object(k)).collect();
+        // The objects the question is about: those it names (in any language, or by a
+        // synonym), else those whose terms it says.
+        let mentions = objects::objects_said(&t, &in_scope);
+        let mut listed: Vec<String> =
             self.objects_named(question).into_iter().filter(|o| objects.contains(o)).collect();
+        for m in &mentions {
+            if !listed.contains(&m.object) {
+                listed.push(m.object.clone());
+            }
+        }
         let mut named = listed.clone();
         if named.is_empty() {
             for o in objects.iter().filter_map(|k| p.object(k)) {
@@ -217,12 +231,19 @@ impl Session<'_> {
                 }
             }
         }
-        let in_scope: Vec<&crate::ai::projection::ProjectedObject> =
-            objects.iter().filter_map(|k| p.object(k)).collect();
 
         // Dates first: their words are not numbers.
         let day = self.today();
-        for range in read_dates(question, day, self.locale().language()) {
+        // In the asker's language, and in the question's own when it is another.
+        let mut ranges = read_dates(question, day, self.locale().language());
+        if let Some(other) = language::of_question(&t).filter(|l| *l != self.locale().language()) {
+            for r in read_dates(question, day, other) {
+                if !ranges.iter().any(|x| x.phrase == r.phrase) {
+                    ranges.push(r);
+                }
+            }
+        }
+        for range in ranges {
             let phrase = tokens(&range.phrase);
             let Some(at) = runs(&t, &phrase).first().copied() else { continue };
             let span: Vec<usize> = (at..at + phrase.len()).collect();
@@ -389,9 +410,21 @@ impl Session<'_> {
                     FieldType::Picklist => {
                         for (value, label) in &f.values {
                             let mut spans: Vec<Vec<usize>> = vec![];
-                            for phrase in [label.clone(), value.replace('_', " ")] {
+                            // Its label, its key, and its labels in the other languages (a
+                            // question in German from an English user says "bezahlt").
+                            let mut phrases = vec![
+                                (crate::locale::Language::En, label.clone()),
+                                (crate::locale::Language::En, value.replace('_', " ")),
+                            ];
+                            phrases.extend(
+                                f.other_value_labels
+                                    .iter()
+                                    .filter(|(v, _, _)| v == value)
+                                    .map(|(_, l, text)| (*l, text.clone())),
+                            );
+                            for (language, phrase) in phrases {
                                 let w = tokens(&phrase);
-                                for at in runs(&t, &w) {
+                                for at in runs_in(&t, &w, language) {
                                     let span: Vec<usize> = (at..at + w.len()).collect();
                                     if free(&span) && !spans.contains(&span) {
                                         spans.push(span);
@@ -661,7 +694,12 @@ impl Session<'_> {
                 .collect();
             self.objects_named(&outside.join(" ")).into_iter().filter(|o| objects.contains(o)).collect()
         };
-        reading.objects = if listed.is_empty() {
+        // The head noun decides: "contacts at Acme" lists contacts, "deals for accounts in
+        // Germany" deals.
+        let head = objects::head(&t, &mentions, &found);
+        reading.objects = if let Some(head) = head {
+            vec![head]
+        } else if listed.is_empty() {
             most_covered(&found, objects)
         } else {
             // A child of a named object whose own words the question says ("engineers at

@@ -2,13 +2,17 @@
 //! word lists the reader leaves out or reads as an order.
 
 use super::*;
+use crate::locale::Language;
 
-/// One word of the question: as written, lower-cased, and stemmed.
+/// One word of the question: as written, lower-cased, and stemmed (in English, and in each
+/// language the reader reads).
 #[derive(Debug, Clone)]
 pub struct Token {
     pub text: String,
     pub lower: String,
     pub stem: String,
+    /// The Snowball stem in each of `Language::ALL`, in that order.
+    pub stems: [String; 4],
 }
 
 /// The question's words, split as the value index splits stored values.
@@ -16,11 +20,67 @@ pub fn tokens(text: &str) -> Vec<Token> {
     crate::records::value_index::words(text).iter().map(|w| token(w)).collect()
 }
 
+fn algorithm(language: Language) -> rust_stemmers::Algorithm {
+    match language {
+        Language::En => rust_stemmers::Algorithm::English,
+        Language::De => rust_stemmers::Algorithm::German,
+        Language::Fr => rust_stemmers::Algorithm::French,
+        Language::Es => rust_stemmers::Algorithm::Spanish,
+    }
+}
+
+/// Where a language's stem is kept in `Token::stems`.
+fn slot(language: Language) -> usize {
+    Language::ALL.iter().position(|l| *l == language).unwrap_or(0)
+}
+
 pub(super) fn token(text: &str) -> Token {
     let lower = text.to_lowercase();
-    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-    let stem = stemmer.stem(&lower).into_owned();
-    Token { text: text.to_string(), lower, stem }
+    let stems = Language::ALL.map(|l| rust_stemmers::Stemmer::create(algorithm(l)).stem(&lower).into_owned());
+    Token { text: text.to_string(), stem: stems[0].clone(), lower, stems }
+}
+
+/// A question word says a word of a label written in `language`: the same word, the same stem
+/// in that language, or (both at least five letters) one edit apart.
+pub(super) fn says_in(q: &Token, p: &Token, language: Language) -> bool {
+    if language == Language::En {
+        return says(q, p);
+    }
+    let k = slot(language);
+    q.lower == p.lower
+        || (!q.stems[k].is_empty() && q.stems[k] == p.stems[k])
+        || fold(&q.stems[k]) == fold(&p.stems[k])
+        || (q.lower.chars().count() >= 5
+            && p.lower.chars().count() >= 5
+            && q.lower.chars().all(char::is_alphabetic)
+            && strsim::damerau_levenshtein(&fold(&q.lower), &fold(&p.lower)) <= 1)
+}
+
+/// A word without its accents ("März" and "Marz", "élevé" and "eleve" are the same word typed).
+pub(super) fn fold(w: &str) -> String {
+    w.chars()
+        .map(|c| match c {
+            'à' | 'â' | 'á' | 'ä' => 'a',
+            'é' | 'è' | 'ê' | 'ë' => 'e',
+            'î' | 'ï' | 'í' => 'i',
+            'ô' | 'ó' | 'ö' => 'o',
+            'ù' | 'û' | 'ú' | 'ü' => 'u',
+            'ç' => 'c',
+            'ñ' => 'n',
+            'ß' => 's',
+            other => other,
+        })
+        .collect()
+}
+
+/// Where `phrase`, written in `language`, stands in the question as a run of words.
+pub(super) fn runs_in(question: &[Token], phrase: &[Token], language: Language) -> Vec<usize> {
+    if phrase.is_empty() || phrase.len() > question.len() {
+        return vec![];
+    }
+    (0..=question.len() - phrase.len())
+        .filter(|&at| phrase.iter().enumerate().all(|(i, p)| says_in(&question[at + i], p, language)))
+        .collect()
 }
 
 /// A question word says a word of a label or value: the same word, the same stem, or (both at
@@ -169,6 +229,295 @@ pub const FILLER: &[&str] = &[
     "todos",
     "todas",
     "muestra",
+];
+
+/// Words that carry no condition of their own, beyond `FILLER`: the verbs that only link ("work
+/// in", "came from", "did we …"), pronouns and politeness, in English, German, French and
+/// Spanish. A question's word that is none of these and that no reading uses is a content
+/// word the answer must place, or ask about. Negation cues are never here: a "not" that
+/// negates nothing is asked about.
+pub const LIGHT_WORDS: &[&str] = &[
+    // English
+    "work",
+    "works",
+    "working",
+    "worked",
+    "come",
+    "comes",
+    "came",
+    "coming",
+    "go",
+    "goes",
+    "going",
+    "went",
+    "get",
+    "gets",
+    "got",
+    "make",
+    "makes",
+    "made",
+    "do",
+    "done",
+    "doing",
+    "been",
+    "being",
+    "show",
+    "shows",
+    "listing",
+    "gave",
+    "given",
+    "found",
+    "looking",
+    "look",
+    "know",
+    "belong",
+    "belongs",
+    "belonging",
+    "sit",
+    "sits",
+    "exist",
+    "exists",
+    "live",
+    "lives",
+    "happen",
+    "happened",
+    "just",
+    "only",
+    "kindly",
+    "here",
+    "should",
+    "will",
+    "shall",
+    "may",
+    "might",
+    "must",
+    "he",
+    "she",
+    "him",
+    "her",
+    "his",
+    "hers",
+    "who",
+    "whom",
+    "whose",
+    "then",
+    "so",
+    "such",
+    "like",
+    "than",
+    "ones",
+    "anything",
+    "something",
+    "stuff",
+    "thing",
+    "things",
+    "kind",
+    "kinds",
+    "right",
+    "now",
+    "currently",
+    "any",
+    "there",
+    "were",
+    "everything",
+    "everyone",
+    "belonging",
+    "registered",
+    "listed",
+    "recorded",
+    "stored",
+    "entered",
+    "all",
+    "total",
+    "how",
+    "many",
+    "number",
+    "count",
+    // German
+    "sind",
+    "ist",
+    "war",
+    "waren",
+    "hat",
+    "haben",
+    "hatte",
+    "gibt",
+    "gib",
+    "zeig",
+    "zeigen",
+    "liste",
+    "finde",
+    "finden",
+    "arbeiten",
+    "arbeitet",
+    "kommen",
+    "kommt",
+    "kam",
+    "kamen",
+    "wurde",
+    "wurden",
+    "werden",
+    "wird",
+    "bitte",
+    "welcher",
+    "welches",
+    "welchen",
+    "mir",
+    "uns",
+    "unsere",
+    "unser",
+    "unseren",
+    "wir",
+    "ich",
+    "es",
+    "auch",
+    "mal",
+    "schon",
+    "nur",
+    "alles",
+    "was",
+    "wer",
+    "wie",
+    "viele",
+    "gibt's",
+    "an",
+    "in",
+    "auf",
+    "bei",
+    "zu",
+    "zum",
+    "zur",
+    "aus",
+    "vom",
+    "am",
+    "ins",
+    "sich",
+    "sie",
+    "ihre",
+    "ihr",
+    "einem",
+    "einer",
+    "eines",
+    "diesem",
+    "dieser",
+    "dieses",
+    "des",
+    "dass",
+    "als",
+    "wo",
+    // French
+    "sont",
+    "est",
+    "était",
+    "étaient",
+    "ont",
+    "avait",
+    "montre",
+    "montrez",
+    "montre-moi",
+    "affiche",
+    "afficher",
+    "lister",
+    "trouve",
+    "trouver",
+    "travaillent",
+    "travaille",
+    "viennent",
+    "vient",
+    "venu",
+    "quel",
+    "quelle",
+    "nous",
+    "nos",
+    "notre",
+    "je",
+    "moi",
+    "qui",
+    "que",
+    "qu",
+    "dont",
+    "où",
+    "tout",
+    "des",
+    "de",
+    "l",
+    "d",
+    "en",
+    "à",
+    "au",
+    "aux",
+    "par",
+    "sur",
+    "dans",
+    "vous",
+    "plaît",
+    "svp",
+    "il",
+    "elle",
+    "ils",
+    "elles",
+    "leur",
+    "leurs",
+    "ces",
+    "ce",
+    "cette",
+    "un",
+    "une",
+    "y",
+    "a",
+    "combien",
+    "sont-ils",
+    "ne",
+    // Spanish
+    "son",
+    "es",
+    "está",
+    "están",
+    "era",
+    "eran",
+    "fue",
+    "fueron",
+    "tiene",
+    "tienen",
+    "tenía",
+    "muéstrame",
+    "mostrar",
+    "lista",
+    "listar",
+    "encuentra",
+    "encontrar",
+    "trabajan",
+    "trabaja",
+    "vienen",
+    "vino",
+    "cuáles",
+    "cuál",
+    "qué",
+    "nuestros",
+    "nuestras",
+    "nuestro",
+    "nosotros",
+    "yo",
+    "me",
+    "en",
+    "al",
+    "por",
+    "sobre",
+    "favor",
+    "su",
+    "sus",
+    "lo",
+    "les",
+    "hay",
+    "cuántos",
+    "cuántas",
+    "este",
+    "esta",
+    "estos",
+    "estas",
+    "uno",
+    "unos",
+    "unas",
 ];
 
 /// Words that ask for an order or a count of rows rather than a condition.
