@@ -423,12 +423,37 @@ test("ask: a word read two ways is swapped on its chip, words not used are said,
     timeoutMsg: "the swap did not change the table",
   });
   await shot("15c-ask-swap");
-  // A word nothing in the workspace holds is said under the answer, not silently dropped.
+  // A word nothing in the workspace holds is asked back, never answered with a table that
+  // ignores it: the clarification names it, and one click on an option runs that option.
   await el("ask-bar").setValue("Contacts in sales at Zorblaxco");
   await browser.keys("Enter");
-  await answered("the contacts in sales");
-  await el("ask-unused").waitForDisplayed({ timeout: 10000 });
-  assert.match(await el("ask-unused").getText(), /Zorblaxco/);
+  await browser.waitUntil(
+    async () => (await el("ask-clarification").isExisting()) || (await el("ask-result").isExisting()) || (await el("ask-refusal").isExisting()),
+    { timeout: 180000, timeoutMsg: "Ask never answered the contacts at Zorblaxco" },
+  );
+  assert.ok(await el("ask-clarification").isExisting(), await el("ask-panel").getText());
+  assert.ok(!(await el("ask-result").isExisting()), "a table was shown as the answer");
+  assert.match(await el("ask-clarification").getText(), /Zorblaxco/);
+  await shot("15c2-ask-clarification");
+  const options = await browser.$$('[data-testid="ask-clarify-option"]');
+  const labels = await Promise.all(options.map((o) => o.getText()));
+  const leave = labels.findIndex((t) => /Leave out/.test(t));
+  assert.ok(leave >= 0, `no option leaves the word out: ${labels.join(" | ")}`);
+  await options[leave].click();
+  await answered("the chosen option");
+  assert.ok((await rows()) > 0, "the option ran no query");
+  assert.ok(!(await el("ask-clarification").isExisting()), "the clarification stayed after its option ran");
+  // A "not" question is answered with the negation, shown as a "≠" chip, never the positive.
+  await el("ask-bar").setValue("Accounts that are not in Lyon");
+  await browser.keys("Enter");
+  await answered("the accounts not in Lyon");
+  const notChip = await el("ask-chip-billing_city").getText();
+  assert.match(notChip, /≠\s*Lyon/, notChip);
+  const accounts = readFileSync(new URL("../../fixtures/demo/data/account.csv", import.meta.url), "utf8").trim().split("\n");
+  const city = accounts[0].split(",").indexOf("billing_city");
+  const notLyon = accounts.slice(1).filter((l) => l.split(",")[city] !== "Lyon").length;
+  assert.equal(await rows(), notLyon);
+  await shot("15c3-ask-not");
   // Totals in euros are shown in euros: in the Ask table and in the invoice list.
   await el("user-switcher").selectByAttribute("value", "cara");
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");

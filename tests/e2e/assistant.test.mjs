@@ -335,6 +335,17 @@ test("in German: Ava chooses Deutsch in Settings, an invoice's summary is writte
     assert.ok(expected.includes(rows.length), `${rows.length} rows; invoices in March 2026 by issue, due and paid date: ${expected}`);
     assert.match(rows.join(" | "), /(^| )\d{2}\.03\.2026( |$)/, `dates as a German reader writes them: ${rows[0]}`);
     screenshot(join(SHOTS, "62-ask-de.png"));
+    // A German "not": the chip is the negation, in the reader's German labels.
+    await el("ask-bar").setValue("Rechnungen, die nicht bezahlt sind");
+    await browser.keys("Enter");
+    await browser.waitUntil(async () => (await el("ask-result").isExisting()) || (await el("ask-refusal").isExisting()) || (await el("ask-clarification").isExisting()), {
+      timeout: 180000,
+      timeoutMsg: "Ask never answered the German not question",
+    });
+    assert.ok(await el("ask-result").isExisting(), await el("ask-panel").getText());
+    const chip = await el("ask-chip-status").getText();
+    assert.match(chip, /Status\s*≠\s*Bezahlt/, chip);
+    screenshot(join(SHOTS, "63-ask-de-not.png"));
   } catch (e) {
     screenshot(join(SHOTS, "62-locale-failed.png"));
     throw e;

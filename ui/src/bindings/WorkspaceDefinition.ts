@@ -13,4 +13,10 @@ timeZone?: string,
  * How dates, numbers and amounts are written for readers (`de-DE`; see `crate::locale`).
  * Absent: English. A user may choose their own.
  */
-locale?: string, objects: Array<ObjectDef>, permissionSets: Array<PermissionSetDef>, users: Array<UserDef>, data?: { [key in string]?: string }, };
+locale?: string, 
+/**
+ * The month the business's fiscal year starts in (1–12; absent: January). A fiscal year
+ * is named by the calendar year it ends in: with April, FY2025 runs from April 2024 to
+ * March 2025. Ask reads "FY2025", "fiscal Q2" and "last fiscal year" by it.
+ */
+fiscalYearStart?: number, objects: Array<ObjectDef>, permissionSets: Array<PermissionSetDef>, users: Array<UserDef>, data?: { [key in string]?: string }, };

@@ -62,6 +62,28 @@ fn in_english(ws: Vec<Word>, language: crate::locale::Language) -> Vec<Word> {
     let table: &[(&str, &str)] = match language {
         Language::En => return ws,
         Language::De => &[
+            ("montag", "monday"),
+            ("dienstag", "tuesday"),
+            ("mittwoch", "wednesday"),
+            ("donnerstag", "thursday"),
+            ("freitag", "friday"),
+            ("samstag", "saturday"),
+            ("sonntag", "sunday"),
+            ("weihnachten", "christmas"),
+            ("ostern", "easter"),
+            ("silvester", "newyearseve"),
+            ("neujahr", "newyear"),
+            ("geschäftsjahr", "fy"),
+            ("geschäftsjahres", "fy"),
+            ("gj", "fy"),
+            ("dritten", "third"),
+            ("dritte", "third"),
+            ("ersten", "first"),
+            ("erste", "first"),
+            ("zweiten", "second"),
+            ("zweite", "second"),
+            ("vierten", "fourth"),
+            ("vierte", "fourth"),
             ("im", "in"),
             ("in", "in"),
             ("vor", "before"),
@@ -120,6 +142,21 @@ fn in_english(ws: Vec<Word>, language: crate::locale::Language) -> Vec<Word> {
             ("halbjahr", "half"),
         ],
         Language::Fr => &[
+            ("lundi", "monday"),
+            ("mardi", "tuesday"),
+            ("mercredi", "wednesday"),
+            ("jeudi", "thursday"),
+            ("vendredi", "friday"),
+            ("samedi", "saturday"),
+            ("dimanche", "sunday"),
+            ("noël", "christmas"),
+            ("pâques", "easter"),
+            ("exercice", "fy"),
+            ("troisième", "third"),
+            ("deuxième", "second"),
+            ("quatrième", "fourth"),
+            ("premier", "first"),
+            ("première", "first"),
             ("en", "in"),
             ("avant", "before"),
             ("après", "after"),
@@ -159,6 +196,17 @@ fn in_english(ws: Vec<Word>, language: crate::locale::Language) -> Vec<Word> {
             ("semestre", "half"),
         ],
         Language::Es => &[
+            ("lunes", "monday"),
+            ("martes", "tuesday"),
+            ("miércoles", "wednesday"),
+            ("jueves", "thursday"),
+            ("viernes", "friday"),
+            ("sábado", "saturday"),
+            ("domingo", "sunday"),
+            ("navidad", "christmas"),
+            ("pascua", "easter"),
+            ("ejercicio", "fy"),
+            ("tercero", "third"),
             ("en", "in"),
             ("antes", "before"),
             ("después", "after"),
@@ -267,8 +315,10 @@ fn month_of(word: &str) -> Option<u32> {
 
 /// Words after which a month without a year names this year's month ("in June", "by the end
 /// of June"); anywhere else a month name may be another word ("May I …").
-const BEFORE_A_BARE_MONTH: &[&str] =
-    &["in", "of", "during", "before", "after", "since", "until", "till", "by", "from", "through", "and"];
+const BEFORE_A_BARE_MONTH: &[&str] = &[
+    "in", "of", "during", "before", "after", "since", "until", "till", "by", "from", "through", "and",
+    "between", "to",
+];
 
 fn year_of(word: &str) -> Option<i32> {
     let y: i32 = word.parse().ok()?;
@@ -296,9 +346,140 @@ fn number_word(w: &str) -> Option<i64> {
     w.parse().ok().or_else(|| SMALL.iter().position(|s| *s == w).map(|i| i as i64))
 }
 
-/// A period the words from `i` name, with how many words it takes.
-fn period(ws: &[Word], i: usize, today: NaiveDate) -> Option<((NaiveDate, NaiveDate), usize)> {
+/// A year the words from `k` name: "2025", "of 2025", "last year", "of this year"; with how
+/// many words it takes.
+fn year_expr(ws: &[Word], k: usize, today: NaiveDate) -> Option<(i32, usize)> {
+    let w = |j: usize| ws.get(k + j).map(|w| w.text.as_str()).unwrap_or("");
+    if let Some(y) = year_of(w(0)) {
+        return Some((y, 1));
+    }
+    if w(0) == "of" {
+        return year_expr(ws, k + 1, today).map(|(y, n)| (y, n + 1));
+    }
+    let shift = match w(0) {
+        "this" | "current" => 0,
+        "last" | "previous" => -1,
+        "next" => 1,
+        _ => return None,
+    };
+    (w(1) == "year").then_some((today.year() + shift, 2))
+}
+
+/// The fiscal year named `fy` (by the calendar year it ends in) when it starts in month
+/// `start`: FY2025 starting in April is 2024-04-01 to 2025-03-31.
+fn fiscal_year(fy: i32, start: u32) -> (NaiveDate, NaiveDate) {
+    if start <= 1 {
+        return (month_range(fy, 1).0, month_range(fy, 12).1);
+    }
+    (month_range(fy - 1, start).0, month_range(fy, start - 1).1)
+}
+
+/// The fiscal year today falls in.
+fn fiscal_year_of(day: NaiveDate, start: u32) -> i32 {
+    if start <= 1 || day.month() < start {
+        day.year()
+    } else {
+        day.year() + 1
+    }
+}
+
+/// Quarter `q` of a fiscal year.
+fn fiscal_quarter(fy: i32, start: u32, q: u32) -> (NaiveDate, NaiveDate) {
+    let first = fiscal_year(fy, start).0;
+    let m0 = first.year() * 12 + first.month0() as i32 + 3 * (q as i32 - 1);
+    let (y, m) = (m0.div_euclid(12), m0.rem_euclid(12) as u32 + 1);
+    let m_end = m0 + 2;
+    (month_range(y, m).0, month_range(m_end.div_euclid(12), m_end.rem_euclid(12) as u32 + 1).1)
+}
+
+/// A fiscal year the words from `k` name: "FY2025", "FY25", "FY 2025", "fiscal year 2025",
+/// "fiscal 2025"; with how many words it takes.
+fn fiscal_expr(ws: &[Word], k: usize) -> Option<(i32, usize)> {
+    let w = |j: usize| ws.get(k + j).map(|w| w.text.as_str()).unwrap_or("");
+    let short = |s: &str| -> Option<i32> {
+        let n: i32 = s.parse().ok()?;
+        match s.len() {
+            2 => Some(2000 + n),
+            4 => year_of(s),
+            _ => None,
+        }
+    };
+    if let Some(rest) = w(0).strip_prefix("fy").filter(|r| !r.is_empty()) {
+        return short(rest).map(|y| (y, 1));
+    }
+    match (w(0), w(1)) {
+        ("fy", next) => short(next).map(|y| (y, 2)),
+        ("fiscal", "year") => short(w(2)).map(|y| (y, 3)),
+        ("fiscal", next) => short(next).map(|y| (y, 2)),
+        _ => None,
+    }
+}
+
+/// The day of a holiday in `year`: Christmas, Christmas Eve, New Year's Day and Eve, Easter
+/// Sunday (the Gregorian computus).
+fn holiday(name: &str, year: i32) -> Option<NaiveDate> {
+    match name {
+        "christmas" | "xmas" => NaiveDate::from_ymd_opt(year, 12, 25),
+        "newyearseve" => NaiveDate::from_ymd_opt(year, 12, 31),
+        "newyear" => NaiveDate::from_ymd_opt(year, 1, 1),
+        "easter" => {
+            let (a, b, c) = (year % 19, year / 100, year % 100);
+            let (d, e) = (b / 4, b % 4);
+            let g = (8 * b + 13) / 25;
+            let h = (19 * a + b - d - g + 15) % 30;
+            let (i, k) = (c / 4, c % 4);
+            let l = (32 + 2 * e + 2 * i - h - k) % 7;
+            let m = (a + 11 * h + 19 * l) / 433;
+            let month = (h + l - 7 * m + 90) / 25;
+            let day = (h + l - 7 * m + 33 * month + 19) % 32;
+            NaiveDate::from_ymd_opt(year, month as u32, day as u32)
+        }
+        _ => None,
+    }
+}
+
+const WEEKDAYS: [&str; 7] = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+
+/// A period the words from `i` name, with how many words it takes; the workspace's fiscal year
+/// starts in month `fiscal_start`.
+fn period_in(
+    ws: &[Word],
+    i: usize,
+    today: NaiveDate,
+    fiscal_start: u32,
+) -> Option<((NaiveDate, NaiveDate), usize)> {
     let w = |k: usize| ws.get(i + k).map(|w| w.text.as_str()).unwrap_or("");
+    // FY2025, fiscal year 2025; Q3 FY2025 is read at the quarter below.
+    if let Some((fy, taken)) = fiscal_expr(ws, i) {
+        return Some((fiscal_year(fy, fiscal_start), taken));
+    }
+    // Christmas, New Year's Day, Easter: this year's.
+    let name = match (w(0), w(1), w(2)) {
+        ("new", "year", "s") | ("new", "years", _) | ("new", "year", _) => {
+            let eve = matches!(w(3), "eve") || matches!(w(2), "eve");
+            let taken = if w(2) == "s" { 3 } else { 2 } + usize::from(eve);
+            Some((if eve { "newyearseve" } else { "newyear" }, taken))
+        }
+        ("christmas", "eve", _) => Some(("christmaseve", 2)),
+        (h, _, _) if holiday(h, today.year()).is_some() => Some((h, 1)),
+        _ => None,
+    };
+    if let Some((h, taken)) = name {
+        let day = match h {
+            "christmaseve" => NaiveDate::from_ymd_opt(today.year(), 12, 24),
+            other => holiday(other, today.year()),
+        }?;
+        return Some(((day, day), taken));
+    }
+    // Monday, last Friday, next Tuesday.
+    let weekday = |word: &str| WEEKDAYS.iter().position(|d| *d == word);
+    let prev = i.checked_sub(1).and_then(|j| ws.get(j)).map(|w| w.text.as_str()).unwrap_or("");
+    if let Some(d) = weekday(w(0)).filter(|_| prev == "on" || BEFORE_A_BARE_MONTH.contains(&prev)) {
+        // A bare weekday ("on Monday") is the latest one on or before today.
+        let back = (today.weekday().num_days_from_monday() as i64 - d as i64).rem_euclid(7);
+        let day = today - Duration::days(back);
+        return Some(((day, day), 1));
+    }
     // 2026-06-30
     if let Ok(d) = NaiveDate::parse_from_str(w(0), "%Y-%m-%d") {
         return Some(((d, d), 1));
@@ -316,30 +497,66 @@ fn period(ws: &[Word], i: usize, today: NaiveDate) -> Option<((NaiveDate, NaiveD
         let prev = i.checked_sub(1).and_then(|j| ws.get(j)).map(|w| w.text.as_str());
         return prev.filter(|p| BEFORE_A_BARE_MONTH.contains(p)).map(|_| (month_range(today.year(), m), 1));
     }
-    // Q1 2026, H2 2025
-    if let (Some(kind), Some(n)) = (w(0).chars().next(), w(0).get(1..).and_then(|n| n.parse::<u32>().ok())) {
-        if w(0).len() == 2 {
-            let year = year_of(w(1));
-            let taken = if year.is_some() { 2 } else { 1 };
-            let y = year.unwrap_or(today.year());
+    // Q1 2026, H2 2025, Q1 last year, Q3 of 2025, Q2 FY2026, fiscal Q2
+    let fiscal_before = w(0) == "fiscal" || w(0) == "fy";
+    let at = usize::from(fiscal_before);
+    if let (Some(kind), Some(n)) = (w(at).chars().next(), w(at).get(1..).and_then(|n| n.parse::<u32>().ok()))
+    {
+        if w(at).len() == 2 && matches!((kind, n), ('q', 1..=4) | ('h', 1..=2)) {
+            if let Some((fy, taken)) = fiscal_expr(ws, i + at + 1)
+                .or_else(|| fiscal_before.then(|| (fiscal_year_of(today, fiscal_start), 0)))
+            {
+                let range = match kind {
+                    'q' => fiscal_quarter(fy, fiscal_start, n),
+                    _ => (
+                        fiscal_quarter(fy, fiscal_start, n * 2 - 1).0,
+                        fiscal_quarter(fy, fiscal_start, n * 2).1,
+                    ),
+                };
+                return Some((range, at + 1 + taken));
+            }
+            let (y, taken) =
+                year_expr(ws, i + at + 1, today).map(|(y, t)| (y, t + 1)).unwrap_or((today.year(), 1));
             match (kind, n) {
-                ('q', 1..=4) => return Some((quarter_range(y, n), taken)),
-                ('h', 1..=2) => return Some(((month_range(y, n * 6 - 5).0, month_range(y, n * 6).1), taken)),
+                ('q', 1..=4) => return Some((quarter_range(y, n), at + taken)),
+                ('h', 1..=2) => {
+                    return Some(((month_range(y, n * 6 - 5).0, month_range(y, n * 6).1), at + taken))
+                }
                 _ => {}
             }
         }
     }
-    // the first half of 2025, the second quarter of 2026
-    let ordinal =
-        ["first", "second", "third", "fourth"].iter().position(|o| *o == w(0)).map(|i| i as u32 + 1);
+    // the first half of 2025, the second quarter of 2026, the third quarter of last year, the
+    // last quarter of 2025 ("last" with a year: its last quarter, not the quarter before this one)
+    let ordinal = ["first", "second", "third", "fourth"]
+        .iter()
+        .position(|o| *o == w(0))
+        .map(|i| i as u32 + 1)
+        .or_else(|| ["1st", "2nd", "3rd", "4th"].iter().position(|o| *o == w(0)).map(|i| i as u32 + 1))
+        .or_else(|| {
+            (w(0) == "last" && year_expr(ws, i + 2, today).is_some() && w(2) == "of")
+                .then_some(if w(1) == "half" { 2 } else { 4 })
+        });
     if let Some(n) = ordinal {
         let (part, after) = (w(1), 2);
-        let (year, taken) = match (w(after), year_of(w(after + 1))) {
-            ("of", Some(y)) => (y, after + 2),
-            _ => match year_of(w(after)) {
-                Some(y) => (y, after + 1),
-                None => (today.year(), after),
-            },
+        if let Some((fy, taken)) = fiscal_expr(ws, i + after).or_else(|| {
+            (w(after) == "of").then(|| fiscal_expr(ws, i + after + 1).map(|(y, t)| (y, t + 1))).flatten()
+        }) {
+            let range = match (part, n) {
+                ("quarter", 1..=4) => Some(fiscal_quarter(fy, fiscal_start, n)),
+                ("half", 1..=2) => Some((
+                    fiscal_quarter(fy, fiscal_start, n * 2 - 1).0,
+                    fiscal_quarter(fy, fiscal_start, n * 2).1,
+                )),
+                _ => None,
+            };
+            if let Some(range) = range {
+                return Some((range, after + taken));
+            }
+        }
+        let (year, taken) = match year_expr(ws, i + after, today) {
+            Some((y, t)) => (y, after + t),
+            None => (today.year(), after),
         };
         match (part, n) {
             ("half", 1..=2) => {
@@ -368,6 +585,21 @@ fn period(ws: &[Word], i: usize, today: NaiveDate) -> Option<((NaiveDate, NaiveD
         _ => None,
     };
     if let Some(shift) = shift {
+        // this fiscal year, last fiscal year, next FY
+        if (w(1) == "fiscal" && w(2) == "year") || w(1) == "fy" {
+            let fy = fiscal_year_of(today, fiscal_start) + shift;
+            return Some((fiscal_year(fy, fiscal_start), if w(1) == "fy" { 2 } else { 3 }));
+        }
+        // last Friday, next Tuesday, this Monday
+        if let Some(d) = weekday(w(1)) {
+            let now = today.weekday().num_days_from_monday() as i64;
+            let day = match shift {
+                0 => today + Duration::days(d as i64 - now),
+                s if s < 0 => today - Duration::days((now - d as i64 - 1).rem_euclid(7) + 1),
+                _ => today + Duration::days((d as i64 - now - 1).rem_euclid(7) + 1),
+            };
+            return Some(((day, day), 2));
+        }
         match w(1) {
             "year" => {
                 let y = today.year() + shift;
@@ -428,6 +660,17 @@ fn more_than(ws: &[Word], i: usize) -> Option<(i64, usize)> {
 
 /// Every date range the request names, longest phrases first where several overlap.
 pub fn read_dates(text: &str, today: NaiveDate, language: crate::locale::Language) -> Vec<DateRange> {
+    read_dates_in(text, today, language, 1)
+}
+
+/// `read_dates` in a workspace whose fiscal year starts in month `fiscal_start` (1: January).
+pub fn read_dates_in(
+    text: &str,
+    today: NaiveDate,
+    language: crate::locale::Language,
+    fiscal_start: u32,
+) -> Vec<DateRange> {
+    let period = |ws: &[Word], i: usize, today: NaiveDate| period_in(ws, i, today, fiscal_start);
     let ws = in_english(words(text), language);
     let word = |j: Option<usize>| j.and_then(|j| ws.get(j)).map(|w| w.text.as_str());
     let phrase = |from: usize, to: usize| text[ws[from].start..ws[to].end].trim().to_string();
@@ -478,6 +721,19 @@ pub fn read_dates(text: &str, today: NaiveDate, language: crate::locale::Languag
         if let Some((s, e)) = relation {
             out.push(DateRange { phrase: phrase(first - 1, last), start: s, end: e });
         }
+        // "from March to May", "from Q1 until Q3".
+        if word(first.checked_sub(1)) == Some("from")
+            && matches!(word(Some(last + 1)), Some("to" | "until" | "till" | "through"))
+        {
+            if let Some(((_, to_end), taken_too)) = period(&ws, last + 2, today) {
+                let to_last = last + 1 + taken_too;
+                out.push(DateRange {
+                    phrase: phrase(first - 1, to_last),
+                    start: Some(start),
+                    end: Some(to_end),
+                });
+            }
+        }
         if word(first.checked_sub(1)) == Some("between") && word(Some(last + 1)) == Some("and") {
             if let Some(((_, to_end), taken_too)) = period(&ws, last + 2, today) {
                 let to_last = last + 1 + taken_too;
@@ -510,6 +766,52 @@ mod tests {
             .into_iter()
             .map(|r| format!("{}: {}..{}", r.phrase, show(r.start), show(r.end)))
             .collect()
+    }
+
+    #[test]
+    fn quarters_relative_years_fiscal_years_weekdays_and_holidays() {
+        assert_eq!(read("in Q1 last year"), ["Q1 last year: 2025-01-01..2025-03-31"]);
+        assert_eq!(read("in Q3 of 2025"), ["Q3 of 2025: 2025-07-01..2025-09-30"]);
+        assert_eq!(
+            read("the third quarter of last year"),
+            ["the third quarter of last year: 2025-07-01..2025-09-30"]
+        );
+        assert_eq!(read("in the last quarter of 2025"), ["the last quarter of 2025: 2025-10-01..2025-12-31"]);
+        assert_eq!(
+            read("last quarter"),
+            ["last quarter: 2026-07-01..2026-09-30"],
+            "a relative quarter still"
+        );
+        assert!(read("between March and May")
+            .contains(&"between March and May: 2026-03-01..2026-05-31".to_string()));
+        assert!(read("from March to May").contains(&"from March to May: 2026-03-01..2026-05-31".to_string()));
+        // 2026-11-29 is a Sunday.
+        assert_eq!(read("last Friday"), ["last Friday: 2026-11-27..2026-11-27"]);
+        assert_eq!(read("next Monday"), ["next Monday: 2026-11-30..2026-11-30"]);
+        assert_eq!(read("on Tuesday"), ["Tuesday: 2026-11-24..2026-11-24"]);
+        assert!(read("Friday Foods").is_empty(), "a weekday without a word of time is a name");
+        assert!(read("after Christmas").contains(&"after Christmas: 2026-12-26..".to_string()));
+        assert!(read("before Easter").contains(&"before Easter: ..2026-04-04".to_string()));
+        let fiscal = |text: &str, start: u32| -> Vec<String> {
+            read_dates_in(text, d("2026-11-29"), crate::locale::Language::En, start)
+                .into_iter()
+                .map(|r| format!("{}: {:?}..{:?}", r.phrase, r.start.unwrap(), r.end.unwrap()))
+                .collect()
+        };
+        assert_eq!(fiscal("in FY2025", 4), ["FY2025: 2024-04-01..2025-03-31"]);
+        assert_eq!(fiscal("in FY25", 1), ["FY25: 2025-01-01..2025-12-31"]);
+        assert_eq!(fiscal("fiscal year 2026", 7), ["fiscal year 2026: 2025-07-01..2026-06-30"]);
+        assert_eq!(fiscal("in Q2 FY2026", 4), ["Q2 FY2026: 2025-07-01..2025-09-30"]);
+        assert_eq!(fiscal("this fiscal year", 4), ["this fiscal year: 2026-04-01..2027-03-31"]);
+        assert_eq!(fiscal("last fiscal year", 4), ["last fiscal year: 2025-04-01..2026-03-31"]);
+        assert_eq!(fiscal("in fiscal Q1", 10), ["fiscal Q1: 2026-10-01..2026-12-31"]);
+        let de = |text: &str| -> Vec<String> {
+            read_dates(text, d("2026-11-29"), crate::locale::Language::De)
+                .into_iter()
+                .map(|r| r.phrase)
+                .collect()
+        };
+        assert_eq!(de("im dritten Quartal 2025"), ["dritten Quartal 2025"]);
     }
 
     #[test]

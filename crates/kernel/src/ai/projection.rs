@@ -63,7 +63,16 @@ pub struct ProjectedObject {
     /// Every name a question may call these records by: the labels in each language and the
     /// synonyms (`None`: any language). For reading questions only; the model never sees them.
     #[serde(skip)]
-    pub names: Vec<(Option<Language>, String)>,
+    pub names: Vec<ObjectName>,
+}
+
+/// One name of an object: its words, their language (`None`: a synonym, any language) and
+/// whether it names one record or several (`None`: not known).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectName {
+    pub language: Option<Language>,
+    pub text: String,
+    pub plural: Option<bool>,
 }
 
 /// A term of the vocabulary as the model may use it: the words and the filter they mean.
@@ -161,6 +170,10 @@ impl Projection {
             Some((lookup, rest)) => {
                 let l = o.fields.iter().find(|f| f.key == lookup && f.field_type == FieldType::Lookup)?;
                 let parent = self.object(l.target.as_deref()?)?;
+                // A second hop (`invoice.account.name`), or the parent's own field.
+                if rest.contains('.') {
+                    return self.field(&parent.key, rest);
+                }
                 parent
                     .fields
                     .iter()
@@ -464,15 +477,39 @@ impl Session<'_> {
             terms,
             names: {
                 let d = &meta.def;
-                let mut names: Vec<(Option<Language>, String)> =
-                    vec![(Some(Language::En), d.label.clone()), (Some(Language::En), d.plural_label.clone())];
+                let name = |language: Option<Language>, text: &str, plural: Option<bool>| ObjectName {
+                    language,
+                    text: text.to_string(),
+                    plural,
+                };
+                let mut names = vec![
+                    name(Some(Language::En), &d.label, Some(false)),
+                    name(Some(Language::En), &d.plural_label, Some(true)),
+                ];
                 for (code, l) in &d.labels {
                     if let Some(language) = language_of(code) {
-                        names.push((Some(language), l.label.clone()));
-                        names.push((Some(language), l.plural_label.clone()));
+                        names.push(name(Some(language), &l.label, Some(false)));
+                        names.push(name(Some(language), &l.plural_label, Some(true)));
                     }
                 }
-                names.extend(d.synonyms.iter().map(|s| (None, s.clone())));
+                // A synonym is plural when the list also holds it without its plural ending.
+                let lower: Vec<String> = d.synonyms.iter().map(|s| s.to_lowercase()).collect();
+                for (s, l) in d.synonyms.iter().zip(&lower) {
+                    let plural = if ["s", "es", "en", "x"]
+                        .iter()
+                        .any(|e| l.strip_suffix(e).is_some_and(|b| lower.iter().any(|x| x == b)))
+                    {
+                        Some(true)
+                    } else if lower
+                        .iter()
+                        .any(|x| x.len() > l.len() && x.starts_with(l.as_str()) && x.len() - l.len() <= 2)
+                    {
+                        Some(false)
+                    } else {
+                        None
+                    };
+                    names.push(name(None, s, plural));
+                }
                 names
             },
         })

@@ -25,6 +25,12 @@ pub struct WorkspaceDefinition {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub locale: Option<String>,
+    /// The month the business's fiscal year starts in (1–12; absent: January). A fiscal year
+    /// is named by the calendar year it ends in: with April, FY2025 runs from April 2024 to
+    /// March 2025. Ask reads "FY2025", "fiscal Q2" and "last fiscal year" by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub fiscal_year_start: Option<u8>,
     pub objects: Vec<ObjectDef>,
     pub permission_sets: Vec<PermissionSetDef>,
     pub users: Vec<UserDef>,

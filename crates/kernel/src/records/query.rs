@@ -275,56 +275,59 @@ impl Builder<'_, '_> {
     /// Resolve a field path to its SQL expression, adding a join for a parent path.
     fn resolve(&mut self, path: &str) -> Result<Operand> {
         let unknown = |msg: String| Error::on_field(Code::UnknownField, path.to_string(), msg);
-        match path.split_once('.') {
-            None => self.own_field(self.meta, "t", path).map_err(|e| e.with_field(path.to_string())),
-            Some((lookup, rest)) => {
-                if rest.contains('.') {
-                    return Err(Error::on_field(
-                        Code::InvalidQuery,
-                        path.to_string(),
-                        "paths may go one hop up (`account.name`), not further",
-                    ));
-                }
-                let (_, f) = self
-                    .session
-                    .readable_field(self.meta, lookup)
-                    .map_err(|e| e.with_field(path.to_string()))?;
-                if f.field_type != FieldType::Lookup {
-                    return Err(unknown(format!("`{lookup}` is not a lookup; `{path}` does not exist")));
-                }
-                let target_key = f.target.clone().unwrap_or_default();
-                let (target, _) = self
-                    .session
-                    .readable_object(&target_key)
-                    .map_err(|_| unknown(format!("no field `{path}` on {}", self.meta.def.label)))?;
-                let alias = match self.joins.iter().find(|j| j.lookup == lookup) {
-                    Some(j) => j.alias.clone(),
-                    None => {
-                        let alias = format!("p{}", self.joins.len());
-                        let mut on = format!("{alias}.id = t.{}", column(lookup));
-                        if let Some(filter) =
-                            self.session.row_filter(target, &alias, RowAccess::Read, &mut self.join_params)
-                        {
-                            on.push_str(" AND ");
-                            on.push_str(&filter);
-                        }
-                        self.joins.push(Join {
-                            lookup: lookup.to_string(),
-                            alias: alias.clone(),
-                            sql: format!(" LEFT JOIN {} {alias} ON {on}", target.table),
-                        });
-                        alias
-                    }
-                };
-                self.own_field(target, &alias, rest).map_err(|e| {
-                    Error::on_field(
-                        e.code,
-                        path.to_string(),
-                        format!("no field `{path}` on {}", self.meta.def.label),
-                    )
-                })
-            }
+        let parts: Vec<&str> = path.split('.').collect();
+        if parts.len() == 1 {
+            return self.own_field(self.meta, "t", path).map_err(|e| e.with_field(path.to_string()));
         }
+        if parts.len() > 3 {
+            return Err(Error::on_field(
+                Code::InvalidQuery,
+                path.to_string(),
+                "paths may go two hops up (`invoice.account.name`), not further",
+            ));
+        }
+        // Each hop joins the parent under its own row access: a parent the user cannot read
+        // leaves the path blank, as a field the user cannot read is absent.
+        let (mut meta, mut alias) = (self.meta, "t".to_string());
+        for k in 0..parts.len() - 1 {
+            let lookup = parts[k];
+            let (_, f) =
+                self.session.readable_field(meta, lookup).map_err(|e| e.with_field(path.to_string()))?;
+            if f.field_type != FieldType::Lookup {
+                return Err(unknown(format!("`{lookup}` is not a lookup; `{path}` does not exist")));
+            }
+            let target_key = f.target.clone().unwrap_or_default();
+            let (target, _) = self
+                .session
+                .readable_object(&target_key)
+                .map_err(|_| unknown(format!("no field `{path}` on {}", self.meta.def.label)))?;
+            let prefix = parts[..=k].join(".");
+            let next = match self.joins.iter().find(|j| j.lookup == prefix) {
+                Some(j) => j.alias.clone(),
+                None => {
+                    let next = format!("p{}", self.joins.len());
+                    let mut on = format!("{next}.id = {alias}.{}", column(lookup));
+                    if let Some(filter) =
+                        self.session.row_filter(target, &next, RowAccess::Read, &mut self.join_params)
+                    {
+                        on.push_str(" AND ");
+                        on.push_str(&filter);
+                    }
+                    self.joins.push(Join {
+                        lookup: prefix,
+                        alias: next.clone(),
+                        sql: format!(" LEFT JOIN {} {next} ON {on}", target.table),
+                    });
+                    next
+                }
+            };
+            meta = target;
+            alias = next;
+        }
+        let last = parts[parts.len() - 1];
+        self.own_field(meta, &alias, last).map_err(|e| {
+            Error::on_field(e.code, path.to_string(), format!("no field `{path}` on {}", self.meta.def.label))
+        })
     }
 
     fn own_field(&self, meta: &ObjectMeta, alias: &str, key: &str) -> Result<Operand> {

@@ -323,3 +323,71 @@ fn a_question_in_another_language_is_read_in_it_whatever_the_askers_locale() {
     let r = read(&cara, "Rechnungen mit einem Rechnungsbetrag über 5000");
     assert!(has(&r, "über 5000", cmp("total", "gt", json!(5000))), "{:#?}", conditions(&r));
 }
+
+#[test]
+fn a_condition_reaches_two_parents_up_under_their_row_access() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    let endpoint = fake(vec![choice("invoice_line", &[])]);
+    let a =
+        ask_with(&cara, "Invoice lines on invoices of Globex Holdings", model(&endpoint.url, 0.0)).unwrap();
+    assert!(a.clarification.is_none(), "{:?}", a.unused);
+    let filters = serde_json::to_value(a.spec.filters.as_ref().unwrap()).unwrap();
+    assert_eq!(filters["field"], "invoice.account", "{filters}");
+    let got = ids(&a);
+    let globex = countersign_kernel::QuerySpec::from_json(&json!({"object": "invoice", "fields": [],
+        "filters": {"field": "account.name", "op": "eq", "value": "Globex Holdings"}, "limit": 1000}))
+    .unwrap();
+    let invoices: Vec<Value> = cara.query(&globex).unwrap().records.iter().map(|r| r["id"].clone()).collect();
+    let lines = cara.query(&all_of("invoice_line", &["invoice"])).unwrap();
+    let mut expected: Vec<String> = lines
+        .records
+        .iter()
+        .filter(|r| invoices.contains(&r["invoice"]))
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    expected.sort();
+    assert!(!expected.is_empty());
+    assert_eq!(got, expected);
+    // The spec language itself: a parent's parent's field.
+    let spec = countersign_kernel::QuerySpec::from_json(&json!({
+        "object": "invoice_line", "fields": ["invoice.account.billing_city"],
+        "filters": {"field": "invoice.account.billing_city", "op": "eq", "value": "Lyon"}, "limit": 1000
+    }))
+    .unwrap();
+    let rows = cara.query(&spec).unwrap();
+    assert!(!rows.records.is_empty());
+    assert!(
+        rows.records.iter().all(|r| r["invoice.account.billing_city"] == "Lyon"),
+        "{:?}",
+        rows.records[0]
+    );
+    let three = json!({"object": "invoice_line", "fields": [], "filters": {"field": "invoice.account.owner.key", "op": "eq", "value": "x"}});
+    assert!(
+        countersign_kernel::QuerySpec::from_json(&three).is_err()
+            || cara.query(&countersign_kernel::QuerySpec::from_json(&three).unwrap()).is_err()
+    );
+}
+
+#[test]
+#[ignore = "prints the readings of the questions in $ASK_QUESTIONS (one a line), for development"]
+fn dump() {
+    let f = common::demo();
+    let user = std::env::var("ASK_USER").unwrap_or_else(|_| "ava".into());
+    let s = f.ws.session(&user).unwrap();
+    for q in std::env::var("ASK_QUESTIONS").unwrap_or_default().lines().filter(|l| !l.trim().is_empty()) {
+        let r = read(&s, q);
+        eprintln!("\n{q}\n  objects {:?} counts {:?} orders {:?}", r.objects, r.counts, r.orders);
+        for c in &r.candidates {
+            eprintln!(
+                "  {} {:?} \"{}\" ({:?}) {} = {}",
+                c.id,
+                c.kind,
+                c.words,
+                c.object,
+                c.meaning,
+                serde_json::to_string(&c.condition).unwrap()
+            );
+        }
+    }
+}

@@ -292,7 +292,9 @@ fn unused_words(
     }
     for (i, w) in t.iter().enumerate() {
         let count = limit.is_some_and(|n| {
-            w.lower.parse::<u32>().ok() == Some(n) || reader_number_word(&w.lower) == Some(n)
+            w.lower.parse::<u32>().ok() == Some(n)
+                || reader_number_word(&w.lower) == Some(n)
+                || reading.count_words.iter().any(|(from, to, c)| *c == n && (*from..=*to).contains(&i))
         });
         if FILLER.contains(&w.lower.as_str())
             || LIGHT_WORDS.contains(&w.lower.as_str())
@@ -494,14 +496,7 @@ impl Session<'_> {
         let mut fields = self.describe_object(object)?.list_columns;
         let mut groups: Vec<(String, Vec<Condition>)> = vec![];
         let (mut resolutions, mut values, mut dates, mut terms) = (vec![], vec![], vec![], vec![]);
-        let lookup_to = |own: &str| {
-            p.object(object).and_then(|o| {
-                o.fields
-                    .iter()
-                    .find(|f| f.field_type == FieldType::Lookup && f.target.as_deref() == Some(own))
-                    .map(|f| f.key.clone())
-            })
-        };
+        let lookup_to = |own: &str| super::reader::path_to(p, object, own);
         for c in chosen {
             let condition = c.on(p, object).ok_or_else(|| Error::internal("checked by choose"))?;
             // The path prefix the condition gained on a child ("account." on an invoice).

@@ -18,7 +18,7 @@
 //! - date phrases (`ai::dates::read_dates`) on the date fields the question's words name.
 
 use super::DateChoice;
-use crate::ai::dates::{read_dates, DateRange};
+use crate::ai::dates::{read_dates_in, DateRange};
 use crate::ai::projection::{ProjectedField, ProjectedObject, Projection};
 use crate::error::Result;
 use crate::metadata::condition::{AllOf, Condition, Op};
@@ -110,6 +110,8 @@ pub struct Reading {
     pub objects: Vec<String>,
     /// The order a superlative asks for ("the largest", "the 5 oldest"), per object.
     pub orders: Vec<OrderReading>,
+    /// Where each possible count of rows stands: (first word, last word, count).
+    pub count_words: Vec<(usize, usize, u32)>,
 }
 
 impl Candidate {
@@ -148,20 +150,39 @@ impl Candidate {
         if own == object {
             return Some(self.condition.clone());
         }
-        let lookup = p
-            .object(object)?
-            .fields
-            .iter()
-            .find(|f| f.field_type == FieldType::Lookup && f.target.as_deref() == Some(own.as_str()))?;
+        let via = path_to(p, object, own)?;
         if let Some(r) = &self.records {
             let ids: Vec<Value> = r.matches.iter().map(|c| Value::String(c.id.clone())).collect();
-            return Some(Condition::compare(&lookup.key, Op::In, Value::Array(ids)));
+            return Some(Condition::compare(&via, Op::In, Value::Array(ids)));
         }
         if self.kind == Kind::Related || self.condition.fields().iter().any(|f| f.contains('.')) {
             return None;
         }
-        Some(self.condition.through(&lookup.key))
+        Some(self.condition.through(&via))
     }
+}
+
+/// The lookup path from `object` up to its parent `own`: one hop (`account`), or two through
+/// a parent in between (`invoice.account` from an invoice line); the path with the fewest hops.
+pub fn path_to(p: &Projection, object: &str, own: &str) -> Option<String> {
+    let lookups = |o: &str| -> Vec<(String, String)> {
+        p.object(o)
+            .map(|o| {
+                o.fields
+                    .iter()
+                    .filter(|f| f.field_type == FieldType::Lookup)
+                    .filter_map(|f| Some((f.key.clone(), f.target.clone()?)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let first = lookups(object);
+    if let Some((key, _)) = first.iter().find(|(_, t)| t == own) {
+        return Some(key.clone());
+    }
+    first.iter().find_map(|(key, target)| {
+        lookups(target).into_iter().find(|(_, t)| t == own).map(|(second, _)| format!("{key}.{second}"))
+    })
 }
 
 /// The words of a field's label and key, stemmed.
@@ -235,9 +256,10 @@ impl Session<'_> {
         // Dates first: their words are not numbers.
         let day = self.today();
         // In the asker's language, and in the question's own when it is another.
-        let mut ranges = read_dates(question, day, self.locale().language());
+        let fiscal = u32::from(self.catalog().definition.fiscal_year_start.unwrap_or(1));
+        let mut ranges = read_dates_in(question, day, self.locale().language(), fiscal);
         if let Some(other) = language::of_question(&t).filter(|l| *l != self.locale().language()) {
-            for r in read_dates(question, day, other) {
+            for r in read_dates_in(question, day, other, fiscal) {
                 if !ranges.iter().any(|x| x.phrase == r.phrase) {
                     ranges.push(r);
                 }
@@ -306,6 +328,7 @@ impl Session<'_> {
             } else {
                 if n.plain && n.value >= 1.0 && n.value <= 1000.0 {
                     reading.counts.push(n.value as u32);
+                    reading.count_words.push((n.from, n.to, n.value as u32));
                 }
                 k += 1;
                 continue;
@@ -678,7 +701,7 @@ impl Session<'_> {
             .flat_map(|c| c.span.iter().copied())
             .chain(reading.used_by_readings.iter().copied())
             .collect();
-        reading.orders = order::orders_said(&t, &taken, &reading.counts, &in_scope);
+        reading.orders = order::orders_said(&t, &taken, &reading.count_words, &mentions, &in_scope);
         // An object named only inside a related reading ("customers without contacts") is
         // not the one asked for.
         let related: Vec<usize> =

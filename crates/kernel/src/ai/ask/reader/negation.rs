@@ -116,7 +116,7 @@ pub(super) fn negated(question: &str, t: &[Token], found: &[Candidate]) -> Vec<(
             i += 1;
             continue;
         };
-        let cue: Vec<usize> = (i..i + len).collect();
+        let mut cue: Vec<usize> = (i..i + len).collect();
         let after = i + len;
         // The first reading after the cue, in its clause, before a word that ends the clause.
         let end = (after..t.len())
@@ -127,12 +127,21 @@ pub(super) fn negated(question: &str, t: &[Token], found: &[Candidate]) -> Vec<(
             let at: Vec<usize> = (0..found.len()).filter(|&k| found[k].span[0] == s).collect();
             let last = at.iter().map(|&k| *found[k].span.last().expect("a span")).max().unwrap_or(s);
             for k in at {
-                if !out.iter().any(|(x, _)| *x == k) {
-                    out.push((k, cue.clone()));
+                match out.iter_mut().find(|(x, _)| *x == k) {
+                    // Negated already ("neither A nor B": B by "neither", then by "nor").
+                    Some((_, words)) => {
+                        let more: Vec<usize> = cue.iter().copied().filter(|c| !words.contains(c)).collect();
+                        words.extend(more);
+                    }
+                    None => out.push((k, cue.clone())),
                 }
             }
-            // "A or B", "neither A nor B": the next reading is negated too.
+            // "A or B", "neither A nor B": the next reading is negated too, and the joining
+            // word is the negation's.
             let joined = t.get(last + 1).is_some_and(|w| OR_WORDS.contains(&w.lower.as_str()));
+            if joined && !cue.contains(&(last + 1)) {
+                cue.push(last + 1);
+            }
             start = if joined {
                 found.iter().map(|c| c.span[0]).filter(|&s| s > last + 1 && s <= last + 3 && s < end).min()
             } else {

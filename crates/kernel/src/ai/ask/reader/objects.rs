@@ -18,9 +18,11 @@ const RELATION_WORDS: &[&str] = &[
 
 /// One object named in the question: where, and whether it reads as the one asked for.
 #[derive(Debug, Clone)]
-pub(super) struct Mention {
-    pub(super) object: String,
-    pub(super) span: Vec<usize>,
+pub struct Mention {
+    pub object: String,
+    pub span: Vec<usize>,
+    /// Said in the plural ("invoices", "Rechnungen"), the singular, or not known (a synonym).
+    pub plural: Option<bool>,
 }
 
 /// Every place the question names an object in scope (the longest name wins where two overlap:
@@ -28,17 +30,28 @@ pub(super) struct Mention {
 pub(super) fn objects_said(t: &[Token], in_scope: &[&ProjectedObject]) -> Vec<Mention> {
     let mut out: Vec<Mention> = vec![];
     for o in in_scope {
-        for (language, name) in &o.names {
-            let phrase = tokens(name);
-            let languages: Vec<Language> = match language {
-                Some(l) => vec![*l],
+        for name in &o.names {
+            let phrase = tokens(&name.text);
+            let languages: Vec<Language> = match name.language {
+                Some(l) => vec![l],
                 None => Language::ALL.to_vec(),
             };
             for l in languages {
                 for at in runs_in(t, &phrase, l) {
                     let span: Vec<usize> = (at..at + phrase.len()).collect();
-                    if !out.iter().any(|m| m.object == o.key && m.span == span) {
-                        out.push(Mention { object: o.key.clone(), span });
+                    // Written exactly as this name: its number is the name's.
+                    let exact = phrase.iter().zip(&span).all(|(p, &i)| fold(&p.lower) == fold(&t[i].lower));
+                    match out.iter_mut().find(|m| m.object == o.key && m.span == span) {
+                        Some(m) => {
+                            if exact && name.plural.is_some() {
+                                m.plural = name.plural;
+                            }
+                        }
+                        None => out.push(Mention {
+                            object: o.key.clone(),
+                            span,
+                            plural: if exact { name.plural } else { None },
+                        }),
                     }
                 }
             }

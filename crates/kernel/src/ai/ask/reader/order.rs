@@ -133,6 +133,14 @@ fn superlative_at(t: &[Token], i: usize) -> Option<(Scale, Direction, usize)> {
             return Some((scale, if up { Desc } else { Asc }, 2));
         }
     }
+    // "con más empleados", "el que más factura", "le plus de contacts": the most of a number.
+    let before = i.checked_sub(1).map(|b| t[b].lower.as_str()).unwrap_or("");
+    if matches!(w, "más" | "mas") && !matches!(next, "de" | "que") {
+        return Some((Scale::Magnitude, Desc, 1));
+    }
+    if w == "plus" && matches!(before, "le" | "la" | "les") && matches!(next, "de" | "d") {
+        return Some((Scale::Magnitude, Desc, 2));
+    }
     if matches!(w, "least" | "moins" | "menos") {
         if let Some((scale, up)) = adjective(next) {
             return Some((scale, if up { Asc } else { Desc }, 2));
@@ -175,29 +183,12 @@ fn superlative_at(t: &[Token], i: usize) -> Option<(Scale, Direction, usize)> {
     }
 }
 
-/// Whether the question names `o` in the singular ("invoice", not "invoices").
-fn named_in_singular(t: &[Token], o: &ProjectedObject) -> Option<bool> {
-    let singular = tokens(&o.label);
-    let plural = tokens(&o.plural_label);
-    let exact = |phrase: &[Token]| {
-        !phrase.is_empty()
-            && (0..t.len().saturating_sub(phrase.len() - 1))
-                .any(|at| phrase.iter().enumerate().all(|(k, p)| t[at + k].lower == p.lower))
-    };
-    if exact(&plural) {
-        Some(false)
-    } else if exact(&singular) {
-        Some(true)
-    } else {
-        None
-    }
-}
-
 /// The orders the question asks for, one per object in scope that has a field of the kind.
 pub(super) fn orders_said(
     t: &[Token],
     taken: &[usize],
-    counts: &[u32],
+    counts: &[(usize, usize, u32)],
+    mentions: &[super::objects::Mention],
     in_scope: &[&ProjectedObject],
 ) -> Vec<OrderReading> {
     let Some((at, (scale, direction, len))) =
@@ -206,17 +197,9 @@ pub(super) fn orders_said(
         return vec![];
     };
     let span: Vec<usize> = (at..at + len).collect();
-    // "the five largest", "top 3": the count said next to the superlative.
-    let near_count = [at.checked_sub(1), Some(at + len)]
-        .into_iter()
-        .flatten()
-        .filter_map(|i| t.get(i))
-        .find_map(|w| {
-            w.lower.parse::<u32>().ok().or_else(|| {
-                super::quantities::NUMBER_WORDS.iter().find(|(k, _)| *k == w.lower).map(|(_, n)| *n as u32)
-            })
-        })
-        .filter(|n| counts.contains(n));
+    // "the five largest", "top 3", "les trois plus grandes": the count said next to it.
+    let near_count =
+        counts.iter().find(|(from, to, _)| *to + 1 == at || *from == at + len).map(|(_, _, n)| *n);
     let mut out = vec![];
     for o in in_scope {
         let fits = |f: &&ProjectedField| match scale {
@@ -234,7 +217,10 @@ pub(super) fn orders_said(
             Scale::Time => kind.first().copied(),
         });
         let Some(field) = field else { continue };
-        let singular = named_in_singular(t, o).unwrap_or_else(|| at > 0 && t[at - 1].lower == "the");
+        // In the singular ("the largest invoice", "die größte Rechnung"): one row.
+        let said = mentions.iter().find(|m| m.object == o.key).and_then(|m| m.plural).map(|p| !p);
+        let singular =
+            said.unwrap_or_else(|| at > 0 && matches!(t[at - 1].lower.as_str(), "the" | "le" | "la" | "el"));
         let limit = near_count.or(if singular && near_count.is_none() { Some(1) } else { None });
         out.push(OrderReading {
             object: o.key.clone(),
@@ -267,6 +253,9 @@ mod tests {
         assert_eq!(kinds("la facture la plus récente"), Some((Scale::Time, Desc)));
         assert_eq!(kinds("el cliente más antiguo"), Some((Scale::Time, Asc)));
         assert_eq!(kinds("la factura mayor"), Some((Scale::Magnitude, Desc)));
+        assert_eq!(kinds("la cuenta con más empleados"), Some((Scale::Magnitude, Desc)));
+        assert_eq!(kinds("le compte qui a le plus de contacts"), Some((Scale::Magnitude, Desc)));
+        assert_eq!(kinds("facturas de más de 5000"), None);
         assert_eq!(kinds("invoices of Acme"), None);
     }
 }

@@ -5,6 +5,7 @@
 //! "sans", "sin") the reading is "is set", which the negation then turns into "is blank".
 
 use super::*;
+use crate::locale::Language;
 
 /// Words of having: the field that follows is set.
 const HAVE: &[&str] =
@@ -18,23 +19,32 @@ const BLANK_AFTER: &[&str] =
 const SET_AFTER: &[&str] = &["set", "filled", "known", "present"];
 /// Articles between the word of having and the field.
 const ARTICLES: &[&str] = &[
-    "a", "an", "the", "any", "some", "ein", "eine", "einen", "einer", "un", "une", "des", "de", "una", "unos",
+    "a", "an", "the", "any", "some", "ein", "eine", "einen", "einer", "un", "une", "des", "de", "una",
+    "unos", "le", "la", "el", "los", "las",
 ];
 
 /// Where the question says a field of `o` is set or blank: (span, field, is it blank).
 pub(super) fn presence_said(t: &[Token], o: &ProjectedObject) -> Vec<(Vec<usize>, String, bool)> {
     let mut out = vec![];
     for f in &o.fields {
-        let mut names: Vec<Vec<Token>> = vec![tokens(&f.label), tokens(&f.key.replace('_', " "))];
-        names.retain(|n| {
+        // Its label, its key, and its labels in other languages ("ohne Bestellnummer").
+        let mut names: Vec<(Language, Vec<Token>)> =
+            vec![(Language::En, tokens(&f.label)), (Language::En, tokens(&f.key.replace('_', " ")))];
+        names.extend(f.other_labels.iter().map(|(l, label)| (*l, tokens(label))));
+        names.retain(|(_, n)| {
             !n.is_empty()
                 && n.iter().any(|w| {
                     !GENERIC_FIELD_WORDS.contains(&w.lower.as_str()) && !FILLER.contains(&w.lower.as_str())
                 })
         });
-        names.dedup_by(|a, b| a.iter().map(|x| &x.lower).eq(b.iter().map(|x| &x.lower)));
-        for name in &names {
-            for at in runs(t, name) {
+        names.dedup_by(|a, b| a.1.iter().map(|x| &x.lower).eq(b.1.iter().map(|x| &x.lower)));
+        let mut seen: Vec<usize> = vec![];
+        for (language, name) in &names {
+            for at in runs_in(t, name, *language) {
+                if seen.contains(&at) {
+                    continue;
+                }
+                seen.push(at);
                 let end = at + name.len();
                 let mut before = at;
                 while before > 0 && ARTICLES.contains(&t[before - 1].lower.as_str()) {
