@@ -275,6 +275,10 @@ const READER_QUESTIONS: &[(&str, &str)] = &[
     ("cara", "Unpaid invoices in euros issued in 2025"),
     ("ava", "Accounts that have overdue invoices"),
     ("ava", "Contacts who are engineers at accounts in Toronto"),
+    ("ava", "Accounts that are not in Lyon or Paris"),
+    ("cara", "die größte Rechnung von Globex Holdings"),
+    ("cara", "Invoice lines on invoices of Globex Holdings with a quantity over a dozen"),
+    ("ava", "oportunidades sin próximo paso cerradas el trimestre pasado"),
 ];
 
 fn bench_reader(ws: &Workspace, runs: usize) -> Result<ReaderBench> {

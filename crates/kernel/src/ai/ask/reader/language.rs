@@ -22,17 +22,35 @@ pub(super) fn of_question(t: &[Token]) -> Option<Language> {
         whatlang::Lang::Fra,
         whatlang::Lang::Spa,
     ]);
-    let info = detector.detect(&text.join(" "))?;
-    if info.confidence() < CONFIDENCE {
-        return None;
+    let detected = detector.detect(&text.join(" ")).map(|info| {
+        let language = match info.lang() {
+            whatlang::Lang::Deu => Language::De,
+            whatlang::Lang::Fra => Language::Fr,
+            whatlang::Lang::Spa => Language::Es,
+            _ => Language::En,
+        };
+        (language, info.confidence())
+    });
+    if let Some((language, _)) = detected.filter(|(_, c)| *c >= SURE) {
+        return Some(language);
     }
-    Some(match info.lang() {
-        whatlang::Lang::Deu => Language::De,
-        whatlang::Lang::Fra => Language::Fr,
-        whatlang::Lang::Spa => Language::Es,
-        _ => Language::En,
-    })
+    // Too short for trigrams to tell: the words each language's dictionary knows and English's
+    // does not ("factures", "émises", "mars") decide.
+    let long: Vec<&str> = text.iter().copied().filter(|w| w.chars().count() >= 3).collect();
+    let only = |l: Language| long.iter().filter(|w| l.knows(w) && !Language::En.knows(w)).count();
+    let english = long
+        .iter()
+        .filter(|w| Language::En.knows(w) && !Language::ALL[1..].iter().any(|l| l.knows(w)))
+        .count();
+    let best = Language::ALL[1..].iter().map(|l| (*l, only(*l))).max_by_key(|(_, n)| *n);
+    match best {
+        Some((l, n)) if n >= 1 && n > english => Some(l),
+        _ => detected.filter(|(_, c)| *c >= CONFIDENCE).map(|(l, _)| l),
+    }
 }
+
+/// How sure `whatlang` must be to decide alone.
+const SURE: f64 = 0.5;
 
 #[cfg(test)]
 mod tests {
@@ -46,5 +64,8 @@ mod tests {
         assert_eq!(of("les factures des clients qui ne sont pas à Lyon"), Some(Language::Fr));
         assert_eq!(of("las facturas de los clientes que no están en Lyon"), Some(Language::Es));
         assert_eq!(of("invoices of customers that are not in Lyon"), Some(Language::En));
+        assert_eq!(of("factures émises en mars 2026"), Some(Language::Fr));
+        assert_eq!(of("facturas emitidas en marzo de 2026"), Some(Language::Es));
+        assert_eq!(of("die größte Rechnung"), Some(Language::De));
     }
 }

@@ -203,8 +203,23 @@ fn names_field(t: &[Token], f: &ProjectedField) -> bool {
         |w: &&Token| !GENERIC_FIELD_WORDS.contains(&w.lower.as_str()) && !FILLER.contains(&w.lower.as_str());
     field_words(f).iter().filter(specific).any(|w| t.iter().any(|q| q.stem == w.stem || q.lower == w.lower))
         || f.other_labels.iter().any(|(language, label)| {
-            tokens(label).iter().filter(specific).any(|w| t.iter().any(|q| says_in(q, w, *language)))
+            tokens(label)
+                .iter()
+                .filter(specific)
+                .any(|w| t.iter().any(|q| says_in(q, w, *language) || same_root(&q.lower, &w.lower)))
         })
+}
+
+/// Two words of one family in a language whose labels are nouns and whose questions say verbs
+/// ("émises" and "émission", "emitidas" and "emisión", "fällig" and "Fälligkeitsdatum"): the same
+/// first four letters, accents aside, or three when both are seven letters or more.
+pub(super) fn same_root(a: &str, b: &str) -> bool {
+    let (a, b) = (fold(a), fold(b));
+    if !a.chars().all(char::is_alphabetic) {
+        return false;
+    }
+    let common = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    common >= 4 || (common == 3 && a.chars().count() >= 7 && b.chars().count() >= 7)
 }
 
 impl Session<'_> {
@@ -862,5 +877,14 @@ mod tests {
         assert!(says(&t[1], &tokens("negotiation")[0]));
         assert!(says(&t[2], &tokens("invoice")[0]));
         assert!(!says(&t[2], &tokens("voice")[0]));
+    }
+}
+
+#[cfg(test)]
+mod roots {
+    #[test]
+    fn a_verb_and_its_noun_share_a_root() {
+        assert!(super::same_root("émises", "émission"));
+        assert!(super::same_root("emitidas", "emisión"));
     }
 }

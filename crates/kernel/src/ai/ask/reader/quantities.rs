@@ -53,6 +53,8 @@ pub(super) const SCALES: &[(&str, f64)] = &[
     ("bn", 1e9),
     ("billion", 1e9),
     ("billions", 1e9),
+    ("hundred", 100.0),
+    ("hundreds", 100.0),
     ("tausend", 1e3),
     ("mille", 1e3),
     ("mil", 1e3),
@@ -234,13 +236,15 @@ pub(super) fn numbers(t: &[Token], taken: &[usize], locale: &crate::locale::Loca
             continue;
         };
         // A scale word after the number ("2.5 million", "40 thousand", "two dozen").
-        if let Some((_, s)) = t.get(to + 1).and_then(|x| SCALES.iter().find(|(k, _)| *k == x.lower)) {
-            if t[to + 1].lower.len() > 1 {
-                n *= s;
-                scale = *s;
-                to += 1;
-                plain = *s == 12.0 && n.fract() == 0.0;
+        // Scale words multiply in a row ("2 hundred thousand").
+        while let Some((_, s)) = t.get(to + 1).and_then(|x| SCALES.iter().find(|(k, _)| *k == x.lower)) {
+            if t[to + 1].lower.len() <= 1 {
+                break;
             }
+            n *= s;
+            scale *= s;
+            to += 1;
+            plain = *s == 12.0 && n.fract() == 0.0;
         }
         let before = start.checked_sub(1).map(|b| t[b].lower.as_str());
         let after = t.get(to + 1).map(|x| x.lower.as_str());
