@@ -570,6 +570,22 @@ fn period_in(
     if let Some(y) = year_of(w(0)) {
         return Some(((NaiveDate::from_ymd_opt(y, 1, 1)?, NaiveDate::from_ymd_opt(y, 12, 31)?), 1));
     }
+    // year to date, YTD, month to date, quarter to date
+    let to_date = match (w(0), w(1), w(2)) {
+        ("ytd", _, _) => Some(("year", 1)),
+        ("mtd", _, _) => Some(("month", 1)),
+        ("qtd", _, _) => Some(("quarter", 1)),
+        (unit @ ("year" | "month" | "quarter"), "to", "date") => Some((unit, 3)),
+        _ => None,
+    };
+    if let Some((unit, taken)) = to_date {
+        let start = match unit {
+            "year" => NaiveDate::from_ymd_opt(today.year(), 1, 1)?,
+            "month" => NaiveDate::from_ymd_opt(today.year(), today.month(), 1)?,
+            _ => quarter_range(today.year(), today.month0() / 3 + 1).0,
+        };
+        return Some(((start, today), taken));
+    }
     // today, yesterday, tomorrow
     match w(0) {
         "today" => return Some(((today, today), 1)),
@@ -790,6 +806,8 @@ mod tests {
         assert_eq!(read("next Monday"), ["next Monday: 2026-11-30..2026-11-30"]);
         assert_eq!(read("on Tuesday"), ["Tuesday: 2026-11-24..2026-11-24"]);
         assert!(read("Friday Foods").is_empty(), "a weekday without a word of time is a name");
+        assert_eq!(read("paid year to date"), ["year to date: 2026-01-01..2026-11-29"]);
+        assert_eq!(read("QTD"), ["QTD: 2026-10-01..2026-11-29"]);
         assert!(read("after Christmas").contains(&"after Christmas: 2026-12-26..".to_string()));
         assert!(read("before Easter").contains(&"before Easter: ..2026-04-04".to_string()));
         let fiscal = |text: &str, start: u32| -> Vec<String> {

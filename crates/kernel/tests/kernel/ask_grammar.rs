@@ -391,3 +391,43 @@ fn dump() {
         }
     }
 }
+
+#[test]
+fn readings_of_two_fields_joined_by_or_are_alternatives() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let q = "accounts in Lyon or in retail";
+    let r = read(&ava, q);
+    let group =
+        |words: &str| r.candidates.iter().find(|c| c.words == words).map(|c| c.group.clone()).unwrap();
+    assert_eq!(group("Lyon"), group("retail"), "{:#?}", conditions(&r));
+    let endpoint = fake(vec![choice("account", &[])]);
+    let a = ask_with(&ava, q, model(&endpoint.url, 0.0)).unwrap();
+    let all = ava.query(&all_of("account", &["billing_city", "industry"])).unwrap();
+    let mut expected: Vec<String> = all
+        .records
+        .iter()
+        .filter(|x| x["billing_city"] == "Lyon" || x["industry"] == "retail")
+        .map(|x| x["id"].as_str().unwrap().to_string())
+        .collect();
+    expected.sort();
+    assert_eq!(ids(&a), expected);
+    // A negation keeps its own group: neither Lyon nor retail.
+    let r = read(&ava, "accounts neither in Lyon nor in retail");
+    let groups: Vec<&String> = r.candidates.iter().filter(|c| c.negated).map(|c| &c.group).collect();
+    assert_eq!(groups.len(), 2);
+    assert_ne!(groups[0], groups[1]);
+}
+
+#[test]
+fn a_clarification_speaks_the_askers_language() {
+    let f = common::demo();
+    f.ws.session("ava").unwrap().set_own_locale(Some("de-DE")).unwrap();
+    let ava = f.ws.session("ava").unwrap();
+    let endpoint = fake(vec![choice("opportunity", &[])]);
+    let a = ask_with(&ava, "Verkaufschancen in Verh bei Zorblaxco", model(&endpoint.url, 0.0)).unwrap();
+    let c = a.clarification.as_ref().expect("a clarification");
+    assert!(c.message.contains("konnte") && c.message.contains("Zorblaxco"), "{}", c.message);
+    let labels: Vec<&str> = c.options.iter().map(|o| o.label.as_str()).collect();
+    assert!(labels.contains(&"Phase ist Verhandlung"), "{labels:?}");
+}

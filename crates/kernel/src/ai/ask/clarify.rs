@@ -6,6 +6,7 @@
 use super::choice::ReadCondition;
 use super::reader::{tokens, Reading, Token};
 use super::*;
+use crate::ai::projection::ProjectedField;
 use crate::locale::Language;
 use crate::metadata::condition::AllOf;
 
@@ -63,6 +64,50 @@ fn leave_out(language: Language, words: &[String]) -> String {
         Language::Fr => format!("Sans {quoted}"),
         Language::Es => format!("Sin {quoted}"),
     }
+}
+
+/// A field's label in `language` (its own label where it has none there).
+fn field_label(f: &ProjectedField, language: Language) -> String {
+    f.other_labels
+        .iter()
+        .find(|(l, _)| *l == language)
+        .map(|(_, t)| t.clone())
+        .unwrap_or_else(|| f.label.clone())
+}
+
+/// A picklist value's label in `language`.
+fn value_label(f: &ProjectedField, value: &str, language: Language) -> String {
+    f.other_value_labels
+        .iter()
+        .find(|(v, l, _)| v == value && *l == language)
+        .map(|(_, _, t)| t.clone())
+        .or_else(|| f.values.iter().find(|(v, _)| v == value).map(|(_, l)| l.clone()))
+        .unwrap_or_else(|| value.to_string())
+}
+
+/// A comparison as the person reads it, in their language ("Phase ist Verhandlung", "Email is
+/// blank"); `None` for what it does not say (the reading's own meaning is shown then).
+fn said(c: &Condition, p: &Projection, object: &str, language: Language) -> Option<String> {
+    let Condition::Compare(x) = c else { return None };
+    let (_, f) = p.field(object, &x.field)?;
+    let (is, is_not, set, blank) = match language {
+        Language::En => ("is", "is not", "is set", "is blank"),
+        Language::De => ("ist", "ist nicht", "ist angegeben", "ist leer"),
+        Language::Fr => ("est", "n’est pas", "est renseigné", "est vide"),
+        Language::Es => ("es", "no es", "está informado", "está vacío"),
+    };
+    let label = field_label(f, language);
+    let value = |v: &Value| match v {
+        Value::String(s) => value_label(f, s, language),
+        other => other.to_string(),
+    };
+    Some(match (x.op, &x.value) {
+        (Op::Eq, Some(v)) => format!("{label} {is} {}", value(v)),
+        (Op::Ne, Some(v)) => format!("{label} {is_not} {}", value(v)),
+        (Op::IsSet, _) => format!("{label} {set}"),
+        (Op::IsBlank, _) => format!("{label} {blank}"),
+        _ => return None,
+    })
 }
 
 /// The spec with one more condition (AND), its field shown as a column.
@@ -136,31 +181,31 @@ impl Session<'_> {
         for c in reading.candidates.iter().filter(|c| c.span.iter().any(|i| unused_at.contains(i))) {
             let chosen = read.iter().any(|r| r.id == c.id && r.chosen);
             let Some(on) = c.on(p, &spec.object).filter(|_| !chosen) else { continue };
+            let label = said(&on, p, &spec.object, language).unwrap_or_else(|| c.meaning.clone());
             push(
                 &mut options,
-                ClarifyOption {
-                    label: c.meaning.clone(),
-                    words: c.words.clone(),
-                    spec: with_condition(spec, on, p),
-                },
+                ClarifyOption { label, words: c.words.clone(), spec: with_condition(spec, on, p) },
             );
         }
-        // Values and fields the words could be a short, plural or misspelt form of.
+        // Values and fields the words could be a short, plural or misspelt form of, in any of
+        // their languages.
         if let Some(o) = p.object(&spec.object) {
             for word in &unused_words {
                 for f in &o.fields {
                     for (value, label) in &f.values {
-                        if near(word, &tokens(label)) {
+                        let mut labels = vec![label];
+                        labels.extend(
+                            f.other_value_labels.iter().filter(|(v, _, _)| v == value).map(|(_, _, l)| l),
+                        );
+                        if labels.into_iter().any(|l| near(word, &tokens(l))) {
+                            let c = Condition::compare(&f.key, Op::Eq, Value::String(value.clone()));
+                            let label = said(&c, p, &spec.object, language).unwrap_or_else(|| label.clone());
                             push(
                                 &mut options,
                                 ClarifyOption {
-                                    label: format!("{} is {label}", f.label),
+                                    label,
                                     words: word.text.clone(),
-                                    spec: with_condition(
-                                        spec,
-                                        Condition::compare(&f.key, Op::Eq, Value::String(value.clone())),
-                                        p,
-                                    ),
+                                    spec: with_condition(spec, c, p),
                                 },
                             );
                         }
@@ -169,17 +214,18 @@ impl Session<'_> {
                     let says_field = names.iter().any(|l| l.stem == word.stem && l.lower.len() > 2)
                         || (names.len() > 1 && near(word, &names));
                     if says_field && f.field_type != FieldType::Boolean {
-                        for (op, is) in [(Op::IsSet, "set"), (Op::IsBlank, "blank")] {
+                        for op in [Op::IsSet, Op::IsBlank] {
                             let c = Condition::Compare(crate::metadata::condition::Comparison {
                                 field: f.key.clone(),
                                 op,
                                 value: None,
                                 other_field: None,
                             });
+                            let label = said(&c, p, &spec.object, language).unwrap_or_default();
                             push(
                                 &mut options,
                                 ClarifyOption {
-                                    label: format!("{} is {is}", f.label),
+                                    label,
                                     words: word.text.clone(),
                                     spec: with_condition(spec, c, p),
                                 },

@@ -707,6 +707,8 @@ impl Session<'_> {
         });
         // Negation: a reading under "not", "without", "except" … is replaced by its negation.
         negation::apply(question, &t, &mut found);
+        // "in Lyon or in retail": readings of two fields joined by "or" are one group (OR).
+        join_alternatives(&t, &mut found);
         for (i, c) in found.iter_mut().enumerate() {
             c.id = format!("c{}", i + 1);
         }
@@ -801,6 +803,34 @@ impl Session<'_> {
                 ),
                 condition,
             )
+        }
+    }
+}
+
+/// Readings of different fields joined by "or" ("accounts in Lyon or in retail", "invoices
+/// that are overdue or in euros") are alternatives: the second joins the first's group, which
+/// the kernel composes with OR. A negated reading keeps its own group (neither … nor is AND).
+fn join_alternatives(t: &[Token], found: &mut [Candidate]) {
+    const OR: &[&str] = &["or", "oder", "ou", "o", "u"];
+    const BETWEEN: &[&str] = &[
+        "in", "a", "an", "the", "with", "from", "im", "in", "mit", "à", "en", "avec", "de", "del", "con",
+        "are", "is",
+    ];
+    for k in (1..t.len()).filter(|&k| OR.contains(&t[k].lower.as_str())) {
+        let Some(left) = found
+            .iter()
+            .filter(|c| c.span.last() == Some(&(k - 1)) && !c.negated)
+            .map(|c| c.group.clone())
+            .next()
+        else {
+            continue;
+        };
+        let mut start = k + 1;
+        while start < t.len() && BETWEEN.contains(&t[start].lower.as_str()) {
+            start += 1;
+        }
+        for c in found.iter_mut().filter(|c| c.span.first() == Some(&start) && !c.negated) {
+            c.group = left.clone();
         }
     }
 }
