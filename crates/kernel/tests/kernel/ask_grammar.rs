@@ -431,3 +431,22 @@ fn a_clarification_speaks_the_askers_language() {
     let labels: Vec<&str> = c.options.iter().map(|o| o.label.as_str()).collect();
     assert!(labels.contains(&"Phase ist Verhandlung"), "{labels:?}");
 }
+
+#[test]
+fn a_field_named_but_not_compared_is_a_column_shown() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    let endpoint = fake(vec![choice("invoice", &[])]);
+    let a = ask_with(
+        &cara,
+        "Show the PO numbers and due dates of the invoices of Globex Holdings",
+        model(&endpoint.url, 0.0),
+    )
+    .unwrap();
+    assert!(a.clarification.is_none(), "{:?}", a.unused);
+    assert!(
+        a.spec.fields.contains(&"po_number".to_string()) && a.spec.fields.contains(&"due_date".to_string()),
+        "{:?}",
+        a.spec.fields
+    );
+}

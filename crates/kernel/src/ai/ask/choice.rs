@@ -277,6 +277,14 @@ fn unused_words(
             }
         }
     }
+    // The words naming a field of the queried object: a compared field, or a column shown.
+    if let Some(o) = p.object(object) {
+        for (_, words) in super::reader::fields_named(t, o) {
+            for i in words {
+                used[i] = true;
+            }
+        }
+    }
     // The words naming the queried object, or a parent a chosen reading is on, in any language
     // or by a synonym; and the other-language labels of the fields the answer reads.
     let mut on: Vec<(&str, Vec<&str>)> = vec![(object, sort.iter().map(|s| s.field.as_str()).collect())];
@@ -477,8 +485,17 @@ impl Session<'_> {
             sort = vec![SortKey { field: order.field.clone(), direction: order.direction }];
             limit = order.limit.or(limit);
         }
-        let planned =
+        let mut planned =
             self.compose(p, &object, &chosen, sort, limit).map_err(|e| Violation::from(e.message))?;
+        // A field the question names that no reading compares is a column to show.
+        if let Some(o) = p.object(&object) {
+            for (field, _) in super::reader::fields_named(&reading.tokens, o) {
+                let shown = o.fields.iter().any(|f| f.key == field && f.field_type != FieldType::LongText);
+                if shown && !planned.spec.fields.contains(&field) {
+                    planned.spec.fields.push(field);
+                }
+            }
+        }
         self.explain(&planned.spec).map_err(|e| Violation::from(e.message))?;
         let ids: Vec<String> = chosen.iter().map(|c| c.id.clone()).collect();
         let (read, unused) = shown_reading(reading, p, &planned.spec, &ids, &run.state.declined);

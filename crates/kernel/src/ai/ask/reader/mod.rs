@@ -40,7 +40,7 @@ mod text;
 mod values;
 mod words;
 
-pub use objects::words_naming;
+pub use objects::{fields_named, words_naming};
 pub use order::OrderReading;
 use places::*;
 use presence::*;

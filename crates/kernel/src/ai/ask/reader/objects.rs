@@ -139,3 +139,31 @@ pub fn words_naming(t: &[Token], o: &ProjectedObject, fields: &[&str]) -> Vec<us
     }
     out
 }
+
+/// The fields of `o` the question names by their whole label (in any of its languages) or key:
+/// each with the words that name it. A field named but not compared is a column to show
+/// ("invoice numbers and totals of Acme").
+pub fn fields_named(t: &[Token], o: &ProjectedObject) -> Vec<(String, Vec<usize>)> {
+    let mut out: Vec<(String, Vec<usize>)> = vec![];
+    for f in &o.fields {
+        let mut names =
+            vec![(Language::En, tokens(&f.label)), (Language::En, tokens(&f.key.replace('_', " ")))];
+        names.extend(f.other_labels.iter().map(|(l, label)| (*l, tokens(label))));
+        let mut words: Vec<usize> = vec![];
+        for (language, name) in names.iter().filter(|(_, n)| !n.is_empty()) {
+            // A label of filler words alone ("Type", "Name") is too generic to name a column.
+            if name.iter().all(|w| FILLER.contains(&w.lower.as_str())) {
+                continue;
+            }
+            for at in runs_in(t, name, *language) {
+                words.extend(at..at + name.len());
+            }
+        }
+        if !words.is_empty() {
+            words.sort_unstable();
+            words.dedup();
+            out.push((f.key.clone(), words));
+        }
+    }
+    out
+}
