@@ -148,7 +148,11 @@ impl Language {
 
 /// A word with its accents and umlauts written plainly ("märz" → "marz", "maerz" → "marz").
 fn unaccented(word: &str) -> String {
-    let w = word.replace("ae", "a").replace("oe", "o").replace("ue", "u");
+    without_accents(&word.replace("ae", "a").replace("oe", "o").replace("ue", "u"))
+}
+
+/// A word without its accents ("März" and "Marz", "élevé" and "eleve" are the same word typed).
+pub fn without_accents(w: &str) -> String {
     w.chars()
         .map(|c| match c {
             'ä' | 'à' | 'â' | 'á' => 'a',

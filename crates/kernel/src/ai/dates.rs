@@ -737,20 +737,12 @@ pub fn read_dates_in(
         if let Some((s, e)) = relation {
             out.push(DateRange { phrase: phrase(first - 1, last), start: s, end: e });
         }
-        // "from March to May", "from Q1 until Q3".
-        if word(first.checked_sub(1)) == Some("from")
-            && matches!(word(Some(last + 1)), Some("to" | "until" | "till" | "through"))
-        {
-            if let Some(((_, to_end), taken_too)) = period(&ws, last + 2, today) {
-                let to_last = last + 1 + taken_too;
-                out.push(DateRange {
-                    phrase: phrase(first - 1, to_last),
-                    start: Some(start),
-                    end: Some(to_end),
-                });
-            }
-        }
-        if word(first.checked_sub(1)) == Some("between") && word(Some(last + 1)) == Some("and") {
+        // "between March and May", "from March to May", "from Q1 until Q3".
+        let range_to = matches!(
+            (word(first.checked_sub(1)), word(Some(last + 1))),
+            (Some("between"), Some("and")) | (Some("from"), Some("to" | "until" | "till" | "through"))
+        );
+        if range_to {
             if let Some(((_, to_end), taken_too)) = period(&ws, last + 2, today) {
                 let to_last = last + 1 + taken_too;
                 out.push(DateRange {

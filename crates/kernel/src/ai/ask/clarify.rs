@@ -177,6 +177,12 @@ impl Session<'_> {
                 options.push(o);
             }
         };
+        // An option for `word` that adds `c`, said in the person's language (else `fallback`).
+        let option = |word: &Token, c: Condition, fallback: &str| ClarifyOption {
+            label: said(&c, p, &spec.object, language).unwrap_or_else(|| fallback.to_string()),
+            words: word.text.clone(),
+            spec: with_condition(spec, c, p),
+        };
         // Readings of those words the answer did not choose (another field, a parent's).
         for c in reading.candidates.iter().filter(|c| c.span.iter().any(|i| unused_at.contains(i))) {
             let chosen = read.iter().any(|r| r.id == c.id && r.chosen);
@@ -199,15 +205,7 @@ impl Session<'_> {
                         );
                         if labels.into_iter().any(|l| near(word, &tokens(l))) {
                             let c = Condition::compare(&f.key, Op::Eq, Value::String(value.clone()));
-                            let label = said(&c, p, &spec.object, language).unwrap_or_else(|| label.clone());
-                            push(
-                                &mut options,
-                                ClarifyOption {
-                                    label,
-                                    words: word.text.clone(),
-                                    spec: with_condition(spec, c, p),
-                                },
-                            );
+                            push(&mut options, option(word, c, label));
                         }
                     }
                     let names = tokens(&f.label);
@@ -221,15 +219,7 @@ impl Session<'_> {
                                 value: None,
                                 other_field: None,
                             });
-                            let label = said(&c, p, &spec.object, language).unwrap_or_default();
-                            push(
-                                &mut options,
-                                ClarifyOption {
-                                    label,
-                                    words: word.text.clone(),
-                                    spec: with_condition(spec, c, p),
-                                },
-                            );
+                            push(&mut options, option(word, c, &f.label));
                         }
                     }
                 }

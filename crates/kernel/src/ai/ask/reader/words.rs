@@ -58,21 +58,9 @@ pub(super) fn says_in(q: &Token, p: &Token, language: Language) -> bool {
             && strsim::damerau_levenshtein(&fold(&q.lower), &fold(&p.lower)) <= 1)
 }
 
-/// A word without its accents ("März" and "Marz", "élevé" and "eleve" are the same word typed).
+/// A word without its accents (`locale::without_accents`).
 pub(super) fn fold(w: &str) -> String {
-    w.chars()
-        .map(|c| match c {
-            'à' | 'â' | 'á' | 'ä' => 'a',
-            'é' | 'è' | 'ê' | 'ë' => 'e',
-            'î' | 'ï' | 'í' => 'i',
-            'ô' | 'ó' | 'ö' => 'o',
-            'ù' | 'û' | 'ú' | 'ü' => 'u',
-            'ç' => 'c',
-            'ñ' => 'n',
-            'ß' => 's',
-            other => other,
-        })
-        .collect()
+    crate::locale::without_accents(w)
 }
 
 /// Where `phrase`, written in `language`, stands in the question as a run of words.
