@@ -227,15 +227,20 @@ impl Session<'_> {
         }
         // Running it without those words is a choice the person makes, never the answer; and
         // never every row because nothing matched.
-        if spec.filters.is_some() {
-            push(
-                &mut options,
-                ClarifyOption {
-                    label: leave_out(language, unused),
-                    words: String::new(),
-                    spec: spec.clone(),
-                },
-            );
+        if let Some(filters) = &spec.filters {
+            // What stays, in words, where the kernel can say it ("Department is Sales").
+            let members: Vec<&Condition> = match filters {
+                Condition::All(a) => a.all.iter().collect(),
+                other => vec![other],
+            };
+            let kept: Vec<String> =
+                members.iter().filter_map(|c| said(c, p, &spec.object, language)).collect();
+            let label = if kept.is_empty() {
+                leave_out(language, unused)
+            } else {
+                format!("{}: {}", leave_out(language, unused), kept.join(", "))
+            };
+            push(&mut options, ClarifyOption { label, words: String::new(), spec: spec.clone() });
         }
         Some(Clarification { words: unused.to_vec(), message: message(language, unused), options })
     }
