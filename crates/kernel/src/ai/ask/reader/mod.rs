@@ -273,7 +273,9 @@ impl Session<'_> {
         // In the asker's language, and in the question's own when it is another.
         let fiscal = u32::from(self.catalog().definition.fiscal_year_start.unwrap_or(1));
         let mut ranges = read_dates_in(question, day, self.locale().language(), fiscal);
-        if let Some(other) = language::of_question(&t).filter(|l| *l != self.locale().language()) {
+        // The question's own language, once: its dates and numbers are read in it too.
+        let asked_in = language::of_question(&t);
+        if let Some(other) = asked_in.filter(|l| *l != self.locale().language()) {
             for r in read_dates_in(question, day, other, fiscal) {
                 if !ranges.iter().any(|x| x.phrase == r.phrase) {
                     ranges.push(r);
@@ -306,7 +308,7 @@ impl Session<'_> {
         // Quantities: a comparison and a number (or "between X and Y") on the number and
         // currency fields they fit.
         let taken = reading.used_by_readings.clone();
-        let said_numbers = numbers(&t, &taken, &self.locale());
+        let said_numbers = numbers(&t, &taken, &self.locale(), asked_in);
         let mut k = 0;
         while k < said_numbers.len() {
             let n = said_numbers[k];
@@ -876,16 +878,16 @@ mod tests {
     fn numbers_keep_their_units_and_digits() {
         let de = crate::locale::Locale::parse("de-DE").unwrap();
         let t = tokens("Rechnungen über 10.000 euro oder 2,5 million");
-        let values: Vec<f64> = numbers(&t, &[], &de).iter().map(|s| s.value).collect();
+        let values: Vec<f64> = numbers(&t, &[], &de, None).iter().map(|s| s.value).collect();
         assert_eq!(values, vec![10_000.0, 2_500_000.0], "digits as the asker's locale writes them");
-        let over = numbers(&t, &[], &de)[0];
+        let over = numbers(&t, &[], &de, None)[0];
         assert!(over.money);
         assert!(matches!(comparison_before(&t, over.from), Some((Op::Gt, 1))), "über");
         let t = tokens("facturas de más de 5000 euros");
-        let n = numbers(&t, &[], &de)[0];
+        let n = numbers(&t, &[], &de, None)[0];
         assert!(matches!(comparison_before(&t, n.from), Some((Op::Gt, 2))), "más de");
         let t = tokens("invoices over $50,000 or 2.5M, above 40k and a quarter of a million, 12 percent");
-        let n = numbers(&t, &[], &Default::default());
+        let n = numbers(&t, &[], &Default::default(), None);
         let values: Vec<f64> = n.iter().map(|s| s.value).collect();
         assert_eq!(values, vec![50_000.0, 2_500_000.0, 40_000.0, 250_000.0, 12.0]);
         assert!(n[0].money && n[1].money && n[2].money && n[3].money);

@@ -162,10 +162,16 @@ pub(super) const CURRENCY_WORDS: &[(&str, &str)] = &[
 /// words, "half a million", "a quarter of a million".
 /// Digits are read in the asker's locale first ("10.000" is ten thousand in German), then as
 /// English writes them.
-pub(super) fn numbers(t: &[Token], taken: &[usize], locale: &crate::locale::Locale) -> Vec<Said> {
+/// `asked_in`: the question's own language, when it is told (`language::of_question`).
+pub(super) fn numbers(
+    t: &[Token],
+    taken: &[usize],
+    locale: &crate::locale::Locale,
+    asked_in: Option<crate::locale::Language>,
+) -> Vec<Said> {
     let mut out: Vec<Said> = vec![];
     let mut languages = vec![locale.language()];
-    if let Some(other) = super::language::of_question(t).filter(|l| !languages.contains(l)) {
+    if let Some(other) = asked_in.filter(|l| !languages.contains(l)) {
         languages.push(other);
     }
     if !languages.contains(&crate::locale::Language::En) {

@@ -11,8 +11,19 @@ pub struct Token {
     pub text: String,
     pub lower: String,
     pub stem: String,
-    /// The Snowball stem in each of `Language::ALL`, in that order.
-    pub stems: [String; 4],
+    /// The Snowball stem in each of `Language::ALL`, in that order, made when first asked for
+    /// (most words are only ever compared in English).
+    stems: std::sync::OnceLock<[String; 4]>,
+}
+
+impl Token {
+    /// The word's stem in `language`, without its accents.
+    pub fn stem_in(&self, language: Language) -> &str {
+        let stems = self.stems.get_or_init(|| {
+            Language::ALL.map(|l| fold(&rust_stemmers::Stemmer::create(algorithm(l)).stem(&self.lower)))
+        });
+        &stems[slot(language)]
+    }
 }
 
 /// The question's words, split as the value index splits stored values.
@@ -36,8 +47,8 @@ fn slot(language: Language) -> usize {
 
 pub(super) fn token(text: &str) -> Token {
     let lower = text.to_lowercase();
-    let stems = Language::ALL.map(|l| rust_stemmers::Stemmer::create(algorithm(l)).stem(&lower).into_owned());
-    Token { text: text.to_string(), stem: stems[0].clone(), lower, stems }
+    let stem = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English).stem(&lower).into_owned();
+    Token { text: text.to_string(), stem, lower, stems: std::sync::OnceLock::new() }
 }
 
 /// A question word says a word of a label written in `language`: the same word, the same stem
@@ -46,12 +57,11 @@ pub(super) fn says_in(q: &Token, p: &Token, language: Language) -> bool {
     if language == Language::En {
         return says(q, p);
     }
-    let k = slot(language);
     // Short words share stems across languages by chance ("not" and French "note").
     let long = q.lower.chars().count() >= 4 && p.lower.chars().count() >= 4;
     q.lower == p.lower
         || fold(&q.lower) == fold(&p.lower)
-        || (long && !q.stems[k].is_empty() && fold(&q.stems[k]) == fold(&p.stems[k]))
+        || (long && !q.stem_in(language).is_empty() && q.stem_in(language) == p.stem_in(language))
         || (q.lower.chars().count() >= 5
             && p.lower.chars().count() >= 5
             && q.lower.chars().all(char::is_alphabetic)
