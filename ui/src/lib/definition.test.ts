@@ -1,5 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { addField, addObject, freeKey, keyOf, moveField, newField, setMasterDetail, setRight, usersWith } from "./definition";
+import {
+  addField,
+  addObject,
+  freeKey,
+  keyOf,
+  moveField,
+  newField,
+  parseNames,
+  setMasterDetail,
+  setObjectLabel,
+  setRight,
+  usersWith,
+} from "./definition";
+import type { ObjectDef } from "../bindings/ObjectDef";
 import type { WorkspaceDefinition } from "../bindings/WorkspaceDefinition";
 
 function blank(): WorkspaceDefinition {
@@ -62,5 +75,20 @@ describe("definition editing", () => {
     expect(usersWith(def, "metadata.deploy")).toEqual(["me"]);
     def.users[0].active = false;
     expect(usersWith(def, "metadata.deploy")).toEqual([]);
+  });
+});
+
+describe("an object's other names", () => {
+  it("reads synonyms as typed, without blanks or repeats", () => {
+    expect(parseNames(" deals, Deals ,, Geschäfte ")).toEqual(["deals", "Geschäfte"]);
+  });
+  it("keeps a language's label and plural together and drops an emptied language", () => {
+    const o = { labels: undefined } as unknown as ObjectDef;
+    setObjectLabel(o, "de", "label", "Rechnung");
+    setObjectLabel(o, "de", "pluralLabel", "Rechnungen");
+    expect(o.labels).toEqual({ de: { label: "Rechnung", pluralLabel: "Rechnungen" } });
+    setObjectLabel(o, "de", "label", "");
+    setObjectLabel(o, "de", "pluralLabel", " ");
+    expect(o.labels).toBeUndefined();
   });
 });

@@ -138,3 +138,24 @@ export function usersWith(def: WorkspaceDefinition, permission: string): string[
   const sets = new Set(def.permissionSets.filter((s) => s.system.includes(permission)).map((s) => s.key));
   return def.users.filter((u) => u.active !== false && u.permissionSets.some((p) => sets.has(p))).map((u) => u.key);
 }
+
+/** The languages an object may be labelled in besides its own labels. */
+export const OTHER_LANGUAGES = ["de", "fr", "es"] as const;
+
+/** An object's other names, as typed: comma-separated, blanks and repeats left out. */
+export function parseNames(text: string): string[] {
+  const out: string[] = [];
+  for (const n of text.split(",").map((x) => x.trim())) {
+    if (n && !out.some((x) => x.toLowerCase() === n.toLowerCase())) out.push(n);
+  }
+  return out;
+}
+
+/** Set an object's label or plural in one language; both blank removes the language. */
+export function setObjectLabel(o: ObjectDef, language: string, part: "label" | "pluralLabel", value: string) {
+  const labels = { ...(o.labels ?? {}) };
+  const now = { label: labels[language]?.label ?? "", pluralLabel: labels[language]?.pluralLabel ?? "", [part]: value.trim() };
+  if (!now.label && !now.pluralLabel) delete labels[language];
+  else labels[language] = now;
+  o.labels = Object.keys(labels).length ? labels : undefined;
+}

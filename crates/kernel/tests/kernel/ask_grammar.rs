@@ -150,6 +150,9 @@ fn superlatives_and_top_n_become_the_kernels_order_and_count() {
     assert_eq!(order("la facture la plus récente", "invoice").map(|o| o.1), Some("desc".into()));
     assert_eq!(order("la factura más antigua", "invoice").map(|o| o.1), Some("asc".into()));
     assert_eq!(order("invoices of Acme", "invoice"), None);
+    // A superlative of other records is a count, not a field's order: none is read.
+    assert_eq!(order("the account with the most contacts", "account"), None);
+    assert_eq!(order("the account with the most invoices", "account"), None);
     // "at least", "at most" are comparisons, not superlatives.
     assert_eq!(order("invoices with a total of at least 5000", "invoice"), None);
 }

@@ -200,8 +200,18 @@ pub(super) fn orders_said(
     // "the five largest", "top 3", "les trois plus grandes": the count said next to it.
     let near_count =
         counts.iter().find(|(from, to, _)| *to + 1 == at || *from == at + len).map(|(_, _, n)| *n);
+    // "the account with the most contacts": a superlative of other records (a count of them)
+    // is no field's order; the kernel reads none, and the word is asked about.
+    let counted: Vec<&str> = mentions
+        .iter()
+        .filter(|m| m.span[0] >= at + len && m.span[0] <= at + len + 3)
+        .filter(|m| {
+            (at + len..m.span[0]).all(|i| matches!(t[i].lower.as_str(), "of" | "the" | "number" | "de" | "der" | "an"))
+        })
+        .map(|m| m.object.as_str())
+        .collect();
     let mut out = vec![];
-    for o in in_scope {
+    for o in in_scope.iter().filter(|o| !counted.iter().any(|c| *c != o.key)) {
         let fits = |f: &&ProjectedField| match scale {
             Scale::Magnitude => matches!(f.field_type, FieldType::Currency | FieldType::Number),
             Scale::Time => matches!(f.field_type, FieldType::Date | FieldType::Datetime),
