@@ -206,7 +206,8 @@ pub(super) fn orders_said(
         .iter()
         .filter(|m| m.span[0] >= at + len && m.span[0] <= at + len + 3)
         .filter(|m| {
-            (at + len..m.span[0]).all(|i| matches!(t[i].lower.as_str(), "of" | "the" | "number" | "de" | "der" | "an"))
+            (at + len..m.span[0])
+                .all(|i| matches!(t[i].lower.as_str(), "of" | "the" | "number" | "de" | "der" | "an"))
         })
         .map(|m| m.object.as_str())
         .collect();
