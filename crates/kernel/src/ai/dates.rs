@@ -730,7 +730,11 @@ pub fn read_dates_in(
             Some("before") if edge == Some(true) => Some((None, Some(end))),
             Some("before") => Some((None, Some(start - Duration::days(1)))),
             Some("after") => Some((Some(end + Duration::days(1)), None)),
-            Some("since" | "from") => Some((Some(start), None)),
+            Some("since") => Some((Some(start), None)),
+            // "from 2025" says which year, unless it goes on ("from 2025 on", "from March onwards").
+            Some("from") if matches!(word(Some(last + 1)), Some("on" | "onwards" | "onward")) => {
+                Some((Some(start), None))
+            }
             Some("until" | "till" | "through" | "by") => Some((None, Some(end))),
             _ => None,
         };
@@ -834,7 +838,12 @@ mod tests {
             read("issued in the second half of 2025"),
             ["the second half of 2025: 2025-07-01..2025-12-31"]
         );
-        assert_eq!(read("notes from June"), ["from June: 2026-06-01..", "June: 2026-06-01..2026-06-30"]);
+        // "from June" says which month; "from June on" where a range starts.
+        assert_eq!(read("notes from June"), ["June: 2026-06-01..2026-06-30"]);
+        assert_eq!(
+            read("notes from June onwards"),
+            ["from June: 2026-06-01..", "June: 2026-06-01..2026-06-30"]
+        );
         assert_eq!(read("in Q3 2026"), ["Q3 2026: 2026-07-01..2026-09-30"]);
         assert_eq!(read("February 2028"), ["February 2028: 2028-02-01..2028-02-29"]);
     }

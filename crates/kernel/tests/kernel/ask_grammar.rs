@@ -453,3 +453,11 @@ fn a_field_named_but_not_compared_is_a_column_shown() {
         a.spec.fields
     );
 }
+
+#[test]
+fn a_stored_acronym_said_in_the_plural_is_read() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let r = read(&ava, "CFOs at accounts in Lyon");
+    assert!(has(&r, "CFOs", cmp("title", "eq", json!("CFO"))), "{:#?}", conditions(&r));
+}

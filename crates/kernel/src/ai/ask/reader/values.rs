@@ -26,6 +26,12 @@ impl Session<'_> {
                 (n >= 3 || code) && !FILLER.contains(&w.lower.as_str())
             })
             .filter_map(|w| probe(&w.lower))
+            // An acronym in the plural ("CFOs", "VPs") is probed without its "s".
+            .chain(t.iter().filter_map(|w| {
+                let bare = w.text.strip_suffix('s')?;
+                (bare.chars().count() >= 2 && bare.chars().all(|c| c.is_ascii_uppercase()))
+                    .then(|| probe(bare))?
+            }))
             .chain(places.iter().flat_map(|(place, _)| place.names.iter().filter_map(|n| probe(n))))
             .collect();
         if probes.is_empty() {

@@ -89,6 +89,13 @@ pub(super) fn says(q: &Token, p: &Token) -> bool {
     if q.lower == p.lower || (q.stem == p.stem && !q.stem.is_empty()) {
         return true;
     }
+    // An acronym in the plural: "CFOs" says "CFO".
+    let acronym = q.text.strip_suffix('s').is_some_and(|b| {
+        b.chars().count() >= 2 && b.chars().all(|c| c.is_ascii_uppercase()) && b.to_lowercase() == p.lower
+    });
+    if acronym {
+        return true;
+    }
     let letters = |t: &Token| t.lower.chars().all(char::is_alphabetic);
     let near = |a: &str, b: &str| {
         a.chars().count() >= 5 && b.chars().count() >= 5 && strsim::damerau_levenshtein(a, b) <= 1
@@ -578,6 +585,8 @@ pub const LIGHT_WORDS: &[&str] = &[
     "can",
     "could",
     "would",
+    "onwards",
+    "onward",
 ];
 
 /// Words that ask for an order or a count of rows rather than a condition.
