@@ -356,6 +356,9 @@ fn year_expr(ws: &[Word], k: usize, today: NaiveDate) -> Option<(i32, usize)> {
     if w(0) == "of" {
         return year_expr(ws, k + 1, today).map(|(y, n)| (y, n + 1));
     }
+    if w(0) == "the" && w(1) == "year" {
+        return Some((today.year(), 2));
+    }
     let shift = match w(0) {
         "this" | "current" => 0,
         "last" | "previous" => -1,
@@ -569,6 +572,11 @@ fn period_in(
     // 2025
     if let Some(y) = year_of(w(0)) {
         return Some(((NaiveDate::from_ymd_opt(y, 1, 1)?, NaiveDate::from_ymd_opt(y, 12, 31)?), 1));
+    }
+    // "the month", "the year" (as in "the end of the month"): this one.
+    if w(0) == "the" && matches!(w(1), "month" | "year" | "quarter" | "week") {
+        let this = [Word { text: "this".into(), ..ws[i].clone() }, ws[i + 1].clone()];
+        return period_in(&this, 0, today, fiscal_start).map(|(r, _)| (r, 2));
     }
     // year to date, YTD, month to date, quarter to date
     let to_date = match (w(0), w(1), w(2)) {
@@ -804,6 +812,12 @@ mod tests {
         assert!(read("Friday Foods").is_empty(), "a weekday without a word of time is a name");
         assert_eq!(read("paid year to date"), ["year to date: 2026-01-01..2026-11-29"]);
         assert_eq!(read("QTD"), ["QTD: 2026-10-01..2026-11-29"]);
+        assert!(read("due before the end of the month")
+            .contains(&"before the end of the month: ..2026-11-30".to_string()));
+        assert_eq!(
+            read("in the first half of the year"),
+            ["the first half of the year: 2026-01-01..2026-06-30"]
+        );
         assert!(read("after Christmas").contains(&"after Christmas: 2026-12-26..".to_string()));
         assert!(read("before Easter").contains(&"before Easter: ..2026-04-04".to_string()));
         let fiscal = |text: &str, start: u32| -> Vec<String> {

@@ -461,3 +461,29 @@ fn a_stored_acronym_said_in_the_plural_is_read() {
     let r = read(&ava, "CFOs at accounts in Lyon");
     assert!(has(&r, "CFOs", cmp("title", "eq", json!("CFO"))), "{:#?}", conditions(&r));
 }
+
+#[test]
+fn countries_in_other_languages_irregular_verbs_and_determiners_are_read() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    for (q, words) in [
+        ("Welche Konten sind in Deutschland?", "Deutschland"),
+        ("comptes en Allemagne", "Allemagne"),
+        ("cuentas en Alemania", "Alemania"),
+    ] {
+        let r = read(&ava, q);
+        assert!(has(&r, words, cmp("billing_country", "eq", json!("Germany"))), "{q}: {:#?}", conditions(&r));
+    }
+    let r = read(&ava, "Which opportunities did we lose last year?");
+    assert!(
+        has(&r, "lose", cmp("stage", "in", json!(["closed_lost"]))),
+        "the term Lost: {:#?}",
+        conditions(&r)
+    );
+    let r = read(&ava, "Accounts without any contacts");
+    assert!(
+        r.candidates.iter().any(|c| serde_json::to_value(&c.condition).unwrap()["related"]["has"] == "none"),
+        "{:#?}",
+        conditions(&r)
+    );
+}

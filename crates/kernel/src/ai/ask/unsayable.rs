@@ -182,9 +182,15 @@ fn lacking_a_parent(reading: &Reading, p: &Projection) -> Option<String> {
         let Some(next) = lacks else { continue };
         // Read as a condition on related records: the language says it.
         // Read as a blank lookup ("invoices with no account": its account is blank) too.
+        // Only a reading on an object the question lists counts ("notes without a contact" is
+        // not accounts without contacts).
+        let listed = |c: &super::reader::Candidate| {
+            c.object.as_ref().is_none_or(|o| reading.objects.is_empty() || reading.objects.contains(o))
+        };
         let read = reading.candidates.iter().any(|c| {
-            (c.kind == Kind::Related && c.span.contains(&i))
-                || (c.kind == Kind::Presence && c.cue.contains(&i))
+            listed(c)
+                && ((c.kind == Kind::Related && c.span.contains(&i))
+                    || (c.kind == Kind::Presence && c.cue.contains(&i)))
         });
         if read {
             continue;

@@ -6,6 +6,8 @@ use super::*;
 /// lower-cased) and its nationality ("German"); its ISO codes only as written in capitals.
 pub(super) struct Place {
     pub(super) names: Vec<String>,
+    /// Its names in German, French and Spanish ("Deutschland", "Allemagne", "Alemania").
+    pub(super) foreign: Vec<String>,
     pub(super) nationality: Option<String>,
     pub(super) codes: Vec<String>,
 }
@@ -19,8 +21,15 @@ pub(super) fn places() -> &'static [Place] {
                 let mut names = vec![c.iso_short_name().to_lowercase()];
                 names.extend(c.unofficial_name_list().iter().map(|n| n.to_lowercase()));
                 names.dedup();
+                let foreign = ["de", "fr", "es"]
+                    .iter()
+                    .filter_map(|l| c.translations().get(l))
+                    .map(|n| n.to_lowercase())
+                    .filter(|n| !names.contains(n))
+                    .collect();
                 Place {
                     names,
+                    foreign,
                     nationality: c.maybe_nationality().map(str::to_lowercase),
                     codes: vec![c.alpha2().to_string(), c.alpha3().to_string()],
                 }
@@ -49,6 +58,16 @@ pub(super) fn places_said(t: &[Token]) -> Vec<(&'static Place, Vec<usize>)> {
         for (i, q) in t.iter().enumerate() {
             if place.codes.contains(&q.text) {
                 said.push(vec![i]);
+            }
+        }
+        // Its names, in English and other languages, as written (accents aside): a stored
+        // "Germany" is found for "Deutschland".
+        for name in place.names.iter().chain(&place.foreign).filter(|n| n.chars().count() >= 4) {
+            let w = tokens(name);
+            for at in runs_in(t, &w, crate::locale::Language::En) {
+                if (0..w.len()).all(|i| fold(&t[at + i].lower) == fold(&w[i].lower)) {
+                    said.push((at..at + w.len()).collect());
+                }
             }
         }
         for span in said {

@@ -42,6 +42,12 @@ impl Session<'_> {
                     }
                 }
                 let w = |i: Option<usize>| i.map(|i| t[i].lower.as_str());
+                // "without any contacts", "with no open opportunities": a determiner between.
+                while start > 0
+                    && matches!(t[start - 1].lower.as_str(), "any" | "a" | "an" | "the" | "some" | "single")
+                {
+                    start -= 1;
+                }
                 let b1 = start.checked_sub(1);
                 let b2 = start.checked_sub(2);
                 let b3 = start.checked_sub(3);

@@ -89,6 +89,10 @@ pub(super) fn says(q: &Token, p: &Token) -> bool {
     if q.lower == p.lower || (q.stem == p.stem && !q.stem.is_empty()) {
         return true;
     }
+    // A verb's irregular forms say each other ("lose" and "lost", "win" and "won").
+    if lemma(&q.lower).is_some() && lemma(&q.lower) == lemma(&p.lower) {
+        return true;
+    }
     // An acronym in the plural: "CFOs" says "CFO".
     let acronym = q.text.strip_suffix('s').is_some_and(|b| {
         b.chars().count() >= 2 && b.chars().all(|c| c.is_ascii_uppercase()) && b.to_lowercase() == p.lower
@@ -587,6 +591,9 @@ pub const LIGHT_WORDS: &[&str] = &[
     "would",
     "onwards",
     "onward",
+    "yet",
+    "already",
+    "ever",
 ];
 
 /// Words that ask for an order or a count of rows rather than a condition.
@@ -648,4 +655,21 @@ pub(super) fn vocabulary_words(p: &Projection) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// The base form of an English verb whose past differs from it by more than an ending (the
+/// verbs records are won, lost, paid, sent, sold and bought by).
+fn lemma(w: &str) -> Option<&'static str> {
+    const FORMS: &[(&str, &[&str])] = &[
+        ("win", &["win", "wins", "winning", "won"]),
+        ("lose", &["lose", "loses", "losing", "lost"]),
+        ("pay", &["pay", "pays", "paying", "paid"]),
+        ("send", &["send", "sends", "sending", "sent"]),
+        ("sell", &["sell", "sells", "selling", "sold"]),
+        ("buy", &["buy", "buys", "buying", "bought"]),
+        ("spend", &["spend", "spends", "spending", "spent"]),
+        ("write", &["write", "writes", "writing", "wrote", "written"]),
+        ("begin", &["begin", "begins", "beginning", "began", "begun"]),
+    ];
+    FORMS.iter().find(|(_, forms)| forms.contains(&w)).map(|(base, _)| *base)
 }
