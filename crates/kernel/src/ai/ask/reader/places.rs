@@ -6,10 +6,11 @@ use super::*;
 /// lower-cased) and its nationality ("German"); its ISO codes only as written in capitals.
 pub(super) struct Place {
     pub(super) names: Vec<String>,
-    /// Its names in German, French and Spanish ("Deutschland", "Allemagne", "Alemania").
-    pub(super) foreign: Vec<String>,
     pub(super) nationality: Option<String>,
     pub(super) codes: Vec<String>,
+    /// Its names of four letters or more, in every language, as words without accents (made
+    /// once: a question is read against every country).
+    said_as: Vec<Vec<String>>,
 }
 
 /// Every country of ISO 3166-1, from the `keshvar` data set.
@@ -21,15 +22,23 @@ pub(super) fn places() -> &'static [Place] {
                 let mut names = vec![c.iso_short_name().to_lowercase()];
                 names.extend(c.unofficial_name_list().iter().map(|n| n.to_lowercase()));
                 names.dedup();
-                let foreign = ["de", "fr", "es"]
+                // Its names in German, French and Spanish ("Deutschland", "Allemagne", "Alemania").
+                let foreign: Vec<String> = ["de", "fr", "es"]
                     .iter()
                     .filter_map(|l| c.translations().get(l))
                     .map(|n| n.to_lowercase())
                     .filter(|n| !names.contains(n))
                     .collect();
+                let said_as = names
+                    .iter()
+                    .chain(&foreign)
+                    .filter(|n| n.chars().count() >= 4)
+                    .map(|n| tokens(n).iter().map(|w| fold(&w.lower)).collect::<Vec<String>>())
+                    .filter(|w| !w.is_empty())
+                    .collect();
                 Place {
                     names,
-                    foreign,
+                    said_as,
                     nationality: c.maybe_nationality().map(str::to_lowercase),
                     codes: vec![c.alpha2().to_string(), c.alpha3().to_string()],
                 }
@@ -41,6 +50,7 @@ pub(super) fn places() -> &'static [Place] {
 /// The countries the question says by nationality or code, with the words that say each.
 pub(super) fn places_said(t: &[Token]) -> Vec<(&'static Place, Vec<usize>)> {
     let mut out = vec![];
+    let folded: Vec<String> = t.iter().map(|w| fold(&w.lower)).collect();
     for place in places() {
         let mut said = vec![];
         if let Some(n) = &place.nationality {
@@ -62,10 +72,9 @@ pub(super) fn places_said(t: &[Token]) -> Vec<(&'static Place, Vec<usize>)> {
         }
         // Its names, in English and other languages, as written (accents aside): a stored
         // "Germany" is found for "Deutschland".
-        for name in place.names.iter().chain(&place.foreign).filter(|n| n.chars().count() >= 4) {
-            let w = tokens(name);
-            for at in runs_in(t, &w, crate::locale::Language::En) {
-                if (0..w.len()).all(|i| fold(&t[at + i].lower) == fold(&w[i].lower)) {
+        for w in &place.said_as {
+            for at in 0..t.len().saturating_sub(w.len() - 1) {
+                if (0..w.len()).all(|i| folded[at + i] == w[i]) {
                     said.push((at..at + w.len()).collect());
                 }
             }
