@@ -399,7 +399,7 @@ test("ask: progress, an editable spec over a real table, save as a list view, re
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
 });
 
-test("ask: a word read two ways is swapped on its chip, words not used are said, amounts in their record's currency", async () => {
+test("ask: a word read two ways is swapped on its chip, a word not placed is asked back and its option runs, a not question is a ≠ chip, amounts in their record's currency", async () => {
   const answered = async (what) => {
     await browser.waitUntil(async () => (await el("ask-result").isExisting()) || (await el("ask-refusal").isExisting()), {
       timeout: 180000,
