@@ -114,13 +114,34 @@ fn currency_of(mark: &str) -> Option<String> {
 static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}").unwrap()
 });
-const MONTH: &str = r"(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
+/// A month's name or its abbreviation, in English, German, French or Spanish (`Language::month_of`
+/// says which month a match is).
+static MONTH: LazyLock<String> = LazyLock::new(|| {
+    let mut names: Vec<String> = vec![];
+    for l in crate::locale::Language::ALL {
+        for m in l.months() {
+            names.push(regex::escape(m));
+            let short: String = m.chars().take(3).collect();
+            names.push(regex::escape(&short));
+        }
+    }
+    names.push("sept".into());
+    names.sort_by_key(|n| std::cmp::Reverse(n.chars().count()));
+    names.dedup();
+    format!("(?i:{})", names.join("|"))
+});
 static DATES: LazyLock<[Regex; 4]> = LazyLock::new(|| {
+    let month = MONTH.as_str();
     [
         Regex::new(r"\b(\d{4})-(\d{2})-(\d{2})\b").unwrap(),
-        Regex::new(r"\b(\d{1,2})([./])(\d{1,2})[./](\d{4})\b").unwrap(),
-        Regex::new(&format!(r"\b({MONTH})\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b")).unwrap(),
-        Regex::new(&format!(r"\b(\d{{1,2}})(?:st|nd|rd|th)?\.? ({MONTH})\.?,? (\d{{4}})\b")).unwrap(),
+        // 06.10.2026, 03/04/2026, 17-03-2026: the same mark twice.
+        Regex::new(r"\b(\d{1,2})([./-])(\d{1,2})[./-](\d{4})\b").unwrap(),
+        Regex::new(&format!(r"\b({month})\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b")).unwrap(),
+        // 9 Oct 2026, 3. März 2026, 1er mars 2026, 3 de marzo de 2026
+        Regex::new(&format!(
+            r"\b(\d{{1,2}})(?:st|nd|rd|th|er|º|°)?\.?(?: de)? ({month})\.?,?(?: de)? (\d{{4}})\b"
+        ))
+        .unwrap(),
     ]
 });
 static IDENTIFIER: LazyLock<Regex> = LazyLock::new(|| {
@@ -132,16 +153,15 @@ static PHONE: LazyLock<Regex> =
 static DIGIT_RUN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b\d{2,5}(?: \d{2,5}){2,}\b").unwrap());
 static AMOUNT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"(?:(?P<pre>[€$£¥]|US\$|\b(?:{CURRENCY_CODES})\b) ?)?(?P<num>-?\d{{1,3}}(?:[,.']\d{{3}})+(?:[.,]\d{{1,2}})?|-?\d+(?:[.,]\d{{1,2}})?)(?: ?(?P<post>[€$£¥]|\b(?:{CURRENCY_CODES})\b))?"
+        r"(?:(?P<pre>[€$£¥]|US\$|\b(?:{CURRENCY_CODES})\b)[ \u{{a0}}]?)?(?P<num>-?\d{{1,3}}(?:[,.'’\u{{a0}}\u{{202f}}\u{{2009}}]\d{{3}})+(?:[.,]\d{{1,2}})?|-?\d{{1,3}}(?: \d{{3}})+,\d{{2}}|-?\d+(?:[.,]\d{{1,2}})?)(?:[ \u{{a0}}\u{{202f}}]?(?P<post>[€$£¥]|\b(?:{CURRENCY_CODES})\b))?"
     ))
     .unwrap()
 });
 
+/// The month a name or abbreviation says, in the first of English, German, French and
+/// Spanish that knows it.
 fn month_number(word: &str) -> Option<u32> {
-    let w = word.to_lowercase();
-    const MONTHS: [&str; 12] =
-        ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
-    MONTHS.iter().position(|m| w.starts_with(m)).map(|i| i as u32 + 1)
+    crate::locale::Language::ALL.iter().find_map(|l| l.month_of(word))
 }
 
 fn ymd(y: &str, m: u32, d: &str) -> Option<String> {
@@ -160,7 +180,10 @@ pub fn plain_decimal(written: &str) -> Option<String> {
         _ => (body, None),
     };
     let digits: String = whole.chars().filter(char::is_ascii_digit).collect();
-    if digits.is_empty() || whole.chars().any(|c| !c.is_ascii_digit() && !",.'".contains(c)) {
+    // Thousands are grouped by , . ' ’ and spaces (a no-break, narrow or thin one in print).
+    if digits.is_empty()
+        || whole.chars().any(|c| !c.is_ascii_digit() && !",.'’ \u{a0}\u{202f}\u{2009}".contains(c))
+    {
         return None;
     }
     let digits = digits.trim_start_matches('0');
@@ -468,6 +491,27 @@ mod tests {
         let mut r = read("on 03/04/2026 and 13/04/2026", &[]);
         number(&mut r);
         assert!(r.candidates[0].ambiguous && !r.candidates[1].ambiguous);
+    }
+
+    #[test]
+    fn dates_and_amounts_as_german_french_swiss_and_spanish_documents_write_them() {
+        let got = values("Rechnungsdatum: 17. März 2026\nÉchéance : 1er février 2026, le 17-03-2026\nFecha: 3 de marzo de 2026");
+        let dates: Vec<&str> = got.iter().filter(|c| c.0 == Kind::Date).map(|c| c.1.as_str()).collect();
+        assert_eq!(dates, ["2026-03-17", "2026-02-01", "2026-03-17", "2026-03-03"]);
+        let got = values(
+            "Total TTC : 1\u{202f}200,00 €\nBetrag CHF 1'200.00 und 12’345.60 CHF\nMontant 3 450,75 EUR",
+        );
+        let amounts: Vec<(String, Option<String>)> =
+            got.iter().filter(|c| c.0 == Kind::Amount).map(|c| (c.1.clone(), c.2.clone())).collect();
+        assert_eq!(
+            amounts,
+            [
+                ("1200.00".into(), Some("EUR".into())),
+                ("1200.00".into(), Some("CHF".into())),
+                ("12345.60".into(), Some("CHF".into())),
+                ("3450.75".into(), Some("EUR".into())),
+            ]
+        );
     }
 
     #[test]
