@@ -310,7 +310,40 @@ pub fn read(text: &str, excluded: &[(usize, usize)]) -> Reading {
         }
         reading.candidates.extend(found);
     }
+    settle_slash_dates(text, &mut reading.candidates);
     reading
+}
+
+/// A document writes its dates one way: when one of its slash dates can only be month first
+/// ("03/25/2026", a US document) every ambiguous one is read month first; when one can only be
+/// day first ("25/03/2026") they are day first. Both or neither: they stay ambiguous.
+fn settle_slash_dates(text: &str, candidates: &mut [Candidate]) {
+    let slashed = |c: &Candidate| -> Option<(u32, u32, String)> {
+        let caps = DATES[1].captures(text.get(c.start..c.end)?)?;
+        if &caps[2] != "/" {
+            return None;
+        }
+        Some((caps[1].parse().ok()?, caps[3].parse().ok()?, caps[4].to_string()))
+    };
+    let dates: Vec<(u32, u32)> = candidates
+        .iter()
+        .filter(|c| c.kind == Kind::Date)
+        .filter_map(|c| slashed(c).map(|(a, b, _)| (a, b)))
+        .collect();
+    let month_first = dates.iter().any(|(a, b)| *b > 12 && *a <= 12);
+    let day_first = dates.iter().any(|(a, b)| *a > 12 && *b <= 12);
+    if month_first == day_first {
+        return;
+    }
+    for c in candidates.iter_mut().filter(|c| c.kind == Kind::Date && c.ambiguous) {
+        let Some((a, b, year)) = slashed(c) else { continue };
+        if month_first {
+            if let Some(v) = ymd(&year, a, &b.to_string()) {
+                c.value = v;
+            }
+        }
+        c.ambiguous = false;
+    }
 }
 
 /// The candidates of one line, offsets relative to it; labelled by the words before them.
@@ -490,7 +523,10 @@ mod tests {
         assert_eq!(got[0].3, "invoice date");
         let mut r = read("on 03/04/2026 and 13/04/2026", &[]);
         number(&mut r);
-        assert!(r.candidates[0].ambiguous && !r.candidates[1].ambiguous);
+        // 13/04/2026 can only be day first: the document's 03/04/2026 is 3 April too.
+        assert!(
+            !r.candidates[0].ambiguous && r.candidates[0].value == "2026-04-03" && !r.candidates[1].ambiguous
+        );
     }
 
     #[test]
@@ -512,6 +548,27 @@ mod tests {
                 ("3450.75".into(), Some("EUR".into())),
             ]
         );
+    }
+
+    #[test]
+    fn a_document_s_unambiguous_slash_date_settles_its_ambiguous_ones() {
+        let dates = |text: &str| -> Vec<(String, bool)> {
+            read(text, &[])
+                .candidates
+                .into_iter()
+                .filter(|c| c.kind == Kind::Date)
+                .map(|c| (c.value, c.ambiguous))
+                .collect()
+        };
+        // A US document: 03/25/2026 can only be March 25th, so 03/11/2026 is March 11th.
+        assert_eq!(
+            dates("Invoice date: 03/11/2026\nDue date: 03/25/2026"),
+            [("2026-03-11".to_string(), false), ("2026-03-25".to_string(), false)]
+        );
+        // A European one: 25/03/2026 is day first, so 03/11/2026 is 3 November.
+        assert_eq!(dates("Date: 03/11/2026\nÉchéance: 25/03/2026")[0], ("2026-11-03".to_string(), false));
+        // Nothing settles it: it stays ambiguous (a choice for the reviewer, never a guess).
+        assert!(dates("Date: 03/11/2026")[0].1);
     }
 
     #[test]
