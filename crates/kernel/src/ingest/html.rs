@@ -56,6 +56,15 @@ pub(super) fn html_walk(
         "title",
         "td",
         "th",
+        "dl",
+        "dt",
+        "address",
+        "main",
+        "nav",
+        "aside",
+        "caption",
+        "figure",
+        "figcaption",
     ];
     let mut cur = String::new();
     let mut rest = html;
@@ -90,6 +99,15 @@ pub(super) fn html_walk(
                     Some(i) => rest[i..].find('>').map_or("", |j| &rest[i + j + 1..]),
                     None => "",
                 };
+                continue;
+            }
+            // A definition list's term and its value on one line, as a label and its value
+            // ("Issued: April 2, 2026"), not run together.
+            if tname == "dd" && !closing {
+                cur.push_str(": ");
+                continue;
+            }
+            if tname == "dt" && closing {
                 continue;
             }
             if BLOCK.contains(&tname.as_str()) {
@@ -159,4 +177,16 @@ pub(super) fn decode_entities(s: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_definition_list_reads_as_labels_and_their_values() {
+        let p = super::html_paragraphs(
+            "<dl><dt>Issued</dt><dd>April 2, 2026</dd><dt>Due</dt><dd>May 2, 2026</dd></dl><address>1 Main St<br>Springfield</address>",
+        );
+        let p: Vec<&String> = p.iter().filter(|x| !x.is_empty()).collect();
+        assert_eq!(p, ["Issued: April 2, 2026", "Due: May 2, 2026", "1 Main St", "Springfield"]);
+    }
 }
