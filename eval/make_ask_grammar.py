@@ -21,34 +21,11 @@ other objects are readable by everyone asking below. Dates are absolute. The for
 `countersign-cli eval ask --cases` reads. Run: python3 eval/make_ask_grammar.py
 """
 
-import csv
 import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "fixtures" / "demo" / "data"
-
-
-def rows(obj):
-    with open(DATA / f"{obj}.csv", newline="") as f:
-        return list(csv.DictReader(f))
-
-
-account, contact, opportunity, invoice, line, note = (
-    rows(o) for o in ["account", "contact", "opportunity", "invoice", "invoice_line", "note"]
-)
-acc = {a["id"]: a for a in account}
-inv = {i["id"]: i for i in invoice}
-by_name = {a["name"]: a["id"] for a in account}
-CLOSED = {"closed_won", "closed_lost"}
-
-
-def num(v):
-    return float(v or 0)
-
-
-def opps(user):
-    return [o for o in opportunity if user in ("ava", "cara") or o["owner"] == user]
+from demo_fixture import acc, account, by_name, contact, inv, invoice, line, note, num, opps, opportunity  # noqa: E402
 
 
 def top(rows_, key, n, reverse=True):

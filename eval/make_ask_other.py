@@ -10,36 +10,14 @@ rules (opportunities private to their owner but for ava and cara). Today is the 
 the date cases compute their range from it. Run: python3 eval/make_ask_other.py
 """
 
-import csv
 import datetime as dt
 import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "fixtures" / "demo" / "data"
+from demo_fixture import CLOSED, UNPAID, acc, account, by_name, contact, invoice, line, note, num, opps, opportunity  # noqa: E402
 
-
-def rows(obj):
-    with open(DATA / f"{obj}.csv", newline="") as f:
-        return list(csv.DictReader(f))
-
-
-account, contact, opportunity, invoice, line, note = (
-    rows(o) for o in ["account", "contact", "opportunity", "invoice", "invoice_line", "note"]
-)
-acc = {a["id"]: a for a in account}
-by_name = {a["name"]: a["id"] for a in account}
-CLOSED = {"closed_won", "closed_lost"}
-UNPAID = {"sent", "overdue"}
 today = dt.date.today()
-
-
-def num(v):
-    return float(v or 0)
-
-
-def opps(user):
-    return [o for o in opportunity if user in ("ava", "cara") or o["owner"] == user]
 
 
 def quarter_of(d):

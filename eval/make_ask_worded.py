@@ -21,39 +21,16 @@ absolute (the eval runs on today's clock). The format is the one `countersign-cl
 --cases` reads. Run: python3 eval/make_ask_worded.py  (writes eval/ask-worded.jsonl).
 """
 
-import csv
 import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "fixtures" / "demo" / "data"
-
-
-def rows(obj):
-    with open(DATA / f"{obj}.csv", newline="") as f:
-        return list(csv.DictReader(f))
-
-
-account, contact, opportunity, invoice, line, note = (
-    rows(o) for o in ["account", "contact", "opportunity", "invoice", "invoice_line", "note"]
-)
-acc = {a["id"]: a for a in account}
-inv = {i["id"]: i for i in invoice}
-UNPAID = {"sent", "overdue"}
-CLOSED = {"closed_won", "closed_lost"}
-
-
-def num(v):
-    return float(v or 0)
+from demo_fixture import CLOSED, UNPAID, acc, account, contact, inv, invoice, line, note, num, opps, opportunity  # noqa: E402
 
 
 def says(text, *stems):
     words = [w.strip(".,;()").lower() for w in text.split()]
     return all(any(w.startswith(s) for w in words) for s in stems)
-
-
-def opps(user):
-    return [o for o in opportunity if user in ("ava", "cara") or o["owner"] == user]
 
 
 def children(rows_, parent):
