@@ -155,6 +155,11 @@ impl Condition {
         Condition::Compare(Comparison { field: field.into(), op, value: Some(value), other_field: None })
     }
 
+    /// A comparison that takes no value: `is_set`, `is_blank`.
+    pub fn unary(field: impl Into<String>, op: Op) -> Condition {
+        Condition::Compare(Comparison { field: field.into(), op, value: None, other_field: None })
+    }
+
     /// Every field path the condition reads (`field` and `otherField`).
     pub fn fields(&self) -> Vec<&str> {
         match self {

@@ -299,10 +299,9 @@ fn unused_words(
         }
     }
     for (i, w) in t.iter().enumerate() {
+        // The words of the count the answer shows (every count a limit may take was read there).
         let count = limit.is_some_and(|n| {
-            w.lower.parse::<u32>().ok() == Some(n)
-                || reader_number_word(&w.lower) == Some(n)
-                || reading.count_words.iter().any(|(from, to, c)| *c == n && (*from..=*to).contains(&i))
+            reading.count_words.iter().any(|(from, to, c)| *c == n && (*from..=*to).contains(&i))
         });
         if FILLER.contains(&w.lower.as_str())
             || LIGHT_WORDS.contains(&w.lower.as_str())
@@ -372,12 +371,6 @@ fn one_of(mut members: Vec<Condition>) -> Condition {
         }
         None => Condition::Any(crate::metadata::condition::AnyOf { any: members }),
     }
-}
-
-fn reader_number_word(w: &str) -> Option<u32> {
-    const WORDS: [&str; 12] =
-        ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
-    WORDS.iter().position(|x| *x == w).map(|i| i as u32 + 1)
 }
 
 impl Session<'_> {

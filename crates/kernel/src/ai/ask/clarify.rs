@@ -213,12 +213,7 @@ impl Session<'_> {
                         || (names.len() > 1 && near(word, &names));
                     if says_field && f.field_type != FieldType::Boolean {
                         for op in [Op::IsSet, Op::IsBlank] {
-                            let c = Condition::Compare(crate::metadata::condition::Comparison {
-                                field: f.key.clone(),
-                                op,
-                                value: None,
-                                other_field: None,
-                            });
+                            let c = Condition::unary(&f.key, op);
                             push(&mut options, option(word, c, &f.label));
                         }
                     }

@@ -571,12 +571,7 @@ impl Session<'_> {
                         &t,
                         span,
                         format!("{} is {}", f.label, if blank { "blank" } else { "set" }),
-                        Condition::Compare(crate::metadata::condition::Comparison {
-                            field: f.key.clone(),
-                            op,
-                            value: None,
-                            other_field: None,
-                        }),
+                        Condition::unary(&f.key, op),
                     ),
                 );
             }
