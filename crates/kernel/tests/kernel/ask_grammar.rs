@@ -415,6 +415,10 @@ fn readings_of_two_fields_joined_by_or_are_alternatives() {
         .collect();
     expected.sort();
     assert_eq!(ids(&a), expected);
+    // Every reading of either side joins: "partners" is a lead source and an account's type.
+    let r = read(&ava, "opportunities from partners or referrals");
+    let groups: Vec<&String> = r.candidates.iter().map(|c| &c.group).collect();
+    assert!(groups.iter().all(|g| *g == groups[0]), "{:#?}", conditions(&r));
     // A negation keeps its own group: neither Lyon nor retail.
     let r = read(&ava, "accounts neither in Lyon nor in retail");
     let groups: Vec<&String> = r.candidates.iter().filter(|c| c.negated).map(|c| &c.group).collect();

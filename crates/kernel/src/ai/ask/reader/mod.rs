@@ -810,24 +810,26 @@ impl Session<'_> {
 fn join_alternatives(t: &[Token], found: &mut [Candidate]) {
     const OR: &[&str] = &["or", "oder", "ou", "o", "u"];
     const BETWEEN: &[&str] = &[
-        "in", "a", "an", "the", "with", "from", "im", "in", "mit", "à", "en", "avec", "de", "del", "con",
-        "are", "is",
+        "in", "a", "an", "the", "with", "from", "im", "mit", "à", "en", "avec", "de", "del", "con", "are",
+        "is",
     ];
     for k in (1..t.len()).filter(|&k| OR.contains(&t[k].lower.as_str())) {
-        let Some(left) = found
-            .iter()
-            .filter(|c| c.span.last() == Some(&(k - 1)) && !c.negated)
-            .map(|c| c.group.clone())
-            .next()
-        else {
-            continue;
-        };
         let mut start = k + 1;
         while start < t.len() && BETWEEN.contains(&t[start].lower.as_str()) {
             start += 1;
         }
-        for c in found.iter_mut().filter(|c| c.span.first() == Some(&start) && !c.negated) {
-            c.group = left.clone();
+        // Every reading of the words on either side ("partners" as a lead source and as an
+        // account's type): whichever the model chooses, the two sides are one group.
+        let side =
+            |c: &Candidate| !c.negated && (c.span.last() == Some(&(k - 1)) || c.span.first() == Some(&start));
+        let left =
+            found.iter().find(|c| !c.negated && c.span.last() == Some(&(k - 1))).map(|c| c.group.clone());
+        let Some(group) = left else { continue };
+        if !found.iter().any(|c| !c.negated && c.span.first() == Some(&start)) {
+            continue;
+        }
+        for c in found.iter_mut().filter(|c| side(c)) {
+            c.group = group.clone();
         }
     }
 }
