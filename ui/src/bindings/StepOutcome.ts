@@ -19,4 +19,4 @@ sentences: JsonValue, insufficient?: string, } | { "kind": "record", record: Rec
 /**
  * The currency of the record's amounts before and after (`None`: the workspace's).
  */
-currencyBefore?: string, currencyAfter?: string, } | { "kind": "tool", tool: string, call?: ToolCallView, output?: unknown, fault?: ToolFault, } | { "kind": "reply", text: string, } | { "kind": "failed", error: Error, };
+currencyBefore?: string, currencyAfter?: string, } | { "kind": "tool", tool: string, call?: ToolCallView, output?: unknown, fault?: ToolFault, } | { "kind": "reply", text: string, } | { "kind": "failed", error: Error, record?: RecordRef, };

@@ -152,7 +152,7 @@ fn a_turn_asks_the_next_points_at_the_largest_and_proposes_without_writing() {
     assert_eq!(cara.proposal(proposal).unwrap().capability, "assistant");
 
     let third = turn(&cara, Some(&first.conversation), "Set its secret to 1");
-    let StepOutcome::Failed { error } = &third.steps[0].outcome else { panic!("{:?}", third.steps) };
+    let StepOutcome::Failed { error, .. } = &third.steps[0].outcome else { panic!("{:?}", third.steps) };
     assert_eq!(error.code, Code::Contract, "{error:?}");
 
     // One correlation per turn: the step's choice and the Ask it ran.
@@ -173,6 +173,38 @@ fn a_turn_asks_the_next_points_at_the_largest_and_proposes_without_writing() {
     assert_eq!(ava.conversation(&first.conversation).unwrap_err().code, Code::NotFound);
     cara.delete_conversation(&first.conversation).unwrap();
     assert!(cara.conversations().unwrap().is_empty());
+}
+
+#[test]
+fn a_record_whose_summary_was_refused_is_still_what_it_means() {
+    let f = common::demo_ask_v3();
+    let ava = f.ws.session("ava").unwrap();
+    // Turn 2 points at the largest and its summary is refused twice (a value written outside
+    // a slot); turn 3's "it" is that record all the same (its first answer, the message
+    // written back as a reply, is refused).
+    let summarize =
+        action(json!({"action": "summarize", "record": {"set": "R1", "pick": "largest", "by": "total"}}));
+    let unchecked = action(json!({"sentences": ["It is worth 12 dollars."]}));
+    let voids_it = action(
+        json!({"action": "propose_update", "object": "invoice", "record": {"focus": true}, "changes": {"status": "void"}}),
+    );
+    let mut answers = Vec::from(asks_overdue_of_cogswell());
+    let echo = action(json!({"action": "reply", "text": "Void it."}));
+    answers.extend([summarize, unchecked.clone(), unchecked, echo, voids_it]);
+    let model = fake(answers);
+    provider(&ava, "fake", &model);
+    pin(&ava, "fake", "fake");
+
+    let first = turn(&ava, None, OVERDUE_OF_COGSWELL);
+    let second = turn(&ava, Some(&first.conversation), "Summarize the largest one");
+    let largest = &overdue_of_cogswell()[0].1;
+    let StepOutcome::Failed { record: Some(record), .. } = &second.steps[0].outcome else {
+        panic!("{:?}", second.steps)
+    };
+    assert_eq!(&record.id, largest);
+    let third = turn(&ava, Some(&first.conversation), "Void it");
+    let StepOutcome::Proposal { record, .. } = &third.steps[0].outcome else { panic!("{:?}", third.steps) };
+    assert_eq!(&record.as_ref().unwrap().id, largest);
 }
 
 #[test]

@@ -75,7 +75,7 @@ fn a_call_that_asks_a_person_pauses_the_turn_and_goes_on_once_approved() {
     // Blocked: not offered (the schema has no use_tool; the model's try is refused twice).
     let blocked = turn(&ben, REFUND);
     assert!(
-        matches!(&blocked.steps[0].outcome, StepOutcome::Failed { error } if error.code == Code::Contract)
+        matches!(&blocked.steps[0].outcome, StepOutcome::Failed { error, .. } if error.code == Code::Contract)
     );
     let (_, data) = sent(&model.chat_requests(), 0);
     assert!(!data.contains("refund_invoice"), "a blocked tool is not offered");

@@ -175,8 +175,16 @@ pub enum StepOutcome {
     },
     /// The model's own words (it cannot help, or asks what is meant).
     Reply { text: String },
-    /// The step failed; the turn stops here.
-    Failed { error: Error },
+    /// The step failed; the turn stops here. `record` is the record it pointed at, if it
+    /// pointed at one: the conversation is about it all the same ("mark it …" after a refused
+    /// summary means that record).
+    #[serde(rename_all = "camelCase")]
+    Failed {
+        error: Error,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        record: Option<RecordRef>,
+    },
 }
 
 /// A field a proposal changes.
@@ -321,7 +329,7 @@ impl Capability for Choose<'_> {
         run: &mut Run<ChooseState>,
         resp: ChatResponse,
     ) -> Result<Step<()>> {
-        match checked_action(&run.state.schema, &resp.content, self.scope, session) {
+        match checked_action(&run.state.schema, &resp.content, self.scope, self.message, session) {
             Ok((action, value, target)) => {
                 session
                     .finish_invocation(&run.invocation, Outcome::Answered { result: &value, values: &[] })?;
@@ -398,13 +406,29 @@ fn checked_action(
     schema: &Value,
     content: &str,
     scope: &Scope,
+    message: &str,
     session: &Session<'_>,
 ) -> std::result::Result<(Action, Value, Option<RecordRef>), String> {
     let value = check_action_json(schema, content)?;
     let action: Action =
         serde_json::from_value(value.clone()).map_err(|e| format!("the action does not parse ({e})"))?;
+    // A small model sometimes answers a request by writing it back as a "reply": that says
+    // nothing to the person, so it is refused like any other wrong answer.
+    if let Action::Reply { text } = &action {
+        if words_of(text) == words_of(message) {
+            return Err(
+                "the reply only repeats the message: choose the action it asks for, or say why you cannot"
+                    .into(),
+            );
+        }
+    }
     let target = scope.check(session, &action)?;
     Ok((action, value, target))
+}
+
+/// A text's words, lowercased, without its punctuation.
+fn words_of(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
 }
 
 /// Take one turn of a conversation as the session's user: the message is stored, each step
@@ -573,7 +597,7 @@ impl TurnRun<'_> {
                 Err(error) => {
                     steps.push(TurnStep {
                         action: Value::Null,
-                        outcome: StepOutcome::Failed { error },
+                        outcome: StepOutcome::Failed { error, record: None },
                         ms: ms_since(step_started),
                         signature: None,
                     });
@@ -587,9 +611,9 @@ impl TurnRun<'_> {
             }
             progress(TurnProgress::Running { step: n, action: action.name().into() });
             let run = RunContext { scope, document: self.document, correlation: self.correlation, step: n };
-            let outcome = run_action(correlated, &run, &action, target, cancel, progress)
+            let outcome = run_action(correlated, &run, &action, target.clone(), cancel, progress)
                 .await
-                .unwrap_or_else(|error| StepOutcome::Failed { error });
+                .unwrap_or_else(|error| StepOutcome::Failed { error, record: target });
             let step =
                 TurnStep { action: value, outcome, ms: ms_since(step_started), signature: Some(signature) };
             scope.state.apply(&step);
@@ -625,6 +649,7 @@ fn tool_outcome(tool: &str, step: ToolStep) -> StepOutcome {
         }
         ToolStep::Run(prepared) => StepOutcome::Failed {
             error: Error::internal(format!("the call {} was not carried out", prepared.call_id)),
+            record: None,
         },
     }
 }

@@ -20,12 +20,16 @@ impl State {
             StepOutcome::Summary { record, .. } | StepOutcome::Record { record, .. } => {
                 self.focus = Some(record.clone())
             }
-            StepOutcome::Proposal { record: Some(record), .. } => self.focus = Some(record.clone()),
+            StepOutcome::Proposal { record: Some(record), .. }
+            | StepOutcome::Failed { record: Some(record), .. } => self.focus = Some(record.clone()),
             _ => {}
         }
         self.history.push(format!("  → {}", describe(&step.outcome)));
     }
 }
+
+/// How much of a failed step's reason the model reads of it.
+const FAILURE_SHOWN: usize = 200;
 
 /// A step's outcome in a line (what the model reads of earlier steps).
 pub(super) fn describe(outcome: &StepOutcome) -> String {
@@ -69,7 +73,14 @@ pub(super) fn describe(outcome: &StepOutcome) -> String {
             (None, None) => format!("the tool {tool} was not called"),
         },
         StepOutcome::Reply { .. } => "replied".into(),
-        StepOutcome::Failed { error } => format!("failed: {}", error.message),
+        // The reason, cut: a checker's every finding would crowd out the rest of the prompt.
+        StepOutcome::Failed { error, record } => {
+            let on = record
+                .as_ref()
+                .map(|r| format!(" on {} {} ({})", r.object, r.name, r.id))
+                .unwrap_or_default();
+            format!("failed{on}: {}", crate::ai::tools::calls::cut(&error.message, FAILURE_SHOWN))
+        }
     }
 }
 
