@@ -208,6 +208,32 @@ fn a_record_whose_summary_was_refused_is_still_what_it_means() {
 }
 
 #[test]
+fn a_change_said_in_full_of_the_record_in_focus_is_read_by_the_kernel() {
+    let f = common::demo_ask_v3();
+    let ava = f.ws.session("ava").unwrap();
+    // The model answers the first two turns only: the third is read by the kernel.
+    let summarize =
+        action(json!({"action": "summarize", "record": {"set": "R1", "pick": "largest", "by": "total"}}));
+    let unchecked = action(json!({"sentences": ["It is worth 12 dollars."]}));
+    let mut answers = Vec::from(asks_overdue_of_cogswell());
+    answers.extend([summarize, unchecked.clone(), unchecked]);
+    let model = fake(answers);
+    provider(&ava, "fake", &model);
+    pin(&ava, "fake", "fake");
+    let first = turn(&ava, None, OVERDUE_OF_COGSWELL);
+    turn(&ava, Some(&first.conversation), "Summarize the largest one");
+    let calls = model.chat_requests().len();
+    // German, from an English user: the value's German label.
+    let third = turn(&ava, Some(&first.conversation), "Setze es auf bezahlt");
+    let StepOutcome::Proposal { record, changes, .. } = &third.steps[0].outcome else {
+        panic!("{:?}", third.steps)
+    };
+    assert_eq!(&record.as_ref().unwrap().id, &overdue_of_cogswell()[0].1);
+    assert_eq!((changes[0].field.as_str(), &changes[0].after), ("status", &json!("paid")));
+    assert_eq!(model.chat_requests().len(), calls, "no model was asked");
+}
+
+#[test]
 fn a_revised_result_set_is_what_the_conversation_points_at() {
     let f = common::demo_ask_v3();
     let ava = f.ws.session("ava").unwrap();

@@ -43,6 +43,7 @@ use std::time::Instant;
 use ts_rs::TS;
 
 mod conversations;
+mod imperative;
 mod prompts;
 mod scope;
 
@@ -589,9 +590,25 @@ impl TurnRun<'_> {
         for n in steps.len() as u32 + 1..=self.max_steps {
             let step_started = Instant::now();
             progress(TurnProgress::Choosing { step: n });
-            let mut choose = Choose { scope, message: self.text, steps, chosen: None };
-            let chosen = drive(correlated, &mut choose, None, cancel, &mut |_| {}).await;
-            let (action, value, target) = match chosen.map(|()| choose.chosen.take()) {
+            // A change said in full is read by the kernel; the model chooses the rest.
+            let read = match steps.is_empty() {
+                true => correlated.with(|s| {
+                    Ok(imperative::read_update(s, scope, self.text).and_then(|v| {
+                        checked_action(&scope.schema(), &v.to_string(), scope, self.text, s).ok()
+                    }))
+                }),
+                false => Ok(None),
+            };
+            let chosen = match read {
+                Ok(Some(read)) => Ok(Some(read)),
+                Ok(None) => {
+                    let mut choose = Choose { scope, message: self.text, steps, chosen: None };
+                    let chosen = drive(correlated, &mut choose, None, cancel, &mut |_| {}).await;
+                    chosen.map(|()| choose.chosen.take())
+                }
+                Err(e) => Err(e),
+            };
+            let (action, value, target) = match chosen {
                 Ok(Some(c)) => c,
                 Ok(None) => break,
                 Err(error) => {
