@@ -448,6 +448,10 @@ impl Session<'_> {
             for f in &o.fields {
                 match f.field_type {
                     FieldType::Picklist => {
+                        let partial = values::partial_value_words(f);
+                        // Where a value is said whole: its one word is not also said in part.
+                        let mut said_whole: Vec<usize> = vec![];
+                        let mut by_value: Vec<(&String, &String, Vec<Vec<usize>>)> = vec![];
                         for (value, label) in &f.values {
                             let mut spans: Vec<Vec<usize>> = vec![];
                             // Its label, its key, and its labels in the other languages (a
@@ -477,6 +481,25 @@ impl Session<'_> {
                                     spans.push(span);
                                 }
                             }
+                            said_whole.extend(spans.iter().flatten());
+                            by_value.push((value, label, spans));
+                        }
+                        // One word of a label of several words that no other value of the
+                        // field has ("minorista" of "Comercio minorista"), where no value is
+                        // said whole.
+                        for (value, language, word) in &partial {
+                            for at in runs_in(&t, std::slice::from_ref(word), *language) {
+                                if said_whole.contains(&at) || !free(&[at]) {
+                                    continue;
+                                }
+                                if let Some((_, _, spans)) = by_value.iter_mut().find(|(v, ..)| *v == value) {
+                                    if !spans.contains(&vec![at]) {
+                                        spans.push(vec![at]);
+                                    }
+                                }
+                            }
+                        }
+                        for (value, label, spans) in by_value {
                             for span in spans {
                                 push(
                                     &mut found,
@@ -807,7 +830,7 @@ impl Session<'_> {
 /// Readings of different fields joined by "or" ("accounts in Lyon or in retail", "invoices
 /// that are overdue or in euros") are alternatives: the second joins the first's group, which
 /// the kernel composes with OR. A negated reading keeps its own group (neither … nor is AND).
-fn join_alternatives(t: &[Token], found: &mut [Candidate]) {
+fn join_alternatives(t: &[Token], found: &mut Vec<Candidate>) {
     const OR: &[&str] = &["or", "oder", "ou", "o", "u"];
     const BETWEEN: &[&str] = &[
         "in", "a", "an", "the", "with", "from", "im", "mit", "à", "en", "avec", "de", "del", "con", "are",
@@ -818,17 +841,27 @@ fn join_alternatives(t: &[Token], found: &mut [Candidate]) {
         while start < t.len() && BETWEEN.contains(&t[start].lower.as_str()) {
             start += 1;
         }
-        // Every reading of the words on either side ("partners" as a lead source and as an
-        // account's type): whichever the model chooses, the two sides are one group.
-        let side =
-            |c: &Candidate| !c.negated && (c.span.last() == Some(&(k - 1)) || c.span.first() == Some(&start));
-        let left =
-            found.iter().find(|c| !c.negated && c.span.last() == Some(&(k - 1))).map(|c| c.group.clone());
-        let Some(group) = left else { continue };
-        if !found.iter().any(|c| !c.negated && c.span.first() == Some(&start)) {
+        let is_left = |c: &Candidate| !c.negated && c.span.last() == Some(&(k - 1));
+        let is_right = |c: &Candidate| !c.negated && c.span.first() == Some(&start);
+        let groups = |side: &dyn Fn(&Candidate) -> bool| -> Vec<String> {
+            found.iter().filter(|c| side(c)).map(|c| c.group.clone()).collect()
+        };
+        let (left, right) = (groups(&is_left), groups(&is_right));
+        if left.is_empty() || right.is_empty() {
             continue;
         }
-        for c in found.iter_mut().filter(|c| side(c)) {
+        // Two words joined by "or" say the same kind of thing: where they have a field in
+        // common ("from partners or referrals": both lead sources), that is what they read
+        // ("partners" as an account's type is not offered).
+        let common: Vec<&String> = left.iter().filter(|g| right.contains(g)).collect();
+        let group = common.first().map_or_else(|| left[0].clone(), |g| (*g).clone());
+        if !common.is_empty() {
+            let keep: Vec<String> = common.iter().map(|g| (*g).clone()).collect();
+            found.retain(|c| !(is_left(c) || is_right(c)) || keep.contains(&c.group));
+        }
+        // Every reading of the words on either side: whichever the model chooses, the two
+        // sides are one group.
+        for c in found.iter_mut().filter(|c| is_left(c) || is_right(c)) {
             c.group = group.clone();
         }
     }

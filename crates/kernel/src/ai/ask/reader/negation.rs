@@ -1,6 +1,7 @@
 //! Negation as grammar. A cue ("not", "n't", "no", "without", "except", "other than",
-//! "neither … nor", "non-"; German "nicht", "kein", "ohne", "außer"; French "pas", "sans",
-//! "sauf", "aucun"; Spanish "no", "sin", "excepto", "salvo") negates the first reading after it
+//! "neither … nor", "non-", "outside"; German "nicht", "kein", "ohne", "außer", "außerhalb";
+//! French "pas", "sans", "sauf", "aucun", "hors", "en dehors"; Spanish "no", "sin", "excepto",
+//! "salvo", "fuera de") negates the first reading after it
 //! in its clause, and the readings joined to that one by "or" / "nor" ("that aren't A or B" is
 //! neither A nor B). A negated reading replaces its positive: the positive is never offered, so
 //! no choice of the model can turn "not in Lyon" into "in Lyon".
@@ -22,6 +23,7 @@ const CUES: &[&str] = &[
     "excluding",
     "exclude",
     "excl",
+    "outside",
     "neither",
     "nor",
     "non",
@@ -37,6 +39,8 @@ const CUES: &[&str] = &[
     "außer",
     "ausser",
     "ausgenommen",
+    "außerhalb",
+    "ausserhalb",
     "weder",
     "pas",
     "sans",
@@ -44,12 +48,14 @@ const CUES: &[&str] = &[
     "hormis",
     "excepté",
     "hors",
+    "dehors",
     "aucun",
     "aucune",
     "ni",
     "sin",
     "excepto",
     "salvo",
+    "fuera",
     "ninguno",
     "ninguna",
 ];

@@ -183,6 +183,24 @@ fn superlative_at(t: &[Token], i: usize) -> Option<(Scale, Direction, usize)> {
     }
 }
 
+/// Words before or after a superlative that only strengthen it.
+const INTENSIFIERS: &[&str] = &[
+    "single",
+    "very",
+    "absolute",
+    "absolutely",
+    "overall",
+    "ultimate",
+    "ever",
+    "seul",
+    "seule",
+    "único",
+    "única",
+    "unico",
+    "unica",
+    "absolut",
+];
+
 /// The orders the question asks for, one per object in scope that has a field of the kind.
 pub(super) fn orders_said(
     t: &[Token],
@@ -196,7 +214,17 @@ pub(super) fn orders_said(
     else {
         return vec![];
     };
-    let span: Vec<usize> = (at..at + len).collect();
+    // Words that only strengthen it are its own: "our *single* largest", "the largest *ever*".
+    let mut first = at;
+    while first > 0 && !taken.contains(&(first - 1)) && INTENSIFIERS.contains(&t[first - 1].lower.as_str()) {
+        first -= 1;
+    }
+    let mut end = at + len;
+    while end < t.len() && !taken.contains(&end) && INTENSIFIERS.contains(&t[end].lower.as_str()) {
+        end += 1;
+    }
+    let span: Vec<usize> = (first..end).collect();
+    let (at, len) = (first, end - first);
     // "the five largest", "top 3", "les trois plus grandes": the count said next to it.
     let near_count =
         counts.iter().find(|(from, to, _)| *to + 1 == at || *from == at + len).map(|(_, _, n)| *n);

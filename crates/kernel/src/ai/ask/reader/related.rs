@@ -2,6 +2,132 @@
 //! "with at least 5 contacts".
 
 use super::*;
+use crate::metadata::types::Has;
+
+/// Words between a cue and the child's name ("without *any* contacts", "sans *aucun* contact").
+const DETERMINERS: &[&str] = &[
+    "any",
+    "a",
+    "an",
+    "the",
+    "some",
+    "single",
+    "ein",
+    "eine",
+    "einen",
+    "einem",
+    "einer",
+    "irgendwelche",
+    "un",
+    "une",
+    "des",
+    "de",
+    "d",
+    "una",
+    "unos",
+    "unas",
+    "algún",
+    "alguna",
+    "algun",
+];
+
+/// What the words just before the child's name say of it, in the four languages: the cue's
+/// words (`#` a number) and what it asks. The longest cue that ends there wins.
+const CUES: &[(&[&str], Cue)] = &[
+    (&["with", "no"], Cue::None),
+    (&["have", "no"], Cue::None),
+    (&["has", "no"], Cue::None),
+    (&["having", "no"], Cue::None),
+    (&["with", "zero"], Cue::None),
+    (&["no"], Cue::None),
+    (&["without"], Cue::None),
+    (&["lacking"], Cue::None),
+    (&["ohne"], Cue::None),
+    (&["kein"], Cue::None),
+    (&["keine"], Cue::None),
+    (&["keinen"], Cue::None),
+    (&["keinem"], Cue::None),
+    (&["sans"], Cue::None),
+    (&["aucun"], Cue::None),
+    (&["aucune"], Cue::None),
+    (&["sin"], Cue::None),
+    (&["ningún"], Cue::None),
+    (&["ningun"], Cue::None),
+    (&["ninguna"], Cue::None),
+    (&["at", "least", "#"], Cue::AtLeast),
+    (&["mindestens", "#"], Cue::AtLeast),
+    (&["au", "moins", "#"], Cue::AtLeast),
+    (&["al", "menos", "#"], Cue::AtLeast),
+    (&["por", "lo", "menos", "#"], Cue::AtLeast),
+    (&["more", "than", "#"], Cue::MoreThan),
+    (&["over", "#"], Cue::MoreThan),
+    (&["mehr", "als", "#"], Cue::MoreThan),
+    (&["über", "#"], Cue::MoreThan),
+    (&["plus", "de", "#"], Cue::MoreThan),
+    (&["más", "de", "#"], Cue::MoreThan),
+    (&["mas", "de", "#"], Cue::MoreThan),
+    (&["with", "#"], Cue::AtLeast),
+    (&["have", "#"], Cue::AtLeast),
+    (&["has", "#"], Cue::AtLeast),
+    (&["having", "#"], Cue::AtLeast),
+    (&["mit", "#"], Cue::AtLeast),
+    (&["avec", "#"], Cue::AtLeast),
+    (&["con", "#"], Cue::AtLeast),
+    (&["with"], Cue::Some),
+    (&["have"], Cue::Some),
+    (&["has"], Cue::Some),
+    (&["having"], Cue::Some),
+    (&["mit"], Cue::Some),
+    (&["haben"], Cue::Some),
+    (&["hat"], Cue::Some),
+    (&["avec"], Cue::Some),
+    (&["ayant"], Cue::Some),
+    (&["ont"], Cue::Some),
+    (&["con"], Cue::Some),
+    (&["tienen"], Cue::Some),
+    (&["tiene"], Cue::Some),
+];
+
+#[derive(Clone, Copy)]
+enum Cue {
+    None,
+    Some,
+    AtLeast,
+    MoreThan,
+}
+
+/// The cue that ends just before word `end`: what it asks, its count, and its first word.
+fn cue_before(t: &[Token], end: usize) -> Option<(Has, Option<u32>, usize)> {
+    let number = |w: &Token| {
+        w.lower
+            .parse::<u32>()
+            .ok()
+            .or_else(|| NUMBER_WORDS.iter().find(|(k, _)| *k == w.lower).map(|(_, n)| *n as u32))
+    };
+    let mut best: Option<(usize, Has, Option<u32>)> = None;
+    for (words, cue) in CUES {
+        let Some(from) = end.checked_sub(words.len()) else { continue };
+        let mut n = None;
+        let fits = words.iter().zip(&t[from..end]).all(|(w, q)| match *w {
+            "#" => {
+                n = number(q);
+                n.is_some()
+            }
+            w => q.lower == w,
+        });
+        if !fits || best.as_ref().is_some_and(|(f, ..)| *f <= from) {
+            continue;
+        }
+        let (has, count) = match cue {
+            Cue::None => (Has::None, None),
+            Cue::Some => (Has::Some, None),
+            Cue::AtLeast => (Has::AtLeast, n),
+            Cue::MoreThan => (Has::AtLeast, n.map(|n| n + 1)),
+        };
+        best = Some((from, has, count));
+    }
+    best.map(|(from, has, count)| (has, count, from))
+}
 
 impl Session<'_> {
     /// Where the question asks for `parent` records by their `child` records: the child's
@@ -17,103 +143,63 @@ impl Session<'_> {
         via: &str,
         found: &[Candidate],
     ) -> Vec<Candidate> {
-        use crate::metadata::types::{Has, Related, RelatedTo};
+        use crate::metadata::types::{Related, RelatedTo};
         let Some(c) = p.object(child) else { return vec![] };
         let mut out = vec![];
-        let mut names = vec![tokens(&c.plural_label), tokens(&c.label)];
-        names.retain(|n| !n.is_empty());
-        for name in &names {
-            for at in runs(t, name) {
-                // The child's own readings just before its name ("overdue invoices").
-                let mut start = at;
-                let mut filters: Vec<&Candidate> = vec![];
-                while start > 0 {
-                    let before = found.iter().find(|x| {
-                        x.object.as_deref() == Some(child)
-                            && matches!(x.kind, Kind::Term | Kind::Value | Kind::Flag | Kind::Currency)
-                            && x.span.last() == Some(&(start - 1))
-                    });
-                    match before {
-                        Some(x) => {
-                            start = x.span[0];
-                            filters.push(x);
-                        }
-                        None => break,
+        // The child named in any of its languages ("contacts", "Kontakte", "contactos").
+        for mention in super::objects::objects_said(t, &[c]) {
+            let (at, name_len) = (mention.span[0], mention.span.len());
+            // The child's own readings just before its name ("overdue invoices").
+            let mut start = at;
+            let mut filters: Vec<&Candidate> = vec![];
+            while start > 0 {
+                let before = found.iter().find(|x| {
+                    x.object.as_deref() == Some(child)
+                        && matches!(x.kind, Kind::Term | Kind::Value | Kind::Flag | Kind::Currency)
+                        && x.span.last() == Some(&(start - 1))
+                });
+                match before {
+                    Some(x) => {
+                        start = x.span[0];
+                        filters.push(x);
                     }
+                    None => break,
                 }
-                let w = |i: Option<usize>| i.map(|i| t[i].lower.as_str());
-                // "without any contacts", "with no open opportunities": a determiner between.
-                while start > 0
-                    && matches!(t[start - 1].lower.as_str(), "any" | "a" | "an" | "the" | "some" | "single")
-                {
-                    start -= 1;
-                }
-                let b1 = start.checked_sub(1);
-                let b2 = start.checked_sub(2);
-                let b3 = start.checked_sub(3);
-                let number = |i: Option<usize>| {
-                    i.and_then(|i| {
-                        t[i].lower.parse::<u32>().ok().or_else(|| {
-                            NUMBER_WORDS.iter().find(|(k, _)| *k == t[i].lower).map(|(_, n)| *n as u32)
-                        })
-                    })
-                };
-                let (has, count, from) = match (w(b3), w(b2), w(b1)) {
-                    (_, Some("with" | "have" | "has" | "having"), Some("no" | "zero")) => {
-                        (Has::None, None, b2)
-                    }
-                    (_, _, Some("no" | "without" | "lacking")) => (Has::None, None, b1),
-                    (Some("at"), Some("least"), _) if number(b1).is_some() => (Has::AtLeast, number(b1), b3),
-                    (Some("more" | "over"), Some("than"), _) if number(b1).is_some() => {
-                        (Has::AtLeast, number(b1).map(|n| n + 1), b3)
-                    }
-                    (_, Some("over"), _) if number(b1).is_some() => {
-                        (Has::AtLeast, number(b1).map(|n| n + 1), b2)
-                    }
-                    (_, Some("with" | "have" | "has" | "having"), _) if number(b1).is_some() => {
-                        (Has::AtLeast, number(b1), b2)
-                    }
-                    (_, _, Some("with" | "have" | "has" | "having")) => (Has::Some, None, b1),
-                    _ => continue,
-                };
-                // "N or more contacts" is written before the name too: "with 5 or more".
-                let Some(from) = from else { continue };
-                let span: Vec<usize> = (from..at + name.len()).collect();
-                let parts: Vec<Condition> = filters.iter().rev().map(|x| x.condition.clone()).collect();
-                let filter = match parts.len() {
-                    0 => None,
-                    1 => Some(Box::new(parts.into_iter().next().expect("one"))),
-                    _ => Some(Box::new(Condition::All(AllOf { all: parts }))),
-                };
-                let which = filters.iter().rev().map(|x| x.words.as_str()).collect::<Vec<_>>().join(" ");
-                let what = if which.is_empty() {
-                    c.plural_label.to_lowercase()
-                } else {
-                    format!("{which} {}", c.plural_label.to_lowercase())
-                };
-                let meaning = match (has, count) {
-                    (Has::None, _) => format!("has no {what}"),
-                    (Has::AtLeast, Some(n)) => format!("has at least {n} {what}"),
-                    _ => format!("has {what}"),
-                };
-                out.push(Candidate::new(
-                    Kind::Related,
-                    Some(parent.to_string()),
-                    format!("{parent}:related:{}", span[0]),
-                    t,
-                    span,
-                    meaning,
-                    Condition::Related(RelatedTo {
-                        related: Related {
-                            object: child.to_string(),
-                            via: via.to_string(),
-                            has,
-                            count,
-                            filter,
-                        },
-                    }),
-                ));
             }
+            // "without any contacts", "with no open opportunities": a determiner between.
+            while start > 0 && DETERMINERS.contains(&t[start - 1].lower.as_str()) {
+                start -= 1;
+            }
+            let Some((has, count, from)) = cue_before(t, start) else { continue };
+            let span: Vec<usize> = (from..at + name_len).collect();
+            let parts: Vec<Condition> = filters.iter().rev().map(|x| x.condition.clone()).collect();
+            let filter = match parts.len() {
+                0 => None,
+                1 => Some(Box::new(parts.into_iter().next().expect("one"))),
+                _ => Some(Box::new(Condition::All(AllOf { all: parts }))),
+            };
+            let which = filters.iter().rev().map(|x| x.words.as_str()).collect::<Vec<_>>().join(" ");
+            let what = if which.is_empty() {
+                c.plural_label.to_lowercase()
+            } else {
+                format!("{which} {}", c.plural_label.to_lowercase())
+            };
+            let meaning = match (has, count) {
+                (Has::None, _) => format!("has no {what}"),
+                (Has::AtLeast, Some(n)) => format!("has at least {n} {what}"),
+                _ => format!("has {what}"),
+            };
+            out.push(Candidate::new(
+                Kind::Related,
+                Some(parent.to_string()),
+                format!("{parent}:related:{}", span[0]),
+                t,
+                span,
+                meaning,
+                Condition::Related(RelatedTo {
+                    related: Related { object: child.to_string(), via: via.to_string(), has, count, filter },
+                }),
+            ));
         }
         out
     }

@@ -189,3 +189,43 @@ impl Session<'_> {
         Ok(out)
     }
 }
+
+/// The words of a picklist's labels of several words that say one value alone: in a label's
+/// own language, a word of five letters or more, not a filler, that no other value's label (in
+/// that language) has — "minorista" of "Comercio minorista", "détail" of "Commerce de détail".
+/// (value, the label's language, the word.)
+pub(super) fn partial_value_words(f: &ProjectedField) -> Vec<(String, crate::locale::Language, Token)> {
+    use crate::locale::Language;
+    let mut labels: Vec<(&str, Language, Vec<Token>)> = f
+        .values
+        .iter()
+        .map(|(v, l)| (v.as_str(), Language::En, tokens(l)))
+        .chain(f.other_value_labels.iter().map(|(v, l, text)| (v.as_str(), *l, tokens(text))))
+        .collect();
+    labels.retain(|(_, _, w)| w.len() > 1);
+    let mut out: Vec<(String, Language, Token)> = vec![];
+    for (value, language, words) in &labels {
+        for w in words {
+            let significant = w.lower.chars().count() >= 5
+                && w.lower.chars().all(char::is_alphabetic)
+                && !FILLER.contains(&w.lower.as_str())
+                && !LIGHT_WORDS.contains(&w.lower.as_str());
+            // Any other value with a label (of any length, in this language) that says it.
+            let shared = f
+                .values
+                .iter()
+                .map(|(v, l)| (v.as_str(), Language::En, l.as_str()))
+                .chain(f.other_value_labels.iter().map(|(v, l, text)| (v.as_str(), *l, text.as_str())))
+                .any(|(v, l, text)| {
+                    v != *value && l == *language && tokens(text).iter().any(|x| says_in(w, x, l))
+                });
+            if significant
+                && !shared
+                && !out.iter().any(|(v, l, x)| v == value && l == language && x.lower == w.lower)
+            {
+                out.push((value.to_string(), *language, w.clone()));
+            }
+        }
+    }
+    out
+}
