@@ -59,6 +59,10 @@ fn a_negated_phrase_is_read_negated_and_never_as_its_positive() {
         "comptes sauf Munich",
         "cuentas que no están en Munich",
         "cuentas excepto Munich",
+        "accounts outside Munich",
+        "Konten außerhalb von Munich",
+        "comptes en dehors de Munich",
+        "cuentas fuera de Munich",
     ] {
         let r = read(&ava, q);
         assert!(has(&r, "Munich", munich.clone()), "{q}: {:#?}", conditions(&r));
@@ -415,10 +419,16 @@ fn readings_of_two_fields_joined_by_or_are_alternatives() {
         .collect();
     expected.sort();
     assert_eq!(ids(&a), expected);
-    // Every reading of either side joins: "partners" is a lead source and an account's type.
+    // Two words joined by "or" read in the field they share: "partners" is a lead source and
+    // an account's type, "referrals" only a lead source — both are lead sources, one group.
     let r = read(&ava, "opportunities from partners or referrals");
     let groups: Vec<&String> = r.candidates.iter().map(|c| &c.group).collect();
     assert!(groups.iter().all(|g| *g == groups[0]), "{:#?}", conditions(&r));
+    assert!(has(&r, "partners", cmp("lead_source", "eq", json!("partner"))), "{:#?}", conditions(&r));
+    assert!(!r.candidates.iter().any(|c| c.condition.fields().contains(&"type")), "{:#?}", conditions(&r));
+    // Without a field in common, every reading of either side stays, joined.
+    let r = read(&ava, "opportunities from partners or in negotiation");
+    assert!(r.candidates.iter().filter(|c| c.words == "partners").count() >= 2, "{:#?}", conditions(&r));
     // A negation keeps its own group: neither Lyon nor retail.
     let r = read(&ava, "accounts neither in Lyon nor in retail");
     let groups: Vec<&String> = r.candidates.iter().filter(|c| c.negated).map(|c| &c.group).collect();
@@ -490,4 +500,63 @@ fn countries_in_other_languages_irregular_verbs_and_determiners_are_read() {
         "{:#?}",
         conditions(&r)
     );
+}
+
+#[test]
+fn related_records_are_named_and_cued_in_four_languages() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let related = |q: &str| -> Vec<Value> {
+        read(&ava, q)
+            .candidates
+            .iter()
+            .map(|c| serde_json::to_value(&c.condition).unwrap())
+            .filter(|c| c["related"]["object"] == "contact")
+            .map(|c| json!([c["related"]["has"], c["related"]["count"]]))
+            .collect()
+    };
+    for q in [
+        "accounts without contacts",
+        "Konten ohne Kontakte",
+        "comptes sans contacts",
+        "cuentas sin contactos",
+    ] {
+        assert_eq!(related(q), vec![json!(["none", null])], "{q}");
+    }
+    for q in [
+        "accounts with at least 3 contacts",
+        "Konten mit mindestens 3 Kontakten",
+        "comptes avec au moins 3 contacts",
+        "cuentas con al menos 3 contactos",
+        "comptes avec plus de 2 contacts",
+    ] {
+        assert_eq!(related(q), vec![json!(["at_least", 3])], "{q}");
+    }
+    assert_eq!(related("Konten mit Kontakten"), vec![json!(["some", null])]);
+}
+
+#[test]
+fn one_word_of_a_value_label_says_it_where_no_other_value_has_that_word() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    // "Comercio minorista", "Commerce de détail": retail's Spanish and French labels.
+    let r = read(&ava, "cuentas del sector minorista");
+    assert!(has(&r, "minorista", cmp("industry", "eq", json!("retail"))), "{:#?}", conditions(&r));
+    let r = read(&ava, "comptes du secteur détail");
+    assert!(has(&r, "détail", cmp("industry", "eq", json!("retail"))), "{:#?}", conditions(&r));
+    // A word two values share says neither alone ("Closed Won", "Closed Lost").
+    let r = read(&ava, "closed opportunities");
+    assert!(!has(&r, "closed", cmp("stage", "eq", json!("closed_won"))), "{:#?}", conditions(&r));
+    assert!(!has(&r, "closed", cmp("stage", "eq", json!("closed_lost"))), "{:#?}", conditions(&r));
+}
+
+#[test]
+fn a_word_that_only_strengthens_a_superlative_is_its_own() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let r = read(&ava, "What's our single largest opportunity?");
+    let order = r.orders.iter().find(|o| o.object == "opportunity").expect("an order");
+    assert_eq!((order.field.as_str(), order.limit), ("amount", Some(1)));
+    let single = r.tokens.iter().position(|t| t.lower == "single").unwrap();
+    assert!(order.span.contains(&single), "{order:?}");
 }
