@@ -283,7 +283,8 @@ mod choosing {
     fn the_chosen_readings_are_composed_and_the_words_not_used_are_listed() {
         let f = common::demo();
         let ava = f.ws.session("ava").unwrap();
-        let q = "Opportunities of Zorblax in negotiation or proposal";
+        // "partners" reads as a lead source and as the account's type: the model chooses.
+        let q = "Opportunities of Zorblax from partners in negotiation or proposal";
         let r = read(&ava, q);
         let (a, b) = (id_of(&r, "negotiation", "Stage"), id_of(&r, "proposal", "Stage"));
         let endpoint = fake(vec![choice("opportunity", &[&a, &b])]);
@@ -293,7 +294,11 @@ mod choosing {
             json!({"field": "stage", "op": "in", "value": ["negotiation", "proposal"]}),
             "values of one field are joined with OR, as one chip"
         );
-        assert_eq!(answer.unused, vec!["Zorblax".to_string()], "the answer says what it did not use");
+        assert_eq!(
+            answer.unused,
+            vec!["Zorblax".to_string(), "partners".to_string()],
+            "the answer says what it did not use"
+        );
         assert!(answer.read.iter().filter(|c| c.chosen).count() == 2);
         // The model was offered ids, never fields, operators or values to write.
         let request = endpoint.chat_requests()[0].to_string();
@@ -351,7 +356,8 @@ mod choosing {
         let general = jsonschema::validator_for(&general).unwrap();
         let f = common::demo();
         let ava = f.ws.session("ava").unwrap();
-        let plain = "Which accounts are in the healthcare industry?";
+        // (Each leaves the model a choice: "partners" is also a lead source of opportunities.)
+        let plain = "Which accounts in the healthcare industry are partners?";
         let ordered = "The three invoices with the highest totals";
         let keys = |q: &str, answer: serde_json::Value| {
             let endpoint = fake(vec![Answer::Text(answer.to_string())]);
@@ -399,6 +405,37 @@ mod choosing {
     }
 
     #[test]
+    fn a_reading_that_leaves_nothing_to_choose_is_answered_without_the_model() {
+        let f = common::demo();
+        let ava = f.ws.session("ava").unwrap();
+        // One object, one reading of each word: the kernel's own choice, no model call.
+        let endpoint = fake(vec![]);
+        let answer =
+            ask_with(&ava, "Which accounts are in the healthcare industry?", model(&endpoint.url, 0.0))
+                .unwrap();
+        let mut got = ids(&answer);
+        let mut want: Vec<String> = common::demo_rows("account")
+            .into_iter()
+            .filter(|a| a["industry"] == "healthcare")
+            .map(|a| a["id"].clone())
+            .collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want);
+        assert!(endpoint.chat_requests().is_empty(), "no model was asked");
+        let trace = ava.traces(1).unwrap().remove(0);
+        assert!(trace.output_text.starts_with("[decided by the kernel"), "{}", trace.output_text);
+        assert_eq!((trace.prompt_tokens, trace.completion_tokens), (0, 0));
+        // A word with two readings ("partners": a lead source, an account's type) is the
+        // model's to choose.
+        let q = "Opportunities from partners in negotiation";
+        let r = read(&ava, q);
+        let endpoint = fake(vec![choice("opportunity", &[&id_of(&r, "negotiation", "Stage")])]);
+        ask_with(&ava, q, model(&endpoint.url, 0.0)).unwrap();
+        assert_eq!(endpoint.chat_requests().len(), 1);
+    }
+
+    #[test]
     fn an_invented_filter_cannot_be_written() {
         let f = common::demo();
         let ava = f.ws.session("ava").unwrap();
@@ -408,8 +445,12 @@ mod choosing {
             .to_string(),
         );
         let endpoint = fake(vec![invented.clone(), choice("account", &["c77"])]);
-        let e = ask_with(&ava, "Which accounts are in the healthcare industry?", model(&endpoint.url, 0.0))
-            .unwrap_err();
+        let e = ask_with(
+            &ava,
+            "Which accounts in the healthcare industry are partners?",
+            model(&endpoint.url, 0.0),
+        )
+        .unwrap_err();
         assert_eq!(e.code, Code::Contract, "{e:?}");
         assert!(user_message(&endpoint.chat_requests()[1]).contains("rejected"));
     }

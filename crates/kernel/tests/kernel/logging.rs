@@ -71,11 +71,9 @@ fn no_record_value_and_no_key_reaches_the_log() {
     let report = import_csv(&ava, "account", csv.as_bytes(), &ImportOptions::default()).unwrap();
     assert_eq!(report.imported, 1);
 
-    // Ask: the question names the canary; the kernel reads it as the account's name and the
-    // model chooses that reading.
-    let asked = fake(vec![Answer::Text(
-        json!({"object": "account", "conditions": ["c1"], "sort": [], "limit": null}).to_string(),
-    )]);
+    // Ask: the question names the canary; the kernel reads it as the account's name, and with
+    // nothing else to choose, answers without the model.
+    let asked = fake(vec![]);
     let mut ask = Ask { question: format!("Show the account {CANARY_VALUE}.") };
     let answer =
         rt.block_on(drive(&ava, &mut ask, Some(with_key(&asked.url)), &Cancel::default(), &mut |_| {}));
@@ -84,7 +82,6 @@ fn no_record_value_and_no_key_reaches_the_log() {
         countersign_kernel::ai::ask::ids(answer.result.as_ref().unwrap()),
         std::slice::from_ref(&saved.id)
     );
-    assert_eq!(asked.authorizations.lock().unwrap()[0], format!("Bearer {CANARY_KEY}"), "the key was sent");
 
     // Extract: a document stating the canary, the model copying it into a field (prompt
     // version 1, where the model writes values out).
@@ -104,6 +101,11 @@ fn no_record_value_and_no_key_reaches_the_log() {
         &mut |_| {},
     ));
     let proposal = out.unwrap().proposal;
+    assert_eq!(
+        extracted.authorizations.lock().unwrap()[0],
+        format!("Bearer {CANARY_KEY}"),
+        "the key was sent"
+    );
     assert!(proposal.fields.iter().any(|f| f.value == json!(CANARY_VALUE)), "the value reached the proposal");
 
     // Summarize of the canary account, refused: the model claims something no fact states.

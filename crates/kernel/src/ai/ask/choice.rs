@@ -617,3 +617,33 @@ fn shown_reading(
     );
     (read, unused)
 }
+
+/// The choice the kernel writes itself when the reading leaves the model nothing to choose:
+/// one object to list, every reading applies to it, no two readings share a word, no number
+/// that could be a count of rows or a value but the one an order the kernel read takes, an
+/// order read wherever one is asked, and no learned example to weigh. Every reading is chosen;
+/// the answer is checked as a model's would be (and the trust contract still asks back about
+/// words no reading places). `None`: the model chooses.
+pub(super) fn decided_choice(
+    p: &Projection,
+    objects: &[String],
+    reading: &Reading,
+    keys: ChoiceKeys,
+    learned: bool,
+) -> Option<Value> {
+    let [object] = focus(objects, reading).try_into().ok()?;
+    if learned || reading.candidates.iter().any(|c| c.on(p, &object).is_none()) {
+        return None;
+    }
+    let overlap =
+        reading.candidates.iter().enumerate().any(|(i, a)| {
+            reading.candidates[i + 1..].iter().any(|b| a.span.iter().any(|w| b.span.contains(w)))
+        });
+    let order = reading.orders.iter().find(|o| o.object == object);
+    let counts_taken = reading.counts.iter().all(|n| order.is_some_and(|o| o.limit == Some(*n)));
+    if overlap || !counts_taken || (asks_order(&reading.tokens) && order.is_none()) {
+        return None;
+    }
+    let ids: Vec<&str> = reading.candidates.iter().map(|c| c.id.as_str()).collect();
+    Some(keys.written(json!({"object": object, "conditions": ids, "sort": [], "limit": null})))
+}

@@ -95,8 +95,10 @@ pub const SPEC: CapabilitySpec = CapabilitySpec {
     settings: CapabilitySettings::default,
     autonomy: Autonomy::ReadOnly,
 };
-/// Rows an answer shows when the question gives no limit (`has_more` says if there are more).
-pub const DEFAULT_LIMIT: u32 = 200;
+/// Rows an answer holds when the question gives no limit: every row a query may return (the
+/// answer to "invoices excluding the draft ones" is all of them, not the first 200; past this,
+/// `has_more` says there are more).
+pub const DEFAULT_LIMIT: u32 = 1000;
 
 /// The phrases of the dates read (`None` under prompt version 1), as the contract offers them.
 fn phrases_of(dates: Option<&[DateRange]>) -> Option<Vec<String>> {
@@ -275,6 +277,9 @@ pub struct AskState {
     values_said: Vec<(String, String)>,
     schema: Value,
     repaired: bool,
+    /// The choice the kernel made itself (the reading left nothing to choose): the first
+    /// answer, in place of a model call.
+    decided: Option<String>,
 }
 
 /// After a model call: the answer, or the repair to send.
@@ -404,6 +409,12 @@ impl Session<'_> {
                 &values_said,
             ),
         };
+        let decided = reading
+            .as_ref()
+            .and_then(|r| {
+                choice::decided_choice(&grounding.projection, &objects, r, keys, !learned.is_empty())
+            })
+            .map(|v| v.to_string());
         let request = inv.chat_request(chat_prompt, "ask_plan".into(), schema.clone());
         Ok(Run {
             invocation: inv,
@@ -421,6 +432,7 @@ impl Session<'_> {
                 values_said,
                 schema,
                 repaired: false,
+                decided,
             },
         })
     }
@@ -635,6 +647,9 @@ impl Capability for Ask {
     }
     fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<AskRun> {
         session.ask_begin(&self.question, model)
+    }
+    fn decided(&mut self, run: &mut AskRun) -> Option<String> {
+        run.state.decided.take()
     }
     fn advance(
         &mut self,

@@ -42,6 +42,13 @@ pub trait Capability {
     /// The steps before the first model call; the invocation's trace row opens here (a
     /// failure after it opened ends it here too).
     fn begin(&mut self, session: &Session<'_>, model: ModelChoice) -> Result<Run<Self::State>>;
+    /// The first answer, when the kernel can write it itself because the request leaves a
+    /// model nothing to choose (Ask's reading with one object and one reading of each word):
+    /// it is checked by `advance` as a model's would be, and no model is called for it. None
+    /// by default.
+    fn decided(&mut self, _run: &mut Run<Self::State>) -> Option<String> {
+        None
+    }
     /// The text streamed so far as the user may see it (the model's own by default; a
     /// capability whose values are slots renders them). What it returns for a longer text
     /// must begin with what it returned for a shorter one.
@@ -70,6 +77,26 @@ pub fn step<C: Capability>(
     response: Result<ChatResponse>,
 ) -> Result<Step<C::Answer>> {
     let response = session.receive(&mut run.invocation, &run.request, response)?;
+    capability.advance(session, run, response).map_err(|e| session.fail_invocation(&run.invocation, e))
+}
+
+/// `step` for an answer the kernel wrote itself (`Capability::decided`): recorded on the
+/// invocation as the kernel's, with no model call, then `advance`.
+pub fn step_decided<C: Capability>(
+    session: &Session<'_>,
+    capability: &mut C,
+    run: &mut Run<C::State>,
+    content: String,
+) -> Result<Step<C::Answer>> {
+    run.invocation.record_decided(&content);
+    let response = ChatResponse {
+        content,
+        usage: Default::default(),
+        finish_reason: None,
+        timings: None,
+        first_token_ms: None,
+        total_ms: 0.0,
+    };
     capability.advance(session, run, response).map_err(|e| session.fail_invocation(&run.invocation, e))
 }
 
@@ -104,7 +131,15 @@ pub async fn drive<C: Capability>(
     let endpoint = provider(model.endpoint.clone())?;
     let mut drift = Some(model.check().await);
     let mut run = sessions.with(|s| capability.begin(s, model))?;
+    let mut decided = capability.decided(&mut run);
     loop {
+        if let (Some(content), None | Some(Ok(_))) = (decided.take(), &drift) {
+            drift = None;
+            match sessions.with(|s| step_decided(s, capability, &mut run, content))? {
+                Step::Done(answer) => return Ok(answer),
+                Step::Call => continue,
+            }
+        }
         let response = match drift.take() {
             Some(Err(e)) => Err(e),
             _ => {

@@ -195,6 +195,16 @@ impl Invocation {
         self.output_text.push_str(&resp.content);
     }
 
+    /// An answer the kernel wrote itself, with no model call: kept in the trace's output, marked
+    /// as the kernel's (no prompt was sent, no token spent).
+    pub fn record_decided(&mut self, content: &str) {
+        if !self.output_text.is_empty() {
+            self.output_text.push_str("\n\n=== repair attempt ===\n");
+        }
+        self.output_text.push_str("[decided by the kernel: the request left the model nothing to choose]\n");
+        self.output_text.push_str(content);
+    }
+
     pub fn cost(&self) -> f64 {
         self.model.cost(self.usage.prompt_tokens, self.usage.completion_tokens)
     }
