@@ -216,7 +216,7 @@ fn a_user_without_ai_use_is_refused_and_traced() {
     assert_eq!((t[0].outcome.as_str(), t[0].code.as_deref()), ("refused", Some("permission")));
 }
 
-fn set_settings(
+pub fn set_settings(
     s: &Session<'_>,
     edit: impl FnOnce(&mut countersign_kernel::ai::pipeline::CapabilitySettings),
 ) {
@@ -281,10 +281,12 @@ fn rate_and_concurrency_limits_are_per_user_and_capability() {
     let running = ava.ask_begin("Show all accounts.", model(&fake.url, 0.0)).unwrap();
     let e = ava.ask_begin("Show all accounts.", model(&fake.url, 0.0)).unwrap_err();
     assert_eq!((e.code, e.retriable), (Code::RateLimit, true));
+    // The rate counts calls that asked a model: the one dropped before its call does not.
     drop(running);
     ask_with(&ava, "Show all accounts.", model(&fake.url, 0.0)).unwrap();
+    ask_with(&ava, "Show all accounts.", model(&fake.url, 0.0)).unwrap();
     let e = ask_with(&ava, "Show all accounts.", model(&fake.url, 0.0)).unwrap_err();
-    assert_eq!(e.code, Code::RateLimit, "two calls started within the minute");
+    assert_eq!(e.code, Code::RateLimit, "two model calls within the minute");
     // Another user has their own allowance.
     let cara = f.ws.session("cara").unwrap();
     assert!(ask_with(&cara, "Show all accounts.", model(&fake.url, 0.0)).is_ok());

@@ -199,6 +199,8 @@ fn what_the_language_cannot_say_is_one_plain_sentence_before_any_call() {
     for (q, says) in [
         ("What is the average invoice total?", "average"),
         ("Durchschnitt der Rechnungen pro Konto", "average"),
+        ("What is the total amount of open opportunities?", "sum"),
+        ("Gesamtbetrag der offenen Verkaufschancen", "sum"),
         ("invoices whose due date is before the issue date", "Two fields"),
         ("and in March?", "no earlier question"),
         ("what about Globex Holdings?", "no earlier question"),

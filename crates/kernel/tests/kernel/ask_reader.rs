@@ -426,6 +426,12 @@ mod choosing {
         let trace = ava.traces(1).unwrap().remove(0);
         assert!(trace.output_text.starts_with("[decided by the kernel"), "{}", trace.output_text);
         assert_eq!((trace.prompt_tokens, trace.completion_tokens), (0, 0));
+        // It asks no model, so the per-minute limit on model calls does not count it.
+        crate::ask::set_settings(&ava, |s| s.rate.per_minute = 1);
+        for _ in 0..3 {
+            ask_with(&ava, "Which accounts are in the healthcare industry?", model(&endpoint.url, 0.0))
+                .unwrap();
+        }
         // A word with two readings ("partners": a lead source, an account's type) is the
         // model's to choose.
         let q = "Opportunities from partners in negotiation";

@@ -38,6 +38,9 @@ const AGGREGATES: &[&str] = &[
     "suma",
     "mediana",
 ];
+/// Words asking for a sum unless a field of the object is called by them ("the total of open
+/// deals" is a sum; "invoices with a total over 5000" compares the invoice's Total).
+const TOTALS: &[&str] = &["total", "totals", "gesamt", "insgesamt", "gesamtsumme", "gesamtbetrag"];
 /// Words asking for a figure per group.
 const PER_GROUP: &[&str] = &["per", "pro", "each", "jede", "jeden", "chaque", "cada"];
 
@@ -53,7 +56,19 @@ fn plural_of(p: &Projection, named: &[String]) -> String {
 fn aggregate(reading: &Reading, p: &Projection, named: &[String]) -> Option<String> {
     let t = &reading.tokens;
     let used = |i: usize| reading.candidates.iter().any(|c| c.span.contains(&i));
-    let at = (0..t.len()).find(|&i| AGGREGATES.contains(&t[i].lower.as_str()) && !used(i))?;
+    let a_field_says = |w: &super::reader::Token| {
+        named.iter().filter_map(|k| p.object(k)).any(|o| {
+            o.fields.iter().any(|f| {
+                std::iter::once(f.label.as_str())
+                    .chain(f.other_labels.iter().map(|(_, l)| l.as_str()))
+                    .any(|l| tokens(l).iter().any(|x| x.stem == w.stem))
+            })
+        })
+    };
+    let at = (0..t.len()).find(|&i| {
+        let w = t[i].lower.as_str();
+        !used(i) && (AGGREGATES.contains(&w) || (TOTALS.contains(&w) && !a_field_says(&t[i])))
+    })?;
     // "mean" as a verb ("what do you mean") is not a figure.
     if t[at].lower == "mean"
         && at > 0
@@ -65,7 +80,11 @@ fn aggregate(reading: &Reading, p: &Projection, named: &[String]) -> Option<Stri
     let plural = plural_of(p, named);
     Some(format!(
         "I can list {plural}, not compute an {} of them{} yet (“{}”). Ask for the {plural} themselves — sorted by the field you want (“the largest …”) — and the list shows them.",
-        if matches!(t[at].lower.as_str(), "sum" | "summe" | "somme" | "suma") { "sum" } else { "average" },
+        if matches!(t[at].lower.as_str(), "sum" | "summe" | "somme" | "suma") || TOTALS.contains(&t[at].lower.as_str()) {
+            "sum"
+        } else {
+            "average"
+        },
         if per { " per group" } else { "" },
         t[at].text
     ))

@@ -76,13 +76,14 @@ impl Session<'_> {
         self.claim_slot(inv)
     }
 
-    /// The capability's per-minute limit for this user, counting every call but `except` (and
-    /// those refused by a limit or for permission, which ran nothing).
+    /// The capability's per-minute limit for this user, counting every call but `except` that
+    /// is running or asked a model (a call refused by a limit, for permission or before its
+    /// model call, or answered by the kernel alone, sent nothing to a model).
     pub(super) fn check_rate(&self, cap: &CapabilityBinding, except: &str) -> Result<()> {
         let minute_ago = timestamp(self.ws.clock.now() - Span::seconds(60));
         let recent: u32 = self.ws.conn().query_row(
             "SELECT count(*) FROM ai_trace WHERE actor = ?1 AND capability = ?2 AND started_at > ?3 AND id <> ?4
-               AND coalesce(code, '') NOT LIKE 'limit.%' AND coalesce(code, '') <> 'permission'",
+               AND (outcome = 'running' OR attempts > 0)",
             params![self.user().key, cap.key, minute_ago, except],
             |r| r.get(0),
         )?;

@@ -249,6 +249,22 @@ pub const FILLER: &[&str] = &[
 /// negates nothing is asked about.
 pub const LIGHT_WORDS: &[&str] = &[
     // English
+    // A flag's own verb: "flagged do not call", "marked as hot".
+    "flagged",
+    "marked",
+    "tagged",
+    "labelled",
+    "labeled",
+    "markiert",
+    "gekennzeichnet",
+    "marqué",
+    "marquée",
+    "marqués",
+    "marquées",
+    "marcado",
+    "marcada",
+    "marcados",
+    "marcadas",
     "work",
     "works",
     "working",
