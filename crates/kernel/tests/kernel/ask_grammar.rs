@@ -189,6 +189,12 @@ fn numbers_in_words_and_a_range_s_unit_are_read() {
     assert!(has(&r, "plus de deux mille", cmp("employees", "gt", json!(2000))), "{:#?}", conditions(&r));
     let r = read(&ava, "cuentas con más de tres mil employees");
     assert!(has(&r, "más de tres mil", cmp("employees", "gt", json!(3000))), "{:#?}", conditions(&r));
+    // Digits as the question's language writes them, whatever the asker's locale (Ava's is
+    // English): fifty thousand in German, two and a half in English.
+    let r = read(&ava, "Rechnungen über 50.000");
+    assert!(has(&r, "über 50.000", cmp("total", "gt", json!(50000))), "{:#?}", conditions(&r));
+    let r = read(&ava, "invoices over 2.5");
+    assert!(has(&r, "over 2.5", cmp("total", "gt", json!(2.5))), "{:#?}", conditions(&r));
 }
 
 #[test]
@@ -546,6 +552,10 @@ fn one_word_of_a_value_label_says_it_where_no_other_value_has_that_word() {
     assert!(has(&r, "minorista", cmp("industry", "eq", json!("retail"))), "{:#?}", conditions(&r));
     let r = read(&ava, "comptes du secteur détail");
     assert!(has(&r, "détail", cmp("industry", "eq", json!("retail"))), "{:#?}", conditions(&r));
+    // A word that names the field is not its value ("industries": Industry, not
+    // "Industrie manufacturière").
+    let r = read(&ava, "accounts in the software or finance industries");
+    assert!(!has(&r, "industries", cmp("industry", "eq", json!("manufacturing"))), "{:#?}", conditions(&r));
     // A word two values share says neither alone ("Closed Won", "Closed Lost").
     let r = read(&ava, "closed opportunities");
     assert!(!has(&r, "closed", cmp("stage", "eq", json!("closed_won"))), "{:#?}", conditions(&r));

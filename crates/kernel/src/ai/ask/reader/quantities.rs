@@ -178,6 +178,8 @@ pub(super) fn numbers(
         languages.push(crate::locale::Language::En);
     }
     let words = spelled(t, &languages);
+    let asked_locale =
+        asked_in.filter(|l| *l != locale.language()).and_then(|l| crate::locale::Locale::parse(l.code()));
     let mut i = 0;
     while i < t.len() {
         if taken.contains(&i) {
@@ -190,8 +192,13 @@ pub(super) fn numbers(
         let digits_end = w.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ',')).unwrap_or(w.len());
         if digits_end > 0 && w.as_bytes()[0].is_ascii_digit() {
             let digits = &w[..digits_end];
-            let number: Option<f64> =
-                locale.read_number(digits).or_else(|| digits.replace(',', "").parse().ok());
+            // Digits as the question's language writes them ("über 50.000" is fifty thousand
+            // in a German question, whoever asks), else as the asker's locale does.
+            let number: Option<f64> = asked_locale
+                .as_ref()
+                .and_then(|l| l.read_number(digits))
+                .or_else(|| locale.read_number(digits))
+                .or_else(|| digits.replace(',', "").parse().ok());
             let rest = &w[digits_end..];
             if let Some(n) = number {
                 if rest.is_empty() {

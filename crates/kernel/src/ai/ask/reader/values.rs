@@ -203,10 +203,18 @@ pub(super) fn partial_value_words(f: &ProjectedField) -> Vec<(String, crate::loc
         .chain(f.other_value_labels.iter().map(|(v, l, text)| (v.as_str(), *l, tokens(text))))
         .collect();
     labels.retain(|(_, _, w)| w.len() > 1);
+    // A word that names the field itself ("industries": Industry, "Industrie manufacturière")
+    // is not its value.
+    let field_words: Vec<(Language, Token)> = std::iter::once((Language::En, f.label.as_str()))
+        .chain(f.other_labels.iter().map(|(l, text)| (*l, text.as_str())))
+        .flat_map(|(l, text)| tokens(text).into_iter().map(move |w| (l, w)))
+        .collect();
     let mut out: Vec<(String, Language, Token)> = vec![];
     for (value, language, words) in &labels {
         for w in words {
-            let significant = w.lower.chars().count() >= 5
+            let names_field = field_words.iter().any(|(l, x)| says_in(w, x, *l) || says(w, x));
+            let significant = !names_field
+                && w.lower.chars().count() >= 5
                 && w.lower.chars().all(char::is_alphabetic)
                 && !FILLER.contains(&w.lower.as_str())
                 && !LIGHT_WORDS.contains(&w.lower.as_str());
