@@ -25,6 +25,8 @@ fn a_term_must_name_fields_and_categories_the_object_has() {
     let f = common::demo_ask_v3();
     let mut doc = demo_doc(&f);
     let opp = object_mut(&mut doc, "opportunity");
+    // The demo's own terms come first.
+    let n = opp["terms"].as_array().unwrap().len();
     opp["terms"].as_array_mut().unwrap().extend([
         json!({"key": "big", "label": "Big deal", "filter": {"field": "size", "op": "gt", "value": 5}}),
         json!({"key": "stalled", "label": "Stalled", "category": {"field": "stage", "is": "stalled"}}),
@@ -35,10 +37,10 @@ fn a_term_must_name_fields_and_categories_the_object_has() {
     assert_eq!(e.code, Code::InvalidDefinition);
     let problems: Vec<String> = e.details.iter().map(|d| format!("{} {}", d.path, d.message)).collect();
     let has = |path: &str, words: &str| problems.iter().any(|p| p.contains(path) && p.contains(words));
-    assert!(has("/terms/3/filter", "no field `size`"), "{problems:?}");
-    assert!(has("/terms/4/category", "category `stalled`"), "{problems:?}");
-    assert!(has("/terms/5/category", "not a picklist"), "{problems:?}");
-    assert!(has("/terms/6/key", "used twice"), "{problems:?}");
+    assert!(has(&format!("/terms/{n}/filter"), "no field `size`"), "{problems:?}");
+    assert!(has(&format!("/terms/{}/category", n + 1), "category `stalled`"), "{problems:?}");
+    assert!(has(&format!("/terms/{}/category", n + 2), "not a picklist"), "{problems:?}");
+    assert!(has(&format!("/terms/{}/key", n + 3), "used twice"), "{problems:?}");
     // Neither a filter nor a category: the schema says one of them.
     let mut doc = demo_doc(&f);
     object_mut(&mut doc, "opportunity")["terms"]
@@ -293,6 +295,7 @@ fn an_admin_edits_an_objects_terms_by_a_deploy_and_others_may_not() {
     assert!(g.text.contains("term big_deal: \"Big deal\" (also \"whale\")"));
     // A broken term is refused with its pointer, and nothing changes.
     let mut broken = terms.clone();
+    let odd = broken.len();
     broken.push(
         serde_json::from_value(
             json!({"key": "odd", "label": "Odd", "category": {"field": "stage", "is": "odd"}}),
@@ -301,7 +304,7 @@ fn an_admin_edits_an_objects_terms_by_a_deploy_and_others_may_not() {
     );
     let e = ws.deploy_terms("ava", "opportunity", broken).unwrap_err();
     assert_eq!(e.code, Code::InvalidDefinition);
-    assert!(e.details.iter().any(|d| d.path.ends_with("/terms/4/category")), "{:?}", e.details);
+    assert!(e.details.iter().any(|d| d.path.ends_with(&format!("/terms/{odd}/category"))), "{:?}", e.details);
     assert_eq!(ws.catalog().unwrap().generation, generation + 1);
     // ben may read the vocabulary but not change it.
     let bens = ws.session("ben").unwrap().vocabulary().unwrap();
