@@ -572,3 +572,14 @@ fn a_word_that_only_strengthens_a_superlative_is_its_own() {
     let single = r.tokens.iter().position(|t| t.lower == "single").unwrap();
     assert!(order.span.contains(&single), "{order:?}");
 }
+
+#[test]
+fn a_verbs_forms_share_a_stem_not_a_meaning() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let stage = |q: &str| read(&ava, q).candidates.iter().any(|c| c.condition.fields().contains(&"stage"));
+    // "closing", "close": the close date; "closed": won or lost.
+    assert!(!stage("opportunities closing in Q3 2026"));
+    assert!(!stage("Which deal has the latest close date?"));
+    assert!(stage("closed opportunities"));
+}

@@ -86,7 +86,17 @@ pub(super) fn runs_in(question: &[Token], phrase: &[Token], language: Language) 
 /// A question word says a word of a label or value: the same word, the same stem, or (both at
 /// least five letters) one edit apart.
 pub(super) fn says(q: &Token, p: &Token) -> bool {
-    if q.lower == p.lower || (q.stem == p.stem && !q.stem.is_empty()) {
+    if q.lower == p.lower {
+        return true;
+    }
+    // A verb's forms share a stem but not a meaning: "closing" or "close" (the close date)
+    // does not say "closed" (a stage), nor "closed" "closing".
+    let ends = |t: &Token, e: &str| t.lower.len() > e.len() + 2 && t.lower.ends_with(e);
+    let participle = |t: &Token| ends(t, "ed") && !ends(t, "eed");
+    if (participle(p) && !participle(q)) || (participle(q) && ends(p, "ing")) {
+        return false;
+    }
+    if q.stem == p.stem && !q.stem.is_empty() {
         return true;
     }
     // A verb's irregular forms say each other ("lose" and "lost", "win" and "won").
