@@ -30,3 +30,30 @@ def num(v):
 
 def opps(user):
     return [o for o in opportunity if user in ("ava", "cara") or o["owner"] == user]
+
+
+def top(rows, key, n, reverse):
+    """The first n rows by key; refuses a tie across the cut (the answer would be a choice)."""
+    ranked = sorted(rows, key=key, reverse=reverse)
+    if len(ranked) > n and key(ranked[n - 1]) == key(ranked[n]):
+        raise SystemExit(f"a tie at the cut: {key(ranked[n])}")
+    return ranked[:n]
+
+
+def write_ask_cases(name, cases, ordered_by):
+    """Writes eval/<name>.jsonl from (user, question, object, expected rows or None for a
+    refusal); a question with one of the words `ordered_by` expects its rows in order."""
+    import json
+
+    out = ROOT / "eval" / f"{name}.jsonl"
+    with open(out, "w") as f:
+        for n, (user, question, obj, expected) in enumerate(cases, 1):
+            case = {"id": f"{name}-{n:02d}", "user": user, "question": question, "object": obj}
+            if expected is None:
+                case["expect_refusal"] = True
+            else:
+                ordered = any(w in question for w in ordered_by)
+                ids = [r["id"] for r in expected]
+                case.update({"expected_ids": ids if ordered else sorted(ids), "ordered": ordered})
+            f.write(json.dumps(case, ensure_ascii=False) + "\n")
+    print(f"{len(cases)} cases written to {out}")

@@ -6,11 +6,10 @@ those sets. Run: python3 eval/make_ask_heldout.py
 """
 
 import datetime as dt
-import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-from demo_fixture import acc, account, by_name, contact, inv, invoice, line, note, num, opps  # noqa: E402
+from demo_fixture import acc, account, by_name, contact, inv, invoice, line, note, num, opps, top, write_ask_cases  # noqa: E402
 
 today = dt.date.today()
 INITECH = by_name["Initech GmbH"]
@@ -48,20 +47,6 @@ cases = [
 ]
 
 
-def main():
-    out = ROOT / "eval" / "ask-heldout.jsonl"
-    with open(out, "w") as f:
-        for n, (user, question, obj, expected) in enumerate(cases, 1):
-            case = {"id": f"ask-heldout-{n:02d}", "user": user, "question": question, "object": obj}
-            if expected is None:
-                case["expect_refusal"] = True
-            else:
-                ordered = any(w in question for w in ("largest", "smallest"))
-                ids = [r["id"] for r in expected]
-                case.update({"expected_ids": ids if ordered else sorted(ids), "ordered": ordered})
-            f.write(json.dumps(case, ensure_ascii=False) + "\n")
-    print(f"{len(cases)} cases written to {out}")
-
 
 if __name__ == "__main__":
-    main()
+    write_ask_cases("ask-heldout", cases, ("largest", "smallest"))

@@ -7,11 +7,10 @@ account's newest record). Run: python3 eval/make_ask_heldout2.py
 """
 
 import datetime as dt
-import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-from demo_fixture import CLOSED, UNPAID, acc, account, by_name, contact, inv, invoice, line, note, num, opps  # noqa: E402
+from demo_fixture import CLOSED, UNPAID, acc, account, by_name, contact, inv, invoice, line, note, num, opps, top, write_ask_cases  # noqa: E402
 
 today = dt.date.today()
 GLOBEX = by_name["Globex Holdings"]
@@ -21,13 +20,6 @@ last_month_end = today.replace(day=1) - dt.timedelta(days=1)
 last_month_start = last_month_end.replace(day=1)
 thirty_days_ago = (today - dt.timedelta(days=30)).isoformat()
 
-
-def top(rows, key, n, reverse):
-    """The first n rows by key; refuses a tie across the cut (the answer would be a choice)."""
-    ranked = sorted(rows, key=key, reverse=reverse)
-    if len(ranked) > n and key(ranked[n - 1]) == key(ranked[n]):
-        raise SystemExit(f"a tie at the cut: {key(ranked[n])}")
-    return ranked[:n]
 
 
 ava_opps = opps("ava")
@@ -88,20 +80,6 @@ cases = [
 ]
 
 
-def main():
-    out = ROOT / "eval" / "ask-heldout2.jsonl"
-    with open(out, "w") as f:
-        for n, (user, question, obj, expected) in enumerate(cases, 1):
-            case = {"id": f"ask-heldout2-{n:02d}", "user": user, "question": question, "object": obj}
-            if expected is None:
-                case["expect_refusal"] = True
-            else:
-                ordered = any(w in question for w in ("oldest", "highest", "newest"))
-                ids = [r["id"] for r in expected]
-                case.update({"expected_ids": ids if ordered else sorted(ids), "ordered": ordered})
-            f.write(json.dumps(case, ensure_ascii=False) + "\n")
-    print(f"{len(cases)} cases written to {out}")
-
 
 if __name__ == "__main__":
-    main()
+    write_ask_cases("ask-heldout2", cases, ("oldest", "highest", "newest"))

@@ -6,11 +6,10 @@ Run: python3 eval/make_ask_heldout3.py
 """
 
 import datetime as dt
-import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-from demo_fixture import CLOSED, UNPAID, acc, account, by_name, contact, inv, invoice, line, note, num, opps  # noqa: E402
+from demo_fixture import CLOSED, UNPAID, acc, account, by_name, contact, inv, invoice, line, note, num, opps, top, write_ask_cases  # noqa: E402
 
 today = dt.date.today()
 NIMBUS = by_name["Nimbus GmbH"]
@@ -18,13 +17,6 @@ TYRELL = by_name["Tyrell Corp"]
 ava_opps = opps("ava")
 year = today.year
 
-
-def top(rows, key, n, reverse):
-    """The first n rows by key; refuses a tie across the cut (the answer would be a choice)."""
-    ranked = sorted(rows, key=key, reverse=reverse)
-    if len(ranked) > n and key(ranked[n - 1]) == key(ranked[n]):
-        raise SystemExit(f"a tie at the cut: {key(ranked[n])}")
-    return ranked[:n]
 
 
 cases = [
@@ -69,20 +61,6 @@ cases = [
 ]
 
 
-def main():
-    out = ROOT / "eval" / "ask-heldout3.jsonl"
-    with open(out, "w") as f:
-        for n, (user, question, obj, expected) in enumerate(cases, 1):
-            case = {"id": f"ask-heldout3-{n:02d}", "user": user, "question": question, "object": obj}
-            if expected is None:
-                case["expect_refusal"] = True
-            else:
-                ordered = any(w in question for w in ("fewest", "top 5"))
-                ids = [r["id"] for r in expected]
-                case.update({"expected_ids": ids if ordered else sorted(ids), "ordered": ordered})
-            f.write(json.dumps(case, ensure_ascii=False) + "\n")
-    print(f"{len(cases)} cases written to {out}")
-
 
 if __name__ == "__main__":
-    main()
+    write_ask_cases("ask-heldout3", cases, ("fewest", "top 5"))

@@ -6,11 +6,10 @@ chosen to differ from every other set. Run: python3 eval/make_ask_heldout4.py
 """
 
 import datetime as dt
-import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-from demo_fixture import CLOSED, UNPAID, acc, account, by_name, contact, inv, invoice, line, note, num, opps  # noqa: E402
+from demo_fixture import CLOSED, UNPAID, acc, account, by_name, contact, inv, invoice, line, note, num, opps, top, write_ask_cases  # noqa: E402
 
 today = dt.date.today()
 GENCO = by_name["Genco Group"]
@@ -21,13 +20,6 @@ q_start_month = 3 * ((today.month - 1) // 3) + 1
 q_start = dt.date(today.year, q_start_month, 1).isoformat()
 q_end = (dt.date(today.year + (q_start_month + 3 > 12), (q_start_month + 2) % 12 + 1, 1) - dt.timedelta(days=1)).isoformat()
 
-
-def top(rows, key, n, reverse):
-    """The first n rows by key; refuses a tie across the cut (the answer would be a choice)."""
-    ranked = sorted(rows, key=key, reverse=reverse)
-    if len(ranked) > n and key(ranked[n - 1]) == key(ranked[n]):
-        raise SystemExit(f"a tie at the cut: {key(ranked[n])}")
-    return ranked[:n]
 
 
 cases = [
@@ -78,20 +70,6 @@ cases = [
 ]
 
 
-def main():
-    out = ROOT / "eval" / "ask-heldout4.jsonl"
-    with open(out, "w") as f:
-        for n, (user, question, obj, expected) in enumerate(cases, 1):
-            case = {"id": f"ask-heldout4-{n:02d}", "user": user, "question": question, "object": obj}
-            if expected is None:
-                case["expect_refusal"] = True
-            else:
-                ordered = any(w in question for w in ("biggest", "newest"))
-                ids = [r["id"] for r in expected]
-                case.update({"expected_ids": ids if ordered else sorted(ids), "ordered": ordered})
-            f.write(json.dumps(case, ensure_ascii=False) + "\n")
-    print(f"{len(cases)} cases written to {out}")
-
 
 if __name__ == "__main__":
-    main()
+    write_ask_cases("ask-heldout4", cases, ("biggest", "newest"))
