@@ -47,6 +47,5 @@ cases = [
 ]
 
 
-
 if __name__ == "__main__":
     write_ask_cases("ask-heldout", cases, ("largest", "smallest"))

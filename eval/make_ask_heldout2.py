@@ -20,8 +20,6 @@ last_month_end = today.replace(day=1) - dt.timedelta(days=1)
 last_month_start = last_month_end.replace(day=1)
 thirty_days_ago = (today - dt.timedelta(days=30)).isoformat()
 
-
-
 ava_opps = opps("ava")
 cases = [
     ("ava", "accounts not located in France", "account", [a for a in account if a["billing_country"] != "France"]),
@@ -78,7 +76,6 @@ cases = [
     ("ava", "notes mentioning budget", "note",
      [n for n in note if "budget" in (n["title"] + " " + n["body"]).lower()]),
 ]
-
 
 
 if __name__ == "__main__":

@@ -17,8 +17,6 @@ TYRELL = by_name["Tyrell Corp"]
 ava_opps = opps("ava")
 year = today.year
 
-
-
 cases = [
     ("ava", "customers in Berlin", "account", [a for a in account if a["type"] == "customer" and a["billing_city"] == "Berlin"]),
     ("ava", "prospects that are not in the US", "account",
@@ -59,7 +57,6 @@ cases = [
     ("ava", "How many contacts work in engineering?", "contact", [c for c in contact if c["department"] == "engineering"]),
     ("ava", "compare the revenue of Globex Holdings and Acme Labs", "account", None),
 ]
-
 
 
 if __name__ == "__main__":

@@ -20,8 +20,6 @@ q_start_month = 3 * ((today.month - 1) // 3) + 1
 q_start = dt.date(today.year, q_start_month, 1).isoformat()
 q_end = (dt.date(today.year + (q_start_month + 3 > 12), (q_start_month + 2) % 12 + 1, 1) - dt.timedelta(days=1)).isoformat()
 
-
-
 cases = [
     ("ava", "show me the partner accounts", "account", [a for a in account if a["type"] == "partner"]),
     ("ava", "accounts in Amsterdam or Berlin that are customers", "account",
@@ -68,7 +66,6 @@ cases = [
     ("ava", "notes that mention renewal", "note",
      [n for n in note if "renewal" in (n["title"] + " " + n["body"]).lower()]),
 ]
-
 
 
 if __name__ == "__main__":
