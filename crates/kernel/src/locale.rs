@@ -225,7 +225,7 @@ impl Locale {
     }
 
     /// The separators between thousands and before the decimals.
-    fn separators(&self) -> (&'static str, char) {
+    pub fn separators(&self) -> (&'static str, char) {
         match (self.language, self.tag.as_str()) {
             (Language::De, "de-CH") => ("’", '.'),
             (Language::En, _) => (",", '.'),

@@ -195,6 +195,8 @@ fn numbers_in_words_and_a_range_s_unit_are_read() {
     assert!(has(&r, "über 50.000", cmp("total", "gt", json!(50000))), "{:#?}", conditions(&r));
     let r = read(&ava, "invoices over 2.5");
     assert!(has(&r, "over 2.5", cmp("total", "gt", json!(2.5))), "{:#?}", conditions(&r));
+    let r = read(&ava, "Invoices under $5,000.");
+    assert!(has(&r, "under $ 5,000", cmp("total", "lt", json!(5000))), "{:#?}", conditions(&r));
 }
 
 #[test]

@@ -192,13 +192,20 @@ pub(super) fn numbers(
         let digits_end = w.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ',')).unwrap_or(w.len());
         if digits_end > 0 && w.as_bytes()[0].is_ascii_digit() {
             let digits = &w[..digits_end];
-            // Digits as the question's language writes them ("über 50.000" is fifty thousand
-            // in a German question, whoever asks), else as the asker's locale does.
-            let number: Option<f64> = asked_locale
-                .as_ref()
-                .and_then(|l| l.read_number(digits))
-                .or_else(|| locale.read_number(digits))
-                .or_else(|| digits.replace(',', "").parse().ok());
+            // Digits as the asker's locale writes them — unless that reads three digits after
+            // a decimal point ("50.000") that the question's language groups: "über 50.000" is
+            // fifty thousand in a German question, whoever asks ("$5,000" stays five thousand).
+            let mine = locale.read_number(digits);
+            let three_decimals = digits
+                .rsplit_once(locale.separators().1)
+                .is_some_and(|(_, f)| f.len() == 3 && f.chars().all(|c| c.is_ascii_digit()));
+            let theirs = asked_locale.as_ref().and_then(|l| l.read_number(digits));
+            let number: Option<f64> = match (mine, theirs) {
+                (Some(m), Some(t)) if m != t && three_decimals && t.fract() == 0.0 => Some(t),
+                (Some(m), _) => Some(m),
+                (None, t) => t,
+            }
+            .or_else(|| digits.replace(',', "").parse().ok());
             let rest = &w[digits_end..];
             if let Some(n) = number {
                 if rest.is_empty() {
