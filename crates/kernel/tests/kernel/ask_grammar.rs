@@ -543,6 +543,23 @@ fn related_records_are_named_and_cued_in_four_languages() {
         assert_eq!(related(q), vec![json!(["at_least", 3])], "{q}");
     }
     assert_eq!(related("Konten mit Kontakten"), vec![json!(["some", null])]);
+    // The child's own readings after its name, or holding it, are its filter, and the words
+    // are the related reading's alone (not also accounts in finance).
+    let r = read(&ava, "accounts with no contacts in finance");
+    assert_eq!(conditions(&r).len(), 1, "{:#?}", conditions(&r));
+    assert_eq!(
+        conditions(&r)[0].1["related"]["filter"],
+        cmp("department", "eq", json!("finance")),
+        "{:#?}",
+        conditions(&r)
+    );
+    let r = read(&ava, "accounts that have lost deals");
+    let lost = serde_json::to_value(&r.candidates[0].condition).unwrap();
+    assert_eq!(
+        (lost["related"]["object"].as_str(), lost["related"]["has"].as_str()),
+        (Some("opportunity"), Some("some"))
+    );
+    assert_eq!(lost["related"]["filter"]["value"], json!(["closed_lost"]));
 }
 
 #[test]

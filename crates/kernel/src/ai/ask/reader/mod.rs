@@ -569,6 +569,15 @@ impl Session<'_> {
                 }
             }
         }
+        // The words of a related reading are its own: the child's readings inside it are its
+        // filter, and no other reading of them stands beside it ("accounts with no contacts in
+        // finance": not accounts in finance).
+        let related: Vec<Vec<usize>> =
+            found.iter().filter(|c| c.kind == Kind::Related).map(|c| c.span.clone()).collect();
+        found.retain(|x| {
+            x.kind == Kind::Related
+                || !related.iter().any(|s| s.len() > x.span.len() && x.span.iter().all(|i| s.contains(i)))
+        });
 
         // Blank and not blank: "has a PO number", "without a next step", "missing email".
         for o in &in_scope {

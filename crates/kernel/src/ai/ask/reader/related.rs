@@ -31,6 +31,9 @@ const DETERMINERS: &[&str] = &[
     "algun",
 ];
 
+/// Words that join the child's name to a reading of its own after it.
+const AFTER: &[&str] = &["in", "at", "from", "of", "im", "aus", "dans", "du", "de", "en", "del"];
+
 /// What the words just before the child's name say of it, in the four languages: the cue's
 /// words (`#` a number) and what it asks. The longest cue that ends there wins.
 const CUES: &[(&[&str], Cue)] = &[
@@ -148,10 +151,32 @@ impl Session<'_> {
         let mut out = vec![];
         // The child named in any of its languages ("contacts", "Kontakte", "contactos").
         for mention in super::objects::objects_said(t, &[c]) {
-            let (at, name_len) = (mention.span[0], mention.span.len());
+            let (mut at, mut end) = (mention.span[0], mention.span[mention.span.len() - 1] + 1);
+            let own = |x: &&Candidate| {
+                x.object.as_deref() == Some(child)
+                    && matches!(x.kind, Kind::Term | Kind::Value | Kind::Flag | Kind::Currency)
+            };
+            let mut filters: Vec<&Candidate> = vec![];
+            // A reading that holds the name ("lost deals": a term of deals) is its filter.
+            if let Some(x) =
+                found.iter().filter(own).find(|x| x.span[0] <= at && *x.span.last().unwrap_or(&0) + 1 >= end)
+            {
+                (at, end) = (x.span[0], x.span[x.span.len() - 1] + 1);
+                filters.push(x);
+            }
+            // The child's own readings just after its name, joined by a preposition
+            // ("contacts in finance", "contactos de ventas").
+            if let Some(x) = t
+                .get(end)
+                .filter(|w| AFTER.contains(&w.lower.as_str()))
+                .and_then(|_| found.iter().filter(own).find(|x| x.span[0] == end + 1))
+            {
+                end = x.span[x.span.len() - 1] + 1;
+                filters.push(x);
+            }
+            let name_len = end - at;
             // The child's own readings just before its name ("overdue invoices").
             let mut start = at;
-            let mut filters: Vec<&Candidate> = vec![];
             while start > 0 {
                 let before = found.iter().find(|x| {
                     x.object.as_deref() == Some(child)
@@ -178,11 +203,13 @@ impl Session<'_> {
                 1 => Some(Box::new(parts.into_iter().next().expect("one"))),
                 _ => Some(Box::new(Condition::All(AllOf { all: parts }))),
             };
-            let which = filters.iter().rev().map(|x| x.words.as_str()).collect::<Vec<_>>().join(" ");
-            let what = if which.is_empty() {
+            // The child as the question says it, with its readings ("overdue invoices",
+            // "contacts in finance"); the plural label where the question says only the name.
+            let what = if filters.is_empty() {
                 c.plural_label.to_lowercase()
             } else {
-                format!("{which} {}", c.plural_label.to_lowercase())
+                let first = filters.iter().map(|x| x.span[0]).chain([at]).min().unwrap_or(at);
+                words_of(t, &(first..at + name_len).collect::<Vec<_>>())
             };
             let meaning = match (has, count) {
                 (Has::None, _) => format!("has no {what}"),
