@@ -231,6 +231,13 @@ fn a_change_said_in_full_of_the_record_in_focus_is_read_by_the_kernel() {
     assert_eq!(&record.as_ref().unwrap().id, &overdue_of_cogswell()[0].1);
     assert_eq!((changes[0].field.as_str(), &changes[0].after), ("status", &json!("paid")));
     assert_eq!(model.chat_requests().len(), calls, "no model was asked");
+    // A term of one value says it too ("paid": the paid category of statuses).
+    let fourth = turn(&ava, Some(&first.conversation), "Mark it as settled");
+    let StepOutcome::Proposal { changes, .. } = &fourth.steps[0].outcome else {
+        panic!("{:?}", fourth.steps)
+    };
+    assert_eq!((changes[0].field.as_str(), &changes[0].after), ("status", &json!("paid")));
+    assert_eq!(model.chat_requests().len(), calls, "no model was asked");
 }
 
 #[test]

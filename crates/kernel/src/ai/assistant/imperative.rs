@@ -102,13 +102,20 @@ pub(super) fn read_update(session: &Session<'_>, scope: &Scope, message: &str) -
         .candidates
         .iter()
         .filter(|c| !c.negated && c.object.as_deref() == Some(&focus.object) && c.span == rest)
-        .filter_map(|c| match &c.condition {
-            Condition::Compare(Comparison { field, op: Op::Eq, value: Some(v), .. }) => {
-                let f = object.fields.iter().find(|f| &f.key == field)?;
-                (f.field_type == FieldType::Picklist && f.access == FieldLevel::Edit)
-                    .then(|| (field.clone(), v.clone()))
-            }
-            _ => None,
+        .filter_map(|c| {
+            // One value: `eq`, or a term's `in` of one ("closed won": the won category).
+            let (field, value) = match &c.condition {
+                Condition::Compare(Comparison { field, op: Op::Eq, value: Some(v), .. }) => {
+                    (field, v.clone())
+                }
+                Condition::Compare(Comparison {
+                    field, op: Op::In, value: Some(Value::Array(vs)), ..
+                }) if vs.len() == 1 => (field, vs[0].clone()),
+                _ => return None,
+            };
+            let f = object.fields.iter().find(|f| &f.key == field)?;
+            (f.field_type == FieldType::Picklist && f.access == FieldLevel::Edit)
+                .then(|| (field.clone(), value))
         })
         .collect();
     changes.dedup();
