@@ -562,7 +562,12 @@ impl Session<'_> {
         // "with at least 5 contacts".
         for o in &in_scope {
             for (child, via) in &o.children {
-                for c in self.related_said(&t, p, o.key.as_str(), child, via, &found) {
+                let named = in_scope
+                    .iter()
+                    .any(|x| x.key == *child)
+                    .then(|| mentions.iter().filter(|m| m.object == *child).cloned().collect());
+                let Some(child) = p.object(child) else { continue };
+                for c in self.related_said(&t, o.key.as_str(), child, via, &found, named) {
                     // A number inside it counts records, not an amount.
                     found.retain(|x| x.kind != Kind::Quantity || !x.span.iter().all(|i| c.span.contains(i)));
                     push(&mut found, c);

@@ -140,17 +140,18 @@ impl Session<'_> {
     pub(super) fn related_said(
         &self,
         t: &[Token],
-        p: &Projection,
         parent: &str,
-        child: &str,
+        c: &ProjectedObject,
         via: &str,
         found: &[Candidate],
+        named: Option<Vec<super::objects::Mention>>,
     ) -> Vec<Candidate> {
         use crate::metadata::types::{Related, RelatedTo};
-        let Some(c) = p.object(child) else { return vec![] };
+        let child = c.key.as_str();
         let mut out = vec![];
-        // The child named in any of its languages ("contacts", "Kontakte", "contactos").
-        for mention in super::objects::objects_said(t, &[c]) {
+        // The child named in any of its languages ("contacts", "Kontakte", "contactos"): where
+        // the question's objects were read (`named`, when the child is one), else read here.
+        for mention in named.unwrap_or_else(|| super::objects::objects_said(t, &[c])) {
             let (mut at, mut end) = (mention.span[0], mention.span[mention.span.len() - 1] + 1);
             let own = |x: &&Candidate| {
                 x.object.as_deref() == Some(child)

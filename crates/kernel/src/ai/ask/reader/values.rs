@@ -196,13 +196,16 @@ impl Session<'_> {
 /// (value, the label's language, the word.)
 pub(super) fn partial_value_words(f: &ProjectedField) -> Vec<(String, crate::locale::Language, Token)> {
     use crate::locale::Language;
-    let mut labels: Vec<(&str, Language, Vec<Token>)> = f
+    // Every label of every value, tokenized once.
+    let labels: Vec<(&str, Language, Vec<Token>)> = f
         .values
         .iter()
         .map(|(v, l)| (v.as_str(), Language::En, tokens(l)))
         .chain(f.other_value_labels.iter().map(|(v, l, text)| (v.as_str(), *l, tokens(text))))
         .collect();
-    labels.retain(|(_, _, w)| w.len() > 1);
+    if labels.iter().all(|(_, _, w)| w.len() < 2) {
+        return vec![];
+    }
     // A word that names the field itself ("industries": Industry, "Industrie manufacturière")
     // is not its value.
     let field_words: Vec<(Language, Token)> = std::iter::once((Language::En, f.label.as_str()))
@@ -210,27 +213,21 @@ pub(super) fn partial_value_words(f: &ProjectedField) -> Vec<(String, crate::loc
         .flat_map(|(l, text)| tokens(text).into_iter().map(move |w| (l, w)))
         .collect();
     let mut out: Vec<(String, Language, Token)> = vec![];
-    for (value, language, words) in &labels {
+    for (value, language, words) in labels.iter().filter(|(_, _, w)| w.len() > 1) {
         for w in words {
-            let names_field = field_words.iter().any(|(l, x)| says_in(w, x, *l) || says(w, x));
-            let significant = !names_field
-                && w.lower.chars().count() >= 5
+            let significant = w.lower.chars().count() >= 5
                 && w.lower.chars().all(char::is_alphabetic)
                 && !FILLER.contains(&w.lower.as_str())
                 && !LIGHT_WORDS.contains(&w.lower.as_str());
+            if !significant || out.iter().any(|(v, l, x)| v == value && l == language && x.lower == w.lower) {
+                continue;
+            }
+            let names_field = field_words.iter().any(|(l, x)| says_in(w, x, *l) || says(w, x));
             // Any other value with a label (of any length, in this language) that says it.
-            let shared = f
-                .values
+            let shared = labels
                 .iter()
-                .map(|(v, l)| (v.as_str(), Language::En, l.as_str()))
-                .chain(f.other_value_labels.iter().map(|(v, l, text)| (v.as_str(), *l, text.as_str())))
-                .any(|(v, l, text)| {
-                    v != *value && l == *language && tokens(text).iter().any(|x| says_in(w, x, l))
-                });
-            if significant
-                && !shared
-                && !out.iter().any(|(v, l, x)| v == value && l == language && x.lower == w.lower)
-            {
+                .any(|(v, l, other)| v != value && l == language && other.iter().any(|x| says_in(w, x, *l)));
+            if !names_field && !shared {
                 out.push((value.to_string(), *language, w.clone()));
             }
         }
