@@ -84,9 +84,10 @@ async fn a_schema_constrained_call_to_a_real_model_parses_and_validates() {
     );
 }
 
-/// Ask end to end on the real model: the demo workspace, a question, the model writes the plan
-/// under the per-request schema, the kernel runs it. The answer must be exactly the records a
-/// hand-written spec returns.
+/// Ask end to end on the real model: the demo workspace; a question whose reading leaves
+/// nothing to choose is answered by the kernel alone, exactly the records a hand-written spec
+/// returns; a question with a word read two ways goes to the model, which chooses one reading
+/// under the per-request schema, and the kernel runs it.
 #[tokio::test]
 #[ignore = "needs a local model server: scripts/model-test.sh"]
 async fn ask_answers_a_question_end_to_end_on_the_real_model() {
@@ -109,6 +110,26 @@ async fn ask_answers_a_question_end_to_end_on_the_real_model() {
     got.sort();
     want.sort();
     assert_eq!(got, want, "spec: {}", serde_json::to_string(&answer.spec).unwrap());
+    // One object, one reading of each word: the kernel's own choice, no model call.
+    let trace = ava.trace(&answer.trace_id).unwrap();
+    assert_eq!(trace.outcome, "answered");
+    assert!(trace.output_text.starts_with("[decided by the kernel"), "{}", trace.output_text);
+    assert_eq!((trace.prompt_tokens, trace.completion_tokens), (0, 0));
+    // "engineers" is a department and a job title: the real model chooses one reading.
+    let mut question = Ask { question: "Contacts who are engineers".into() };
+    let model = ModelChoice::ad_hoc(&url()).await.unwrap();
+    let answer = drive(&ava, &mut question, Some(model), &Cancel::default(), &mut |_| {}).await.unwrap();
+    let of = |filter: &str| {
+        let spec = format!(r#"{{"object": "contact", "filters": {filter}, "limit": 1000}}"#);
+        let mut ids = ask::ids(&ava.query(&QuerySpec::parse(&spec).unwrap()).unwrap());
+        ids.sort();
+        ids
+    };
+    let department = of(r#"{"field": "department", "op": "eq", "value": "engineering"}"#);
+    let title = of(r#"{"field": "title", "op": "eq", "value": "Engineer"}"#);
+    let mut got = ask::ids(answer.result.as_ref().expect("a result"));
+    got.sort();
+    assert!(got == department || got == title, "spec: {}", serde_json::to_string(&answer.spec).unwrap());
     let trace = ava.trace(&answer.trace_id).unwrap();
     assert_eq!(trace.outcome, "answered");
     assert!(trace.prompt_tokens > 0 && trace.completion_tokens > 0);
