@@ -602,3 +602,35 @@ fn a_verbs_forms_share_a_stem_not_a_meaning() {
     assert!(!stage("Which deal has the latest close date?"));
     assert!(stage("closed opportunities"));
 }
+
+#[test]
+fn nothing_found_where_another_reading_finds_records_is_asked_back() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    // "over 10000" is a quantity, a unit price or an amount; the model chooses the quantity,
+    // which no line has: the answer asks back with the readings that find lines.
+    let q = "invoice lines for training days over 10000";
+    let r = read(&cara, q);
+    let id = |words: &str, meaning: &str| {
+        r.candidates.iter().find(|c| c.words == words && c.meaning.starts_with(meaning)).unwrap().id.clone()
+    };
+    let (training, quantity) = (id("training days", "Description"), id("over 10000", "Quantity"));
+    let endpoint = fake(vec![choice("invoice_line", &[&training, &quantity])]);
+    let a = ask_with(&cara, q, model(&endpoint.url, 0.0)).unwrap();
+    assert!(a.result.is_none(), "an empty table was shown as the answer");
+    let c = a.clarification.expect("asked back");
+    assert!(c.options.iter().any(|o| o.label.starts_with("Amount")), "{:?}", c.options);
+    for o in &c.options {
+        assert!(!cara.query(&o.spec).unwrap().records.is_empty(), "{} finds nothing", o.label);
+    }
+    // Where no reading finds anything, nothing found is the answer.
+    let q = "invoice lines for training days over 10000000";
+    let r = read(&cara, q);
+    let over: Vec<&str> =
+        r.candidates.iter().filter(|c| c.words.starts_with("over")).map(|c| c.id.as_str()).collect();
+    assert!(over.len() > 1, "{:#?}", conditions(&r));
+    let training = r.candidates.iter().find(|c| c.words == "training days").unwrap().id.as_str();
+    let endpoint = fake(vec![choice("invoice_line", &[training, over[0]])]);
+    let a = ask_with(&cara, q, model(&endpoint.url, 0.0)).unwrap();
+    assert!(a.clarification.is_none() && a.result.is_some_and(|r| r.records.is_empty()));
+}

@@ -55,6 +55,37 @@ fn message(language: Language, words: &[String]) -> String {
     }
 }
 
+/// The sentence above the other readings of words whose chosen reading found nothing.
+fn read_otherwise(language: Language, words: &[String]) -> String {
+    let quoted = words.iter().map(|w| format!("“{w}”")).collect::<Vec<_>>().join(", ");
+    match language {
+        Language::En => format!(
+            "Countersign read {quoted} one way and found nothing; read another way, it finds records. Which did you mean?"
+        ),
+        Language::De => format!(
+            "Countersign hat {quoted} auf eine Weise gelesen und nichts gefunden; anders gelesen findet es Datensätze. Was meinten Sie?"
+        ),
+        Language::Fr => format!(
+            "Countersign a lu {quoted} d’une façon et n’a rien trouvé ; lu autrement, il trouve des enregistrements. Que vouliez-vous dire ?"
+        ),
+        Language::Es => format!(
+            "Countersign leyó {quoted} de una manera y no encontró nada; leído de otra, encuentra registros. ¿Qué quiso decir?"
+        ),
+    }
+}
+
+/// `c` with its member `old` replaced by `new` (a member of its top-level `all`, or itself).
+fn replaced(c: &Condition, old: &Condition, new: &Condition) -> Option<Condition> {
+    if c == old {
+        return Some(new.clone());
+    }
+    let Condition::All(a) = c else { return None };
+    let at = a.all.iter().position(|x| x == old)?;
+    let mut all = a.all.clone();
+    all[at] = new.clone();
+    Some(Condition::All(AllOf { all }))
+}
+
 /// "Leave out “X”", in the person's language.
 fn leave_out(language: Language, words: &[String]) -> String {
     let quoted = words.iter().map(|w| format!("“{w}”")).collect::<Vec<_>>().join(", ");
@@ -238,6 +269,58 @@ impl Session<'_> {
             push(&mut options, ClarifyOption { label, words: String::new(), spec: spec.clone() });
         }
         Some(Clarification { words: unused.to_vec(), message: message(language, unused), options })
+    }
+}
+
+impl Session<'_> {
+    /// The clarification for an answer that finds nothing while another reading of the same
+    /// words finds records ("over 10000": a quantity, a unit price, an amount): those readings,
+    /// each a spec to run. `None` when no other reading finds anything either (then nothing
+    /// found is the answer).
+    pub(super) fn read_otherwise(
+        &self,
+        reading: &Reading,
+        p: &Projection,
+        spec: &QuerySpec,
+        read: &[ReadCondition],
+    ) -> Result<Option<Clarification>> {
+        let Some(filters) = &spec.filters else { return Ok(None) };
+        let language = self.locale().language();
+        let (mut options, mut words): (Vec<ClarifyOption>, Vec<String>) = (vec![], vec![]);
+        for chosen in read.iter().filter(|r| r.chosen) {
+            let (Some(condition), Some(c)) =
+                (&chosen.condition, reading.candidates.iter().find(|c| c.id == chosen.id))
+            else {
+                continue;
+            };
+            let others = reading.candidates.iter().filter(|o| {
+                o.id != c.id
+                    && o.span.iter().any(|i| c.span.contains(i))
+                    && !read.iter().any(|r| r.id == o.id && r.chosen)
+            });
+            for other in others {
+                let Some(on) = other.on(p, &spec.object) else { continue };
+                let Some(swapped) = replaced(filters, condition, &on) else { continue };
+                let mut alternative =
+                    with_condition(&QuerySpec { filters: None, ..spec.clone() }, swapped, p);
+                alternative.limit = spec.limit;
+                let probe = QuerySpec { limit: Some(1), ..alternative.clone() };
+                if self.query(&probe)?.records.is_empty() || options.iter().any(|o| o.spec == alternative) {
+                    continue;
+                }
+                let label = said(&on, p, &spec.object, language).unwrap_or_else(|| other.meaning.clone());
+                if options.len() < MAX_OPTIONS {
+                    options.push(ClarifyOption { label, words: other.words.clone(), spec: alternative });
+                }
+                if !words.contains(&c.words) {
+                    words.push(c.words.clone());
+                }
+            }
+        }
+        if options.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Clarification { message: read_otherwise(language, &words), words, options }))
     }
 }
 

@@ -469,6 +469,17 @@ impl Session<'_> {
                         return self.ask_repair(run, &resp.content, &violation, false);
                     }
                 }
+                // Nothing found where another reading of the same words finds records is asked
+                // back: an empty table is the answer only when no reading finds anything.
+                let (clarification, result) = match (&run.state.reading, &result) {
+                    (Some(r), Some(found)) if found.records.is_empty() => {
+                        match self.read_otherwise(r, &run.state.grounding.projection, &spec, &read)? {
+                            Some(c) => (Some(c), None),
+                            None => (clarification, result),
+                        }
+                    }
+                    _ => (clarification, result),
+                };
                 let inv = &run.invocation;
                 let answer_json = json!({"spec": spec, "resolutions": resolutions, "dates": dates,
                     "chosen": read.iter().filter(|c| c.chosen).map(|c| &c.id).collect::<Vec<_>>(),
