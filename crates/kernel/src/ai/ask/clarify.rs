@@ -36,9 +36,14 @@ pub struct ClarifyOption {
 /// Options a clarification offers at most.
 const MAX_OPTIONS: usize = 8;
 
+/// Words as a sentence quotes them: “a”, “b”.
+fn quoted(words: &[String]) -> String {
+    words.iter().map(|w| format!("“{w}”")).collect::<Vec<_>>().join(", ")
+}
+
 /// The sentence above the options.
 fn message(language: Language, words: &[String]) -> String {
-    let quoted = words.iter().map(|w| format!("“{w}”")).collect::<Vec<_>>().join(", ");
+    let quoted = quoted(words);
     match language {
         Language::En => format!(
             "Countersign could not place {quoted} in your question, so it shows no table rather than rows that may be wrong. Did you mean one of these?"
@@ -57,7 +62,7 @@ fn message(language: Language, words: &[String]) -> String {
 
 /// The sentence above the other readings of words whose chosen reading found nothing.
 fn read_otherwise(language: Language, words: &[String]) -> String {
-    let quoted = words.iter().map(|w| format!("“{w}”")).collect::<Vec<_>>().join(", ");
+    let quoted = quoted(words);
     match language {
         Language::En => format!(
             "Countersign read {quoted} one way and found nothing; read another way, it finds records. Which did you mean?"
@@ -88,7 +93,7 @@ fn replaced(c: &Condition, old: &Condition, new: &Condition) -> Option<Condition
 
 /// "Leave out “X”", in the person's language.
 fn leave_out(language: Language, words: &[String]) -> String {
-    let quoted = words.iter().map(|w| format!("“{w}”")).collect::<Vec<_>>().join(", ");
+    let quoted = quoted(words);
     match language {
         Language::En => format!("Leave out {quoted}"),
         Language::De => format!("Ohne {quoted}"),
@@ -301,9 +306,7 @@ impl Session<'_> {
             for other in others {
                 let Some(on) = other.on(p, &spec.object) else { continue };
                 let Some(swapped) = replaced(filters, condition, &on) else { continue };
-                let mut alternative =
-                    with_condition(&QuerySpec { filters: None, ..spec.clone() }, swapped, p);
-                alternative.limit = spec.limit;
+                let alternative = with_condition(&QuerySpec { filters: None, ..spec.clone() }, swapped, p);
                 let probe = QuerySpec { limit: Some(1), ..alternative.clone() };
                 if self.query(&probe)?.records.is_empty() || options.iter().any(|o| o.spec == alternative) {
                     continue;

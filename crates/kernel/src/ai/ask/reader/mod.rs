@@ -867,11 +867,10 @@ fn join_alternatives(t: &[Token], found: &mut Vec<Candidate>) {
         // Two words joined by "or" say the same kind of thing: where they have a field in
         // common ("from partners or referrals": both lead sources), that is what they read
         // ("partners" as an account's type is not offered).
-        let common: Vec<&String> = left.iter().filter(|g| right.contains(g)).collect();
-        let group = common.first().map_or_else(|| left[0].clone(), |g| (*g).clone());
+        let common: Vec<String> = left.iter().filter(|g| right.contains(g)).cloned().collect();
+        let group = common.first().unwrap_or(&left[0]).clone();
         if !common.is_empty() {
-            let keep: Vec<String> = common.iter().map(|g| (*g).clone()).collect();
-            found.retain(|c| !(is_left(c) || is_right(c)) || keep.contains(&c.group));
+            found.retain(|c| !(is_left(c) || is_right(c)) || common.contains(&c.group));
         }
         // Every reading of the words on either side: whichever the model chooses, the two
         // sides are one group.
