@@ -356,8 +356,12 @@ fn year_expr(ws: &[Word], k: usize, today: NaiveDate) -> Option<(i32, usize)> {
     if w(0) == "of" {
         return year_expr(ws, k + 1, today).map(|(y, n)| (y, n + 1));
     }
+    // "the year 2025", "im Jahr 2025", "en el año 2025": the word only names what follows.
+    if w(0) == "year" {
+        return year_of(w(1)).map(|y| (y, 2));
+    }
     if w(0) == "the" && w(1) == "year" {
-        return Some((today.year(), 2));
+        return Some(year_of(w(2)).map_or((today.year(), 2), |y| (y, 3)));
     }
     let shift = match w(0) {
         "this" | "current" => 0,
@@ -567,6 +571,16 @@ fn period_in(
             }
             ("quarter", 1..=4) => return Some((quarter_range(year, n), taken)),
             _ => {}
+        }
+    }
+    // "the year 2025", "im Jahr 2025", "en el año 2025": the word only names the year after it.
+    let lead = usize::from(w(0) == "the");
+    if w(lead) == "year" {
+        if let Some(y) = year_of(w(lead + 1)) {
+            return Some((
+                (NaiveDate::from_ymd_opt(y, 1, 1)?, NaiveDate::from_ymd_opt(y, 12, 31)?),
+                lead + 2,
+            ));
         }
     }
     // 2025
@@ -792,6 +806,8 @@ mod tests {
     fn quarters_relative_years_fiscal_years_weekdays_and_holidays() {
         assert_eq!(read("in Q1 last year"), ["Q1 last year: 2025-01-01..2025-03-31"]);
         assert_eq!(read("in Q3 of 2025"), ["Q3 of 2025: 2025-07-01..2025-09-30"]);
+        assert_eq!(read("in the year 2025"), ["the year 2025: 2025-01-01..2025-12-31"]);
+        assert_eq!(read("in Q2 of the year 2025"), ["Q2 of the year 2025: 2025-04-01..2025-06-30"]);
         assert_eq!(
             read("the third quarter of last year"),
             ["the third quarter of last year: 2025-07-01..2025-09-30"]
@@ -922,6 +938,10 @@ mod tests {
             .contains(&"vor März 2026: None..Some(2026-02-28)".to_string()));
         assert!(read("facturas antes de marzo de 2026", Language::Es)
             .contains(&"antes de marzo de 2026: None..Some(2026-02-28)".to_string()));
+        let y2025 = "Some(2025-01-01)..Some(2025-12-31)";
+        assert!(read("Rechnungen aus dem Jahr 2025", Language::De).contains(&format!("Jahr 2025: {y2025}")));
+        assert!(read("factures de l'année 2025", Language::Fr).contains(&format!("année 2025: {y2025}")));
+        assert!(read("facturas del año 2025", Language::Es).contains(&format!("año 2025: {y2025}")));
         let last_month = "Some(2026-10-01)..Some(2026-10-31)";
         assert!(
             read("Rechnungen letzten Monat", Language::De).contains(&format!("letzten Monat: {last_month}"))

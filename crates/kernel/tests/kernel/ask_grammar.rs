@@ -634,3 +634,57 @@ fn nothing_found_where_another_reading_finds_records_is_asked_back() {
     let a = ask_with(&cara, q, model(&endpoint.url, 0.0)).unwrap();
     assert!(a.clarification.is_none() && a.result.is_some_and(|r| r.records.is_empty()));
 }
+
+#[test]
+fn compounds_prohibitions_bare_numbers_and_years_are_read_by_their_grammar() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    // A German compound of a value and a field is read by its parts; a compound label is
+    // named by its head.
+    let r = read(&ava, "Konten in der Logistikbranche");
+    assert!(has(&r, "Logistik", cmp("industry", "eq", json!("logistics"))), "{:#?}", conditions(&r));
+    let r = read(&ava, "Rechnungen aus dem Jahr 2025 mit einem Betrag über 10.000");
+    assert!(has(&r, "über 10.000", cmp("total", "gt", json!(10000))), "{:#?}", conditions(&r));
+    assert!(
+        has(
+            &r,
+            "Jahr 2025",
+            json!({"all": [cmp("issue_date", "gte", json!("2025-01-01")), cmp("issue_date", "lte", json!("2025-12-31"))]})
+        ),
+        "{:#?}",
+        conditions(&r)
+    );
+    // A label that forbids ("Do Not Call") is said by a negation and its verb in any form; its
+    // permission is the opposite, and never the same reading.
+    let yes = cmp("do_not_call", "eq", json!(true));
+    let no = cmp("do_not_call", "eq", json!(false));
+    for (q, words) in [
+        ("engineers who may not be called", "not be called"),
+        ("contacts who don't want to be called", "don t want to be called"),
+        ("Kontakte, die nicht angerufen werden dürfen", "nicht angerufen"),
+        ("contactos sin permiso de llamada", "sin permiso de llamada"),
+        ("contacts with do not call", "do not call"),
+    ] {
+        let r = read(&ava, q);
+        assert!(has(&r, words, yes.clone()), "{q}: {:#?}", conditions(&r));
+        assert!(!conditions(&r).iter().any(|(_, c)| *c == no), "{q}: {:#?}", conditions(&r));
+    }
+    for q in ["contacts we can call", "contacts that can be called"] {
+        let r = read(&ava, q);
+        assert!(conditions(&r).iter().any(|(_, c)| *c == no), "{q}: {:#?}", conditions(&r));
+        assert!(!conditions(&r).iter().any(|(_, c)| *c == yes), "{q}: {:#?}", conditions(&r));
+    }
+    // A number beside a number field's name is its value, not a count of rows.
+    for (q, words, field, n) in [
+        ("opportunities with zero probability", "zero", "probability", 0),
+        ("opportunities with a probability of 0", "0", "probability", 0),
+        ("accounts with 250 employees", "250", "employees", 250),
+    ] {
+        let r = read(&ava, q);
+        assert!(has(&r, words, cmp(field, "eq", json!(n))), "{q}: {:#?}", conditions(&r));
+        assert!(r.counts.is_empty(), "{q}: {:?}", r.counts);
+    }
+    // A record named of a parent and a value said of its child list the child.
+    let r = read(&ava, "who works in sales at Stark Group?");
+    assert_eq!(r.objects, ["contact"]);
+}

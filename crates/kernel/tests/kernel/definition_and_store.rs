@@ -153,16 +153,16 @@ fn removing_a_picklist_value_in_use_is_refused_retiring_is_not() {
     let mut f = demo();
     let mut def = countersign_kernel::records::demo::demo_definition();
     let status = field(&mut def, "invoice", "status");
-    status.values.as_mut().unwrap().retain(|v| v.value != "void");
+    status.values.as_mut().unwrap().retain(|v| v.value != "draft");
     let e = f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap_err();
     assert_eq!(e.code, Code::DestructiveChange);
     let mut def = countersign_kernel::records::demo::demo_definition();
     let status = field(&mut def, "invoice", "status");
-    status.values.as_mut().unwrap().iter_mut().find(|v| v.value == "void").unwrap().active = false;
+    status.values.as_mut().unwrap().iter_mut().find(|v| v.value == "draft").unwrap().active = false;
     f.ws.deploy(&def, &DeployOptions::by("ava")).unwrap();
-    let void = demo_rows("invoice").into_iter().find(|r| r["status"] == "void").unwrap();
+    let draft = demo_rows("invoice").into_iter().find(|r| r["status"] == "draft").unwrap();
     let ava = f.ws.session("ava").unwrap();
-    assert_eq!(ava.get("invoice", &void["id"]).unwrap().fields["status"], json!("void"));
+    assert_eq!(ava.get("invoice", &draft["id"]).unwrap().fields["status"], json!("draft"));
 }
 
 #[test]

@@ -28,6 +28,7 @@ use crate::records::names::{name_tokens, Resolution, ResolutionStatus};
 use crate::records::value_index::probe;
 use serde_json::Value;
 
+mod compounds;
 mod language;
 mod negation;
 mod objects;
@@ -207,6 +208,7 @@ fn names_field(t: &[Token], f: &ProjectedField) -> bool {
                 .iter()
                 .filter(specific)
                 .any(|w| t.iter().any(|q| says_in(q, w, *language) || same_root(&q.lower, &w.lower)))
+                || !compounds::heads_said(t, *language, label).is_empty()
         })
 }
 
@@ -225,7 +227,7 @@ pub(super) fn same_root(a: &str, b: &str) -> bool {
 impl Session<'_> {
     /// Read `question` for the objects in `objects`, on this user's projection `p`.
     pub fn read_question(&self, question: &str, p: &Projection, objects: &[String]) -> Result<Reading> {
-        let t = tokens(question);
+        let t = compounds::split_compounds(tokens(question), p);
         let mut reading = Reading { tokens: t.clone(), ..Reading::default() };
         let mut found: Vec<Candidate> = vec![];
         let push = |found: &mut Vec<Candidate>, mut c: Candidate| {
@@ -342,6 +344,10 @@ impl Session<'_> {
                 )
             } else if let Some((op, words)) = comparison_before(&t, n.from) {
                 (vec![(op, n.value)], (n.from - words..=n.to).collect(), (n.money, n.money_said), n.percent)
+            } else if number_field_beside(&t, n.from, n.to, &in_scope) {
+                // "with 250 employees", "zero probability", "a probability of 0": a number
+                // beside a number field's name is its value, not a count of rows.
+                (vec![(Op::Eq, n.value)], (n.from..=n.to).collect(), (n.money, n.money_said), n.percent)
             } else {
                 if n.plain && n.value >= 1.0 && n.value <= 1000.0 {
                     reading.counts.push(n.value as u32);
@@ -521,9 +527,22 @@ impl Session<'_> {
                         }
                     }
                     FieldType::Boolean => {
-                        let w = tokens(&f.label);
-                        for at in runs(&t, &w) {
-                            let span: Vec<usize> = (at..at + w.len()).collect();
+                        let (yes, no) = flag_said(&t, f);
+                        for span in no {
+                            push(
+                                &mut found,
+                                Candidate::new(
+                                    Kind::Flag,
+                                    Some(o.key.clone()),
+                                    format!("{}:{}", o.key, f.key),
+                                    &t,
+                                    span,
+                                    format!("{} is no", f.label),
+                                    Condition::compare(&f.key, Op::Eq, Value::Bool(false)),
+                                ),
+                            );
+                        }
+                        for span in yes {
                             push(
                                 &mut found,
                                 Candidate::new(
@@ -774,7 +793,30 @@ impl Session<'_> {
         reading.objects = if let Some(head) = head {
             vec![head]
         } else if listed.is_empty() {
-            most_covered(&found, objects)
+            // "who works in sales at Stark Group": a record named of a parent whose child the
+            // question says a value of lists the child; the record is a condition through the
+            // child's lookup, not the object asked for.
+            let said_of_child: Vec<&str> = objects
+                .iter()
+                .filter_map(|k| p.object(k))
+                .filter(|o| {
+                    found.iter().any(|c| {
+                        c.object.as_deref() == Some(o.key.as_str())
+                            && !matches!(c.kind, Kind::Record | Kind::Related)
+                    })
+                })
+                .flat_map(|o| o.fields.iter().filter(|f| f.field_type == FieldType::Lookup))
+                .filter_map(|f| f.target.as_deref())
+                .collect();
+            let weighed: Vec<Candidate> = found
+                .iter()
+                .filter(|c| {
+                    !(c.kind == Kind::Record
+                        && c.object.as_deref().is_some_and(|o| said_of_child.contains(&o)))
+                })
+                .cloned()
+                .collect();
+            most_covered(&weighed, objects)
         } else {
             // A child of a named object whose own words the question says ("engineers at
             // accounts in the UK" lists contacts).
@@ -879,6 +921,79 @@ fn join_alternatives(t: &[Token], found: &mut Vec<Candidate>) {
         }
     }
 }
+
+/// A number field of an object in scope is named by the word right after the number at
+/// `from..=to`, or right before it across "of" ("probability of 0", "Anzahl von 5").
+fn number_field_beside(t: &[Token], from: usize, to: usize, in_scope: &[&ProjectedObject]) -> bool {
+    let mut beside: Vec<usize> = vec![];
+    if to + 1 < t.len() {
+        beside.push(to + 1);
+    }
+    let mut b = from;
+    if b > 0 && matches!(t[b - 1].lower.as_str(), "of" | "von" | "de" | "at" | "à") {
+        b -= 1;
+    }
+    if b > 0 {
+        beside.push(b - 1);
+    }
+    in_scope.iter().flat_map(|o| &o.fields).any(|f| {
+        matches!(f.field_type, FieldType::Number | FieldType::Currency)
+            && beside.iter().any(|&j| names_field(&t[j..=j], f))
+    })
+}
+
+/// Where the question says the yes/no field `f`: its label in any of its languages, and for a
+/// label that is a prohibition ("Do Not Call", "Nicht anrufen", "No llamar") a negation and the
+/// label's verb in any form within three words of it ("may not be called", "nicht angerufen
+/// werden", "sin permiso de llamada"), the negation being the label's own, not a condition's.
+/// Second: where it says the opposite of a prohibition ("contacts we can call").
+fn flag_said(t: &[Token], f: &ProjectedField) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
+    let mut labels = vec![(crate::locale::Language::En, f.label.as_str())];
+    labels.extend(f.other_labels.iter().map(|(l, x)| (*l, x.as_str())));
+    let mut out: (Vec<Vec<usize>>, Vec<Vec<usize>>) = (vec![], vec![]);
+    for (language, label) in labels {
+        let w = tokens(label);
+        out.0.extend(runs_in(t, &w, language).into_iter().map(|at| (at..at + w.len()).collect::<Vec<_>>()));
+        if !(0..w.len()).any(|i| negation::cue_at(&w, i).is_some()) {
+            continue;
+        }
+        let verbs: Vec<&Token> = (0..w.len())
+            .filter(|&i| negation::cue_at(&w, i).is_none())
+            .map(|i| &w[i])
+            .filter(|x| x.lower.chars().count() >= 4 && !FILLER.contains(&x.lower.as_str()))
+            .collect();
+        for (i, q) in t.iter().enumerate() {
+            let base = participle_base(&q.lower);
+            if !verbs.iter().any(|v| says_in(q, v, language) || same_root(&base, &v.lower)) {
+                continue;
+            }
+            if let Some(cue) = (i.saturating_sub(4)..i).rev().find(|&j| negation::cue_at(t, j).is_some()) {
+                // "can't", "don't": the word the tokenizer split off goes with its cue.
+                let from = if t[cue].lower == "t" && cue > 0 { cue - 1 } else { cue };
+                out.0.push((from..=i).collect());
+            } else if let Some(modal) =
+                (i.saturating_sub(2)..i).find(|&j| PERMISSION.contains(&t[j].lower.as_str()))
+            {
+                // "contacts we can call", "que l'on peut appeler": the prohibition's opposite.
+                out.1.push((modal..=i).collect());
+            }
+        }
+    }
+    for spans in [&mut out.0, &mut out.1] {
+        spans.sort();
+        spans.dedup();
+        // "do not call" said whole is one reading, not also its "not call".
+        let all = spans.clone();
+        spans.retain(|s| !all.iter().any(|x| x.len() > s.len() && s.iter().all(|i| x.contains(i))));
+    }
+    out
+}
+
+/// Words that say something may be done, before the verb of a prohibition's label.
+const PERMISSION: &[&str] = &[
+    "can", "may", "allowed", "ok", "okay", "kann", "können", "darf", "dürfen", "peut", "peuvent", "puede",
+    "pueden", "podemos",
+];
 
 /// The objects whose own candidates cover the most words of the question (every object when
 /// no candidate is any object's own).

@@ -128,6 +128,8 @@ pub fn words_naming(t: &[Token], o: &ProjectedObject, fields: &[&str]) -> Vec<us
             for at in runs_in(t, &phrase, *language) {
                 out.extend(at..at + phrase.len());
             }
+            // The head of a compound label ("Betrag" of "Rechnungsbetrag").
+            out.extend(super::compounds::heads_said(t, *language, label));
             // A verb of the label's noun ("émises" of "Date d'émission").
             for (i, q) in t.iter().enumerate() {
                 if phrase.iter().any(|w| w.lower.chars().count() >= 5 && super::same_root(&q.lower, &w.lower))

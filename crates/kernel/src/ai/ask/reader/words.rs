@@ -327,6 +327,14 @@ pub const LIGHT_WORDS: &[&str] = &[
     "shall",
     "may",
     "might",
+    "dürfen",
+    "darf",
+    "können",
+    "kann",
+    "sollen",
+    "soll",
+    "müssen",
+    "muss",
     "must",
     "he",
     "she",
@@ -681,6 +689,21 @@ pub(super) fn vocabulary_words(p: &Projection) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// A German participle as its infinitive's letters: "angerufen" → "anrufen", "gezahlt" →
+/// "zahlt" (the "ge" a participle puts after a separable prefix or before the stem).
+pub(super) fn participle_base(w: &str) -> String {
+    const PREFIXES: &[&str] = &[
+        "an", "ab", "auf", "aus", "ein", "mit", "nach", "vor", "zu", "zurück", "bei", "weg", "her", "hin", "",
+    ];
+    PREFIXES
+        .iter()
+        .find_map(|p| {
+            let rest = w.strip_prefix(p)?.strip_prefix("ge")?;
+            (rest.chars().count() >= 4).then(|| format!("{p}{rest}"))
+        })
+        .unwrap_or_else(|| w.to_string())
 }
 
 /// The base form of an English verb whose past differs from it by more than an ending (the
