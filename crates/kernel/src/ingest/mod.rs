@@ -4,7 +4,7 @@
 //!
 //! Formats: plain text, Markdown, HTML, e-mail (`.eml`, multipart: the text parts, else the
 //! HTML parts as text; attachments are listed, not read), PDF (the text layer, by page), DOCX
-//! (`word/document.xml`, by paragraph).
+//! (`word/document.xml`, by paragraph; a table one line per row, its cells between `|`).
 //!
 //! A document is hostile until read. [`Limits`] bounds bytes in (checked before reading a path),
 //! characters and source-map segments out, bytes inflated, heap, and wall time; every failure

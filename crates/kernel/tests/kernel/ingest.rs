@@ -261,3 +261,60 @@ fn a_pdf_whose_page_parents_loop_is_refused_at_once() {
     assert_eq!(e.code, Code::DocumentInvalid, "{e}");
     assert!(e.message.contains("loop"), "{e}");
 }
+
+/// A Word document whose body is `body` (WordprocessingML inside `w:body`).
+fn word_document(body: &str) -> Vec<u8> {
+    let mut zipped = std::io::Cursor::new(Vec::new());
+    {
+        let mut w = zip::ZipWriter::new(&mut zipped);
+        w.start_file("word/document.xml", zip::write::SimpleFileOptions::default()).unwrap();
+        let xml = format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{body}</w:body></w:document>"#
+        );
+        std::io::Write::write_all(&mut w, xml.as_bytes()).unwrap();
+        w.finish().unwrap();
+    }
+    zipped.into_inner()
+}
+
+#[test]
+fn a_word_table_is_read_row_by_row_with_merged_cells_kept_in_their_columns() {
+    let p = |t: &str| format!("<w:p><w:r><w:t>{t}</w:t></w:r></w:p>");
+    let cell = |t: &str| format!("<w:tc>{}</w:tc>", p(t));
+    let row = |cells: &[&str]| format!("<w:tr>{}</w:tr>", cells.iter().map(|c| cell(c)).collect::<String>());
+    // A cell of two paragraphs, and a total row whose label spans three columns.
+    let two = format!("<w:tc>{}{}</w:tc>", p("Consulting"), p("hour"));
+    let total = format!(
+        "<w:tr><w:tc><w:tcPr><w:gridSpan w:val=\"3\"/></w:tcPr>{}</w:tc>{}</w:tr>",
+        p("Total"),
+        cell("1,450.00")
+    );
+    let body = format!(
+        "{}<w:tbl>{}<w:tr>{two}{}{}{}</w:tr>{}{total}</w:tbl>{}",
+        p("Invoice INV-1 from Acme"),
+        row(&["Description", "Qty", "Unit price", "Amount"]),
+        cell("10"),
+        cell("125.00"),
+        cell("1,250.00"),
+        row(&["Training | day", "1", "200.00", "200.00"]),
+        p("Thank you"),
+    );
+    let doc = ingest("lines.docx", word_document(&body), &Limits::default()).unwrap();
+    let lines: Vec<&str> = doc.text.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(
+        lines,
+        [
+            "Invoice INV-1 from Acme",
+            "| Description | Qty | Unit price | Amount |",
+            "| Consulting hour | 10 | 125.00 | 1,250.00 |",
+            "| Training / day | 1 | 200.00 | 200.00 |",
+            "| Total |  |  | 1,450.00 |",
+            "Thank you",
+        ]
+    );
+    // The table reader sees one table with every row, the total row's amount in its column.
+    let reading = countersign_kernel::ai::extract::candidates::read(&doc.text, &[]);
+    assert_eq!(reading.tables.len(), 1);
+    assert_eq!(reading.tables[0].header, ["Description", "Qty", "Unit price", "Amount"]);
+    assert_eq!(reading.tables[0].rows.len(), 3);
+}
