@@ -1,9 +1,10 @@
-//! Compound words, read by their parts: German writes a value and a field as one word
+//! Compound words, read by their parts. German writes a value and a field as one word
 //! ("Logistikbranche": the value Logistik, the field Branche; "Kundenkonten": the term Kunde,
 //! the object Konten), and its labels are compounds of the object and a word the question says
 //! alone ("Rechnungsbetrag" is the invoice's Betrag). A question word no label holds is split
 //! where both parts are words of the workspace's own vocabulary — never by a dictionary of
-//! compounds, so a workspace's new labels split the same way.
+//! compounds, so a workspace's new labels split the same way. Only a question in German, or
+//! from a German-speaking asker, is split: the other three languages write compounds apart.
 
 use super::words::{fold, token, Token};
 use crate::ai::projection::Projection;

@@ -227,7 +227,12 @@ pub(super) fn same_root(a: &str, b: &str) -> bool {
 impl Session<'_> {
     /// Read `question` for the objects in `objects`, on this user's projection `p`.
     pub fn read_question(&self, question: &str, p: &Projection, objects: &[String]) -> Result<Reading> {
-        let t = compounds::split_compounds(tokens(question), p);
+        let t = tokens(question);
+        // The question's own language, once: its dates, numbers and compounds are read in it.
+        let asked_in = language::of_question(&t);
+        let german = asked_in == Some(crate::locale::Language::De)
+            || self.locale().language() == crate::locale::Language::De;
+        let t = if german { compounds::split_compounds(t, p) } else { t };
         let mut reading = Reading { tokens: t.clone(), ..Reading::default() };
         let mut found: Vec<Candidate> = vec![];
         let push = |found: &mut Vec<Candidate>, mut c: Candidate| {
@@ -275,8 +280,6 @@ impl Session<'_> {
         // In the asker's language, and in the question's own when it is another.
         let fiscal = u32::from(self.catalog().definition.fiscal_year_start.unwrap_or(1));
         let mut ranges = read_dates_in(question, day, self.locale().language(), fiscal);
-        // The question's own language, once: its dates and numbers are read in it too.
-        let asked_in = language::of_question(&t);
         if let Some(other) = asked_in.filter(|l| *l != self.locale().language()) {
             for r in read_dates_in(question, day, other, fiscal) {
                 if !ranges.iter().any(|x| x.phrase == r.phrase) {
