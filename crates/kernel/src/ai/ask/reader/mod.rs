@@ -531,7 +531,9 @@ impl Session<'_> {
                     }
                     FieldType::Boolean => {
                         let (yes, no) = flag_said(&t, f);
-                        for span in no {
+                        let said =
+                            no.into_iter().map(|s| (s, false)).chain(yes.into_iter().map(|s| (s, true)));
+                        for (span, value) in said {
                             push(
                                 &mut found,
                                 Candidate::new(
@@ -540,22 +542,8 @@ impl Session<'_> {
                                     format!("{}:{}", o.key, f.key),
                                     &t,
                                     span,
-                                    format!("{} is no", f.label),
-                                    Condition::compare(&f.key, Op::Eq, Value::Bool(false)),
-                                ),
-                            );
-                        }
-                        for span in yes {
-                            push(
-                                &mut found,
-                                Candidate::new(
-                                    Kind::Flag,
-                                    Some(o.key.clone()),
-                                    format!("{}:{}", o.key, f.key),
-                                    &t,
-                                    span,
-                                    format!("{} is yes", f.label),
-                                    Condition::compare(&f.key, Op::Eq, Value::Bool(true)),
+                                    format!("{} is {}", f.label, if value { "yes" } else { "no" }),
+                                    Condition::compare(&f.key, Op::Eq, Value::Bool(value)),
                                 ),
                             );
                         }
