@@ -272,3 +272,68 @@ fn a_rows_rule_failure_shows_on_its_cell_before_anyone_accepts() {
     let (_, saved) = cara.accept_proposal_edited(&p.id, None, &edits, Some(&[0])).unwrap();
     assert_eq!(lines_of(&cara, &saved.id).len(), 1);
 }
+
+#[test]
+fn lines_the_proposal_leaves_out_are_told_to_the_reviewer() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    let missed = |p: &countersign_kernel::proposals::Proposal| {
+        p.unmapped.iter().find(|u| u.get("missed_lines").is_some()).cloned()
+    };
+    // Every line read: nothing to tell (the totals line holds one amount).
+    let (out, _) = run_text(&cara, INVOICE, vec![right()]);
+    let p = out.unwrap().proposal;
+    assert_eq!(p.children.len(), 2);
+    assert_eq!(missed(&p), None, "{:?}", p.unmapped);
+    // Columns joined by spaces, as a PDF's text layer gives them: no table is read, and the
+    // reviewer is told the two lines with amounts were not proposed.
+    let spaced = INVOICE
+        .replace("Description | Qty | Unit price | Amount", "Description Qty Unit price Amount")
+        .replace(" | ", "  ");
+    let mut no_table = right();
+    no_table.as_object_mut().unwrap().remove("lines");
+    let (out, _) = run_text(&cara, &spaced, vec![no_table]);
+    let p = out.unwrap().proposal;
+    assert!(p.children.is_empty());
+    let u = missed(&p).unwrap_or_else(|| panic!("the reviewer is told: {:?} {:?}", p.unmapped, p.children));
+    assert_eq!(u["missed_lines"], json!(2));
+    assert_eq!((&u["rows"], &u["label"]), (&json!("invoice_line"), &json!("Invoice Lines")));
+    assert!(u["reason"].as_str().unwrap().contains("Gateway appliance"), "{u}");
+    // The model chose no table though one reads as lines: told too.
+    let mut none_chosen = right();
+    none_chosen["lines"] = Value::Null;
+    let (out, _) = run_text(&cara, INVOICE, vec![none_chosen]);
+    assert_eq!(missed(&out.unwrap().proposal).unwrap()["missed_lines"], json!(2));
+}
+
+#[test]
+fn a_table_s_columns_are_named_by_translated_labels_or_by_their_arithmetic() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    let row = |p: &countersign_kernel::proposals::Proposal, r: usize, k: &str| {
+        p.children[r].fields.iter().find(|f| f.field == k).map(|f| f.value.clone())
+    };
+    // Headers in German, as the field's German labels say them.
+    let german = INVOICE
+        .replace("Description | Qty | Unit price | Amount", "Beschreibung | Menge | Stückpreis | Betrag");
+    let (out, _) = run_text(&cara, &german, vec![right()]);
+    let p = out.unwrap().proposal;
+    assert_eq!(p.children.len(), 2);
+    assert_eq!(
+        (row(&p, 1, "quantity"), row(&p, 1, "unit_price"), row(&p, 1, "amount")),
+        (Some(json!(10)), Some(json!(150)), Some(json!(1500)))
+    );
+    // Headers no label says, and a position column: quantity × unit price = amount on every
+    // row names the three, whatever the headers.
+    let odd = INVOICE
+        .replace("Description | Qty | Unit price | Amount", "Pos | Bezeichnung | Anzahl | EP | Gesamt")
+        .replace("Gateway appliance", "1 | Gateway appliance")
+        .replace("Consulting hour", "2 | Consulting hour");
+    let (out, _) = run_text(&cara, &odd, vec![right()]);
+    let p = out.unwrap().proposal;
+    assert_eq!(p.children.len(), 2, "{:?}", p.unmapped);
+    assert_eq!(
+        (row(&p, 0, "description"), row(&p, 0, "quantity"), row(&p, 0, "unit_price"), row(&p, 0, "amount")),
+        (Some(json!("Gateway appliance")), Some(json!(2)), Some(json!(3200)), Some(json!(6400)))
+    );
+}

@@ -198,15 +198,16 @@ fn alnum(c: Option<char>) -> bool {
     c.is_some_and(char::is_alphanumeric)
 }
 
-/// The cells of a table line (`a | b | c`, Markdown's `| a | b |`, or tab-separated), as
-/// trimmed spans relative to the line; `None` when the line is not one.
+/// The cells of a table line (`a | b | c`, Markdown's `| a | b |`, tab-separated, or columns
+/// set apart by runs of two spaces or more, as fixed-width prints and PDF text layers align
+/// them), as trimmed spans relative to the line; `None` when the line is not one.
 fn cells(line: &str) -> Option<Vec<(usize, usize)>> {
     let sep = if line.matches('|').count() >= 2 {
         '|'
     } else if line.matches('\t').count() >= 2 {
         '\t'
     } else {
-        return None;
+        return spaced_cells(line);
     };
     let mut out = vec![];
     let mut at = 0;
@@ -222,6 +223,34 @@ fn cells(line: &str) -> Option<Vec<(usize, usize)>> {
     }
     if line.trim_end().ends_with(sep) && out.last().is_some_and(|(a, b)| a == b) {
         out.pop();
+    }
+    (out.len() >= 3).then_some(out)
+}
+
+/// The cells of a line whose columns are set apart by two spaces or more: at least three.
+fn spaced_cells(line: &str) -> Option<Vec<(usize, usize)>> {
+    let mut out = vec![];
+    let mut start: Option<usize> = None;
+    let mut spaces = 0;
+    let mut last_end = 0;
+    for (i, c) in line.char_indices() {
+        if c == ' ' {
+            spaces += 1;
+            continue;
+        }
+        match start {
+            None => start = Some(i),
+            Some(a) if spaces >= 2 => {
+                out.push((a, last_end));
+                start = Some(i);
+            }
+            Some(_) => {}
+        }
+        spaces = 0;
+        last_end = i + c.len_utf8();
+    }
+    if let Some(a) = start {
+        out.push((a, last_end));
     }
     (out.len() >= 3).then_some(out)
 }
@@ -271,6 +300,29 @@ pub fn read(text: &str, excluded: &[(usize, usize)]) -> Reading {
                 j += 1;
                 continue;
             }
+            // A table broken by a page: the page's foot and the next page's head (lines that
+            // are no row, the header again) between rows of the same width.
+            let resumes = cells(l).is_none_or(|c| c.len() != head.len() || same_cells(l, &c, line, &head));
+            if resumes && !table.rows.is_empty() {
+                let next_row = (j + 1..lines.len().min(j + 12)).find(|&k| {
+                    cells(lines[k].1).is_some_and(|c| {
+                        c.len() == head.len()
+                            && !same_cells(lines[k].1, &c, line, &head)
+                            && lines[k].1.contains(|ch: char| ch.is_ascii_digit())
+                    })
+                });
+                let furniture = |k: usize| {
+                    lines[j..k].iter().all(|(_, x)| {
+                        x.trim().chars().count() <= 80
+                            && cells(x)
+                                .is_none_or(|c| c.len() != head.len() || same_cells(x, &c, line, &head))
+                    }) && page_break(&lines[j..k])
+                };
+                if let Some(k) = next_row.filter(|&k| furniture(k)) {
+                    j = k;
+                    continue;
+                }
+            }
             match cells(l) {
                 Some(c) if c.len() == head.len() => {
                     cell_of[j] = Some((reading.tables.len(), table.rows.len()));
@@ -312,6 +364,37 @@ pub fn read(text: &str, excluded: &[(usize, usize)]) -> Reading {
     }
     settle_slash_dates(text, &mut reading.candidates);
     reading
+}
+
+/// Two lines hold the same cells (a header repeated on the next page).
+fn same_cells(a: &str, ca: &[(usize, usize)], b: &str, cb: &[(usize, usize)]) -> bool {
+    ca.len() == cb.len()
+        && ca.iter().zip(cb).all(|((x, y), (u, v))| a[*x..*y].eq_ignore_ascii_case(&b[*u..*v]))
+}
+
+/// Lines between two runs of a table's rows say a page ends or begins: a form feed, "Page 2",
+/// "Seite 2 von 3", "page 2/3", "continued", "Übertrag", "à reporter", a header repeated — or
+/// only blank lines.
+fn page_break(between: &[(usize, &str)]) -> bool {
+    between.iter().all(|(_, l)| l.trim().is_empty())
+        || between.iter().any(|(_, l)| {
+            let l = l.to_lowercase();
+            l.contains('\u{c}')
+                || [
+                    "page ",
+                    "seite ",
+                    "página ",
+                    "pagina ",
+                    "continued",
+                    "fortsetzung",
+                    "übertrag",
+                    "report",
+                    "suite",
+                    "continúa",
+                ]
+                .iter()
+                .any(|w| l.contains(w))
+        })
 }
 
 /// A document writes its dates one way: when one of its slash dates can only be month first
@@ -620,6 +703,32 @@ mod tests {
         let shown = render(text, &r, &["A1"], &["T1"], &[]);
         assert!(shown.starts_with("«T1: a table of 1 rows»\nDescription"), "{shown}");
         assert!(shown.ends_with("Total: «A1 60,800.00 EUR»"), "{shown}");
+    }
+
+    #[test]
+    fn columns_aligned_by_spaces_make_a_table_and_a_page_break_does_not_end_it() {
+        // A fixed-width print: columns set apart by two spaces or more; a page's foot, the next
+        // page's head and the header again between its rows.
+        let text = "Item            Qty   Price      Amount\n\
+                    Gateway appl.     2   3,200.00   6,400.00\n\
+                    Consulting hour  10     150.00   1,500.00\n\
+                    \n\
+                    Page 1 of 2\n\
+                    \u{c}ACME GmbH - Invoice 4711 (continued)\n\
+                    Item            Qty   Price      Amount\n\
+                    Training day      1     900.00     900.00\n\
+                    \n\
+                    Total                             8,800.00";
+        let r = read(text, &[]);
+        assert_eq!(r.tables.len(), 1, "{:?}", r.tables);
+        assert_eq!(r.tables[0].header, ["Item", "Qty", "Price", "Amount"]);
+        let rows: Vec<&str> = r.tables[0].rows.iter().map(|x| text[x.start..x.end].trim()).collect();
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        assert!(rows[2].starts_with("Training day"));
+        // Prose with one wide gap is no table; a row the text runs on past is not its table's.
+        assert!(read("Sold to:  Acme Ltd\nShip to:  Beta GmbH\n", &[]).tables.is_empty());
+        let prose = "Item            Qty   Price      Amount\nGateway appl.     2   3,200.00   6,400.00\nThank you for your order, payable within 30 days.\nRef  12  77  x";
+        assert_eq!(read(prose, &[]).tables[0].rows.len(), 1);
     }
 
     #[test]

@@ -167,12 +167,68 @@ impl Pointing {
             pf.confidence = Some(evidence.confidence());
             patch.push(pf);
         }
-        let children = match answer.get(ROWS_KEY).and_then(Value::as_str) {
+        let chosen = answer.get(ROWS_KEY).and_then(Value::as_str);
+        let children = match chosen {
             Some(id) => self.rows(s, object, doc, id),
             None => vec![],
         };
+        if self.rows_asked {
+            if let Some(child) = s.child_object(object.key()) {
+                unmapped.extend(self.missed(&child, doc, chosen, children.len()));
+            }
+        }
         self.agree(fields, &mut patch, &children, answer);
         Ok(Read { patch, children, unmapped })
+    }
+
+    /// What the document holds that the proposal's rows leave out, told to the reviewer: the
+    /// lines of the document outside the chosen table that hold two or more amounts (a rate
+    /// with `%` is not one), as a document's line items do — a table the reader could not read
+    /// (columns joined by spaces, a layout, the half of a table after a page break) or one the
+    /// model did not choose. Two such lines or more make a notice with where the first one is;
+    /// one is a totals line as often as not. A proposal never looks complete when it is not.
+    pub(super) fn missed(
+        &self,
+        child: &ChildObject<'_>,
+        doc: &Document,
+        chosen: Option<&str>,
+        proposed: usize,
+    ) -> Option<Value> {
+        let table = chosen.and_then(|id| self.reading.tables.iter().find(|t| t.id == id));
+        let inside = |at: usize| table.is_some_and(|t| t.rows.iter().any(|r| r.start <= at && at <= r.end));
+        // Line start → (line end, amounts on it).
+        let mut lines: std::collections::BTreeMap<usize, (usize, usize)> = Default::default();
+        for c in self.reading.candidates.iter().filter(|c| c.kind == Kind::Amount && !inside(c.start)) {
+            let rate =
+                doc.text[c.start..c.end].contains('%') || doc.text[c.end..].trim_start().starts_with('%');
+            if rate {
+                continue;
+            }
+            let start = doc.text[..c.start].rfind('\n').map_or(0, |i| i + 1);
+            let end = doc.text[c.end..].find('\n').map_or(doc.text.len(), |i| c.end + i);
+            lines.entry(start).or_insert((end, 0)).1 += 1;
+        }
+        let missed: Vec<(usize, usize)> =
+            lines.iter().filter(|(_, (_, n))| *n >= 2).map(|(a, (b, _))| (*a, *b)).collect();
+        if missed.len() < 2 {
+            return None;
+        }
+        let plural = child.meta.def.plural_label.to_lowercase();
+        let (a, b) = missed[0];
+        Some(json!({
+            // Not a field of the record (a reader's view keeps only readable fields): the
+            // child object, by key and by the label the reviewer reads.
+            "rows": child.meta.key(),
+            "label": child.meta.def.plural_label,
+            "value": format!("{} more lines", missed.len()),
+            "source": span(doc, a, b),
+            "reason": format!(
+                "{} lines of the document hold two or more amounts, as {plural} do, but are not among the {proposed} proposed (the first: “{}”); check them against the document",
+                missed.len(),
+                doc.text[a..b].split_whitespace().collect::<Vec<_>>().join(" ").chars().take(80).collect::<String>(),
+            ),
+            "missed_lines": missed.len(),
+        }))
     }
 
     /// The rows of the chosen table as child records: each mapped column's value read from its

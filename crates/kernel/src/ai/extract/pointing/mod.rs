@@ -150,6 +150,8 @@ pub struct Pointing {
     pub free_text: Vec<String>,
     /// The lines addressed to an AI.
     pub excluded: Vec<(usize, usize)>,
+    /// The record's rows (an invoice's lines) are asked for: the user may create them.
+    pub rows_asked: bool,
 }
 
 impl Session<'_> {
@@ -417,6 +419,7 @@ impl Session<'_> {
             shown,
             free_text,
             excluded,
+            rows_asked: child.is_some(),
         })
     }
 }
@@ -454,6 +457,66 @@ fn stated_text(doc: &Document, excluded: &[(usize, usize)]) -> String {
     text
 }
 
+/// Number columns no header names, read by their arithmetic: where on every row one column is
+/// the product of two others (quantity × unit price = amount, in any language and under any
+/// header), the product is the additive amount field, the factor whose values are all whole
+/// numbers (else the first) the number field, the other the non-additive one (a unit price).
+/// A column a header already named keeps its field; nothing is assigned when the product is
+/// not unique.
+fn by_arithmetic(
+    index: usize,
+    table: &Table,
+    numeric: &[&&FieldDef],
+    named: &[(String, usize)],
+    found: &[Candidate],
+) -> Vec<(String, usize)> {
+    let value = |r: usize, k: usize| -> Option<f64> {
+        let here: Vec<&Candidate> = found.iter().filter(|c| c.cell == Some((index, r, k))).collect();
+        match here.as_slice() {
+            [one] if one.kind == Kind::Amount => one.value.parse().ok(),
+            _ => None,
+        }
+    };
+    let width = table.header.len();
+    let column = |k: usize| -> Option<Vec<f64>> { (0..table.rows.len()).map(|r| value(r, k)).collect() };
+    let columns: Vec<(usize, Vec<f64>)> = (0..width).filter_map(|k| column(k).map(|v| (k, v))).collect();
+    let close = |a: f64, b: f64| (a - b).abs() <= 0.005_f64.max(b.abs() * 0.0005);
+    let mut triples = vec![];
+    for (i, a) in &columns {
+        for (j, b) in columns.iter().filter(|(j, _)| j > i) {
+            for (k, c) in columns.iter().filter(|(k, _)| k != i && k != j) {
+                let holds = a.iter().zip(b).zip(c).all(|((x, y), z)| close(x * y, *z));
+                // A column of ones times another equals it: no evidence.
+                let ones = |v: &Vec<f64>| v.iter().all(|x| close(*x, 1.0));
+                if holds && !ones(a) && !ones(b) {
+                    triples.push((*i, *j, *k));
+                }
+            }
+        }
+    }
+    let &[(i, j, product)] = triples.as_slice() else { return vec![] };
+    let whole = |k: usize| {
+        columns.iter().find(|(c, _)| *c == k).is_some_and(|(_, v)| v.iter().all(|x| x.fract() == 0.0))
+    };
+    let (count, price) = if whole(j) && !whole(i) { (j, i) } else { (i, j) };
+    let free = |kind: FieldType, additive: Option<bool>| {
+        numeric
+            .iter()
+            .find(|f| f.field_type == kind && additive.is_none_or(|a| f.additive == a))
+            .map(|f| f.key.clone())
+    };
+    let roles = [
+        (product, free(FieldType::Currency, Some(true))),
+        (count, free(FieldType::Number, None)),
+        (price, free(FieldType::Currency, Some(false))),
+    ];
+    roles
+        .into_iter()
+        .filter(|(k, _)| !named.iter().any(|(_, c)| c == k))
+        .filter_map(|(k, f)| Some((f?, k)))
+        .collect()
+}
+
 /// Which column of `table` each child field reads, when its header names every required field.
 /// A column no header word names is read by what it holds: words for the child's name field
 /// ("Item" for a description), amounts for the one number or currency field left ("Line
@@ -462,16 +525,21 @@ fn row_table(index: usize, table: &Table, child: &ChildObject<'_>, found: &[Cand
     let mut columns: Vec<(String, usize)> = vec![];
     for (k, head) in table.header.iter().enumerate() {
         let heads = crate::ai::projection::words(head);
+        let heads = &heads;
         let best = child
             .fields
             .iter()
             .filter(|f| !columns.iter().any(|(key, _)| key == &f.key))
-            .map(|f| {
-                let label = crate::ai::projection::words(&f.label);
-                let hits =
-                    heads.iter().filter(|h| label.iter().any(|l| l == *h || abbreviates(h, l))).count();
-                // Every header word must name a label word, and the share of the label named breaks ties.
-                (hits == heads.len() && hits > 0, hits * 100 / label.len().max(1), f)
+            .flat_map(|f| {
+                // The label in the workspace's language and in each translation: a German
+                // invoice's "Menge" names the quantity as "Qty" does.
+                std::iter::once(f.label.as_str()).chain(f.labels.values().map(String::as_str)).map(move |l| {
+                    let label = crate::ai::projection::words(l);
+                    let hits =
+                        heads.iter().filter(|h| label.iter().any(|l| l == *h || abbreviates(h, l))).count();
+                    // Every header word must name a label word, and the share of the label named breaks ties.
+                    (hits == heads.len() && hits > 0, hits * 100 / label.len().max(1), f)
+                })
             })
             .filter(|(all, _, _)| *all)
             .max_by_key(|(_, share, _)| *share);
@@ -508,6 +576,8 @@ fn row_table(index: usize, table: &Table, child: &ChildObject<'_>, found: &[Cand
         .collect();
     if let ([f], [k]) = (numeric.as_slice(), amounts.as_slice()) {
         columns.push((f.key.clone(), *k));
+    } else if numeric.len() >= 2 {
+        columns.extend(by_arithmetic(index, table, &numeric, &columns, found));
     }
     columns.sort_by_key(|(_, k)| *k);
     let required_named = child
