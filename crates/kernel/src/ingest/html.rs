@@ -68,6 +68,10 @@ pub(super) fn html_walk(
     ];
     let mut cur = String::new();
     let mut rest = html;
+    // Inside a table cell: a `<br>` or a paragraph there is a space, not a new line (a row is
+    // one line); the columns the cell spans (`colspan`), so a merged cell keeps the grid.
+    let mut in_cell = false;
+    let mut span = 1usize;
     let mut flush = |cur: &mut String| {
         let t = cur.split_whitespace().collect::<Vec<_>>().join(" ");
         cur.clear();
@@ -114,8 +118,18 @@ pub(super) fn html_walk(
                 if tname == "td" || tname == "th" {
                     if closing {
                         cur.push_str(" | ");
+                        for _ in 1..span {
+                            cur.push_str("  | ");
+                        }
+                        in_cell = false;
+                    } else {
+                        in_cell = true;
+                        span = colspan(tag);
                     }
+                } else if in_cell && tname != "tr" && tname != "table" {
+                    cur.push(' ');
                 } else {
+                    in_cell = false;
                     flush(&mut cur)?;
                 }
             }
@@ -126,6 +140,15 @@ pub(super) fn html_walk(
         rest = &rest[next..];
     }
     flush(&mut cur)
+}
+
+/// The columns a `td` or `th` tag spans (`colspan="3"`, quoted or not): 1 to 64.
+fn colspan(tag: &str) -> usize {
+    let Some(at) = find_ascii_ci(tag, "colspan") else { return 1 };
+    let value = tag[at + "colspan".len()..].trim_start().trim_start_matches('=').trim_start();
+    let digits: String =
+        value.trim_start_matches(['"', '\'']).chars().take_while(char::is_ascii_digit).take(3).collect();
+    digits.parse::<usize>().unwrap_or(1).clamp(1, 64)
 }
 
 /// Byte offset of the first match of the ASCII `needle` in `hay`, ignoring ASCII case.

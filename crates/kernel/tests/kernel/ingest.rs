@@ -83,6 +83,22 @@ fn html_drops_scripts_and_decodes_entities() {
 }
 
 #[test]
+fn an_html_row_stays_one_line_and_a_merged_cell_keeps_the_grid() {
+    let p = html_paragraphs(
+        "<table><tr><th>Description</th><th>Qty</th><th>Unit price</th><th>Amount</th></tr>\
+         <tr><td>Consulting hour<br><small>SVC-HR</small></td><td>10</td><td><p>£150.00</p></td><td>£1,500.00</td></tr>\
+         <tr><td colspan=\"3\">Total</td><td>£1,500.00</td></tr></table><p>Thanks</p>",
+    );
+    let rows: Vec<&String> = p.iter().filter(|l| !l.is_empty()).collect();
+    assert_eq!(rows[1], "Consulting hour SVC-HR | 10 | £150.00 | £1,500.00");
+    assert_eq!(rows[2].split('|').count(), 4, "{rows:?}");
+    assert_eq!(rows[3], "Thanks");
+    let reading = countersign_kernel::ai::extract::candidates::read(&p.join("\n"), &[]);
+    assert_eq!(reading.tables.len(), 1);
+    assert_eq!(reading.tables[0].rows.len(), 2);
+}
+
+#[test]
 fn bad_files_are_typed_errors_that_lose_nothing() {
     let limits = Limits::default();
     let code = |name: &str, bytes: &[u8]| ingest(name, bytes.to_vec(), &limits).unwrap_err().code;
