@@ -8,6 +8,6 @@ export type Document = { name: string, kind: DocumentKind, text: string, segment
  */
 sha256: string, bytes: number, 
 /**
- * E-mail attachments that were not read.
+ * E-mail attachments that were not read, each with why ("inv.xlsx (not read: …)").
  */
 attachments: Array<string>, };

@@ -1,5 +1,8 @@
-//! E-mail (`.eml`): the headers, then the text parts (else the HTML parts as text);
-//! attachments are listed, not read.
+//! E-mail (`.eml`): the headers, then the body — the text parts, or the HTML parts read as
+//! HTML (tables as rows) when there is no text part or the text part is a stub beside them —
+//! then each attachment in a format Countersign reads (PDF, DOCX, HTML, text, Markdown) under an
+//! `Attachment: <name>` line. An attachment that cannot be read (another format, damaged, an
+//! e-mail inside the e-mail) is listed with the reason, and the rest of the message still reads.
 
 use super::*;
 
@@ -43,23 +46,50 @@ pub(super) fn email(b: &mut Builder, bytes: &[u8]) -> Result<()> {
         }
         Ok(())
     };
-    if msg.text_body_count() > 0 {
-        for i in 0..msg.text_body_count() {
-            if let Some(t) = msg.body_text(i) {
-                body(b, &t)?;
-            }
-        }
-    } else {
-        for i in 0..msg.html_body_count() {
-            if let Some(h) = msg.body_html(i) {
-                body(b, &html_paragraphs(&h).join("\n"))?;
-            }
+    let plain: Vec<String> =
+        (0..msg.text_body_count()).filter_map(|i| msg.body_text(i)).map(|t| t.into_owned()).collect();
+    // Only parts that are HTML (mail-parser also offers a text part converted to HTML).
+    let html: Vec<String> = msg
+        .html_body
+        .iter()
+        .filter_map(|id| msg.parts.get(*id as usize))
+        .filter_map(|p| match &p.body {
+            mail_parser::PartType::Html(h) => Some(html_paragraphs(h).join("\n")),
+            _ => None,
+        })
+        .collect();
+    let length = |parts: &[String]| parts.iter().map(|p| p.trim().chars().count()).sum::<usize>();
+    // "Please see the HTML version" beside the real message: the HTML is the message.
+    let parts = if !html.is_empty() && length(&plain) * 2 < length(&html) { html } else { plain };
+    for part in &parts {
+        body(b, part)?;
+    }
+    let mut unread = vec![];
+    for a in msg.attachments().take(1000) {
+        let name = mail_parser::MimeHeaders::attachment_name(a).unwrap_or("(unnamed)").to_string();
+        let bytes = a.contents();
+        let kind = match super::detect(&name, bytes) {
+            Ok(DocumentKind::Email) => Err("an e-mail inside an e-mail is not read".to_string()),
+            Ok(kind) => Ok(kind),
+            Err(e) => Err(e.message),
+        };
+        let read = kind.and_then(|kind| {
+            b.blank_line();
+            b.push(&format!("Attachment: {name}"), Location::Header { name: "attachment".into() })
+                .and_then(|_| {
+                    // A parser that panics on this attachment loses the attachment, not the
+                    // message (the read's own guard would end the whole document).
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        super::read_into(b, kind, bytes)
+                    }))
+                    .unwrap_or_else(|_| Err(invalid(name.as_str(), "its parser failed")))
+                })
+                .map_err(|e| e.message)
+        });
+        if let Err(why) = read {
+            unread.push(format!("{name} (not read: {why})"));
         }
     }
-    b.attachments = msg
-        .attachments()
-        .take(1000)
-        .map(|a| mail_parser::MimeHeaders::attachment_name(a).unwrap_or("(unnamed)").to_string())
-        .collect();
+    b.attachments = unread;
     Ok(())
 }

@@ -2,8 +2,9 @@
 //! text offsets back to the source (line, paragraph, page, e-mail header), so an extracted value
 //! can show where it came from.
 //!
-//! Formats: plain text, Markdown, HTML, e-mail (`.eml`, multipart: the text parts, else the
-//! HTML parts as text; attachments are listed, not read), PDF (the text layer, by page), DOCX
+//! Formats: plain text, Markdown, HTML, e-mail (`.eml`, multipart: the text parts, or the
+//! HTML parts when the text is a stub beside them; then its attachments in these formats, each
+//! under an `Attachment:` line, and the others listed with why they were not read), PDF (the text layer, by page), DOCX
 //! (`word/document.xml`, by paragraph; a table one line per row, its cells between `|`).
 //!
 //! A document is hostile until read. [`Limits`] bounds bytes in (checked before reading a path),
@@ -94,7 +95,7 @@ pub struct Document {
     pub sha256: String,
     #[ts(type = "number")]
     pub bytes: usize,
-    /// E-mail attachments that were not read.
+    /// E-mail attachments that were not read, each with why ("inv.xlsx (not read: …)").
     pub attachments: Vec<String>,
 }
 
@@ -286,14 +287,20 @@ type Parsed = (String, Vec<Segment>, Vec<String>);
 
 fn parse(name: &str, kind: DocumentKind, bytes: &[u8], limits: &Limits, budget: &Budget) -> Result<Parsed> {
     let mut b = Builder::new(name, limits, budget);
-    match kind {
-        DocumentKind::Text | DocumentKind::Markdown => b.lines(&decode_text(bytes))?,
-        DocumentKind::Html => {
-            html_walk(&decode_text(bytes), &mut |p| b.paragraph(&p), &mut || budget.tick(name, limits))?
-        }
-        DocumentKind::Email => email(&mut b, bytes)?,
-        DocumentKind::Pdf => pdf(&mut b, bytes)?,
-        DocumentKind::Docx => docx(&mut b, bytes)?,
-    }
+    read_into(&mut b, kind, bytes)?;
     b.finish()
+}
+
+/// Read `bytes` of `kind` into `b` (a document, or an e-mail's attachment after its body).
+fn read_into(b: &mut Builder, kind: DocumentKind, bytes: &[u8]) -> Result<()> {
+    match kind {
+        DocumentKind::Text | DocumentKind::Markdown => b.lines(&decode_text(bytes)),
+        DocumentKind::Html => {
+            let (name, limits, budget) = (b.name, b.limits, b.budget);
+            html_walk(&decode_text(bytes), &mut |p| b.paragraph(&p), &mut || budget.tick(name, limits))
+        }
+        DocumentKind::Email => email(b, bytes),
+        DocumentKind::Pdf => pdf(b, bytes),
+        DocumentKind::Docx => docx(b, bytes),
+    }
 }

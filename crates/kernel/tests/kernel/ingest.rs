@@ -56,7 +56,7 @@ fn every_demo_document_reads_with_its_source_map() {
 }
 
 #[test]
-fn multipart_mail_uses_the_text_part_and_lists_attachments() {
+fn multipart_mail_uses_the_text_part_and_lists_attachments_it_cannot_read() {
     let mail = "From: Billing <billing@example.com>\r\nTo: ap@example.com\r\nSubject: Invoice 7\r\nMIME-Version: 1.0\r\n\
 Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: multipart/alternative; boundary=\"b2\"\r\n\r\n\
 --b2\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nTotal due: 1.200,00 \u{20ac}\r\n--b2\r\nContent-Type: text/html\r\n\r\n\
@@ -65,7 +65,9 @@ Content-Disposition: attachment; filename=\"inv.pdf\"\r\nContent-Transfer-Encodi
     let doc = ingest("m.eml", mail.as_bytes().to_vec(), &Limits::default()).unwrap();
     assert!(doc.text.contains("Total due: 1.200,00 €"), "{}", doc.text);
     assert!(!doc.text.contains("HTML"), "the HTML alternative is not read twice");
-    assert_eq!(doc.attachments, ["inv.pdf"]);
+    // A damaged PDF attachment is listed with why it was not read; the message still reads.
+    assert_eq!(doc.attachments.len(), 1);
+    assert!(doc.attachments[0].starts_with("inv.pdf (not read: "), "{:?}", doc.attachments);
     assert!(
         doc.text.contains("Subject: Invoice 7") && doc.text.contains("From: Billing <billing@example.com>")
     );
@@ -333,4 +335,35 @@ fn a_word_table_is_read_row_by_row_with_merged_cells_kept_in_their_columns() {
     assert_eq!(reading.tables.len(), 1);
     assert_eq!(reading.tables[0].header, ["Description", "Qty", "Unit price", "Amount"]);
     assert_eq!(reading.tables[0].rows.len(), 3);
+}
+
+#[test]
+fn a_stub_text_part_gives_way_to_the_html_and_an_attached_invoice_is_read() {
+    use base64::Engine;
+    let p = |t: &str| format!("<w:p><w:r><w:t>{t}</w:t></w:r></w:p>");
+    let cell = |t: &str| format!("<w:tc>{}</w:tc>", p(t));
+    let row = |cs: &[&str]| format!("<w:tr>{}</w:tr>", cs.iter().map(|c| cell(c)).collect::<String>());
+    let docx = word_document(&format!(
+        "{}<w:tbl>{}{}</w:tbl>",
+        p("INVOICE INV-2026-9001"),
+        row(&["Description", "Qty", "Unit price", "Amount"]),
+        row(&["Training day", "2", "900.00", "1,800.00"])
+    ));
+    let attached = base64::engine::general_purpose::STANDARD.encode(docx);
+    let mail = format!(
+        "From: a@example.com\r\nSubject: Fwd: invoice\r\nMIME-Version: 1.0\r\n\
+Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: multipart/alternative; boundary=\"b2\"\r\n\r\n\
+--b2\r\nContent-Type: text/plain\r\n\r\nSee the HTML version.\r\n--b2\r\nContent-Type: text/html\r\n\r\n\
+<p>Your order:</p><table><tr><td>Item</td><td>Qty</td><td>Total</td></tr><tr><td>Cable</td><td>4</td><td>40.00</td></tr></table>\r\n--b2--\r\n\
+--b1\r\nContent-Type: application/vnd.openxmlformats-officedocument.wordprocessingml.document; name=\"inv.docx\"\r\n\
+Content-Disposition: attachment; filename=\"inv.docx\"\r\nContent-Transfer-Encoding: base64\r\n\r\n{attached}\r\n--b1--\r\n"
+    );
+    let doc = ingest("fwd.eml", mail.into_bytes(), &Limits::default()).unwrap();
+    assert!(!doc.text.contains("See the HTML version"), "{}", doc.text);
+    assert!(doc.text.contains("Item | Qty | Total\n"), "{}", doc.text);
+    assert!(doc.text.contains("Attachment: inv.docx"), "{}", doc.text);
+    assert!(doc.text.contains("| Training day | 2 | 900.00 | 1,800.00 |"), "{}", doc.text);
+    assert!(doc.attachments.is_empty(), "{:?}", doc.attachments);
+    let (i, _) = doc.find("Attachment: inv.docx").unwrap();
+    assert_eq!(doc.locate(i), Some(&Location::Header { name: "attachment".into() }));
 }
