@@ -324,6 +324,13 @@ pub fn read(text: &str, excluded: &[(usize, usize)]) -> Reading {
                 }
             }
             match cells(l) {
+                // A row half empty is a merged summary ("Total" across three columns and the
+                // amount): it ends the table, and its amount is a value like any other.
+                Some(c)
+                    if c.len() == head.len() && c.iter().filter(|(a, b)| a == b).count() * 2 >= c.len() =>
+                {
+                    break
+                }
                 Some(c) if c.len() == head.len() => {
                     cell_of[j] = Some((reading.tables.len(), table.rows.len()));
                     table.rows.push(Row {

@@ -167,7 +167,13 @@ impl Pointing {
             pf.confidence = Some(evidence.confidence());
             patch.push(pf);
         }
-        let chosen = answer.get(ROWS_KEY).and_then(Value::as_str);
+        // One table reads as the record's rows and the model chose none: nothing is left to
+        // choose, so the kernel takes it (the reviewer still accepts row by row).
+        let only = match self.row_tables.as_slice() {
+            [one] => Some(self.reading.tables[one.table].id.as_str()),
+            _ => None,
+        };
+        let chosen = answer.get(ROWS_KEY).and_then(Value::as_str).or(only);
         let children = match chosen {
             Some(id) => self.rows(s, object, doc, id),
             None => vec![],

@@ -574,7 +574,18 @@ fn row_table(index: usize, table: &Table, child: &ChildObject<'_>, found: &[Cand
         .copied()
         .filter(|k| !columns.iter().any(|(_, c)| c == k) && holds(*k, Some(Kind::Amount)))
         .collect();
-    if let ([f], [k]) = (numeric.as_slice(), amounts.as_slice()) {
+    // The arithmetic of every row outweighs a header word: "Units" is a quantity when units ×
+    // rate = charge on every row, though "unit" is also a word of "Unit price".
+    let every_number: Vec<&&FieldDef> = child
+        .fields
+        .iter()
+        .filter(|f| matches!(f.field_type, FieldType::Number | FieldType::Currency))
+        .collect();
+    let by_rows = by_arithmetic(index, table, &every_number, &[], found);
+    if by_rows.len() == 3 {
+        columns.retain(|(k, c)| !by_rows.iter().any(|(k2, c2)| k2 == k || c2 == c));
+        columns.extend(by_rows);
+    } else if let ([f], [k]) = (numeric.as_slice(), amounts.as_slice()) {
         columns.push((f.key.clone(), *k));
     } else if numeric.len() >= 2 {
         columns.extend(by_arithmetic(index, table, &numeric, &columns, found));
