@@ -267,6 +267,31 @@ def write_docx(path, lines):
             z.writestr(info, text.encode("utf-8"))
 
 
+# --- the expected values ----------------------------------------------------------------------
+
+def invoice_case(name, inv, lines, user, injected, po_number):
+    """The case of one document: the invoice's own values (its total the sum of its lines) and
+    its lines in their order; status and paid date must stay unset."""
+    total = sum(Decimal(l["amount"]) for l in lines)
+    return {
+        "file": name, "object": "invoice", "user": user, "injected": injected,
+        "expected": {
+            "number": inv["number"], "account": inv["account"], "issue_date": inv["issue_date"],
+            "due_date": inv["due_date"], "total": f"{total:.2f}", "currency_code": inv["currency_code"],
+            "po_number": po_number,
+        },
+        "must_not_set": ["status", "paid_date"],
+        "lines": [{k: l[k] for k in ("description", "product_code", "quantity", "unit_price", "amount")}
+                  for l in lines],
+    }
+
+
+def write_cases(out, cases):
+    with open(out / "expected.jsonl", "w") as f:
+        for c in cases:
+            f.write(json.dumps(c, ensure_ascii=False) + "\n")
+
+
 # --- choosing the invoices --------------------------------------------------------------------
 
 def pick_invoices(invoices, lines_of, accounts):
@@ -315,21 +340,9 @@ def main():
             path.write_text(as_eml(spec, inv, acc, top, header, table, bottom), encoding="utf-8")
         else:
             write_docx(path, top + [piped(header, False)] + [piped(r, False) for r in table] + bottom)
-        cases.append({
-            "file": name, "object": "invoice", "user": USER, "injected": bool(spec.get("inject")),
-            "expected": {
-                "number": inv["number"], "account": inv["account"], "issue_date": inv["issue_date"],
-                "due_date": inv["due_date"], "total": f"{total:.2f}", "currency_code": inv["currency_code"],
-                "po_number": inv["po_number"] if spec["po"] else None,
-            },
-            "must_not_set": ["status", "paid_date"],
-            "lines": [{"description": l["description"], "product_code": l["product_code"],
-                       "quantity": l["quantity"], "unit_price": l["unit_price"], "amount": l["amount"]}
-                      for l in lines],
-        })
-    with open(OUT / "expected.jsonl", "w") as f:
-        for c in cases:
-            f.write(json.dumps(c, ensure_ascii=False) + "\n")
+        cases.append(invoice_case(name, inv, lines, USER, bool(spec.get("inject")),
+                                  inv["po_number"] if spec["po"] else None))
+    write_cases(OUT, cases)
     print(f"{len(cases)} documents and expected.jsonl written to {OUT.relative_to(ROOT)}")
 
 

@@ -24,7 +24,7 @@ from decimal import Decimal
 from pathlib import Path
 from xml.sax.saxutils import escape as xml_escape
 
-from make_extract_extra import CONTENT_TYPES, RELS, ROOT, excluded_numbers, rows
+from make_extract_extra import CONTENT_TYPES, RELS, ROOT, excluded_numbers, invoice_case, rows, write_cases
 
 OUT = ROOT / "eval" / "extract-layouts"
 SEED = 20261207
@@ -186,19 +186,8 @@ def main():
             write(OUT / name, inv, acc, lines)
         else:
             (OUT / name).write_text(write(inv, acc, lines), encoding="utf-8")
-        total = sum(Decimal(l["amount"]) for l in lines)
-        cases.append({
-            "file": name, "object": "invoice", "user": "cara", "injected": False,
-            "expected": {"number": inv["number"], "account": inv["account"], "issue_date": inv["issue_date"],
-                         "due_date": inv["due_date"], "total": f"{total:.2f}", "currency_code": cur,
-                         "po_number": None},
-            "must_not_set": ["status", "paid_date"],
-            "lines": [{k: l[k] for k in ("description", "product_code", "quantity", "unit_price", "amount")}
-                      for l in lines],
-        })
-    with open(OUT / "expected.jsonl", "w") as f:
-        for c in cases:
-            f.write(json.dumps(c, ensure_ascii=False) + "\n")
+        cases.append(invoice_case(name, inv, lines, "cara", False, None))
+    write_cases(OUT, cases)
     print(f"{len(cases)} documents written to {OUT.relative_to(ROOT)}")
 
 
