@@ -573,19 +573,14 @@ fn period_in(
             _ => {}
         }
     }
-    // "the year 2025", "im Jahr 2025", "en el año 2025": the word only names the year after it.
-    let lead = usize::from(w(0) == "the");
-    if w(lead) == "year" {
-        if let Some(y) = year_of(w(lead + 1)) {
-            return Some((
-                (NaiveDate::from_ymd_opt(y, 1, 1)?, NaiveDate::from_ymd_opt(y, 12, 31)?),
-                lead + 2,
-            ));
-        }
-    }
-    // 2025
-    if let Some(y) = year_of(w(0)) {
-        return Some(((NaiveDate::from_ymd_opt(y, 1, 1)?, NaiveDate::from_ymd_opt(y, 12, 31)?), 1));
+    // 2025, and "the year 2025", "im Jahr 2025", "en el año 2025" (the words only name it).
+    let lead = match (w(0), w(1)) {
+        ("the", "year") => 2,
+        ("year", _) => 1,
+        _ => 0,
+    };
+    if let Some(y) = year_of(w(lead)) {
+        return Some(((NaiveDate::from_ymd_opt(y, 1, 1)?, NaiveDate::from_ymd_opt(y, 12, 31)?), lead + 1));
     }
     // "the month", "the year" (as in "the end of the month"): this one.
     if w(0) == "the" && matches!(w(1), "month" | "year" | "quarter" | "week") {
