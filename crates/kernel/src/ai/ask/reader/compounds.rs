@@ -102,14 +102,14 @@ pub(super) fn head_of(label_word: &str, q: &str) -> bool {
         && l[..l.len() - q.len()].chars().count() >= PART
 }
 
-/// The question words that say the head of a one-word compound of `label` written in
-/// `language` ("Betrag" of "Rechnungsbetrag"). German alone of the four writes its labels so.
-pub(super) fn heads_said(t: &[Token], language: crate::locale::Language, label: &str) -> Vec<usize> {
+/// The question words that say the head of a one-word compound of a label (its words `label`)
+/// written in `language` ("Betrag" of "Rechnungsbetrag"). German alone of the four writes its
+/// labels so.
+pub(super) fn heads_said(t: &[Token], language: crate::locale::Language, label: &[Token]) -> Vec<usize> {
     if language != crate::locale::Language::De {
         return vec![];
     }
-    let words = super::words::tokens(label);
-    (0..t.len()).filter(|&i| words.iter().any(|w| head_of(&w.lower, &t[i].lower))).collect()
+    (0..t.len()).filter(|&i| label.iter().any(|w| head_of(&w.lower, &t[i].lower))).collect()
 }
 
 #[cfg(test)]

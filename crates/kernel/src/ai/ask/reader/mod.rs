@@ -204,11 +204,12 @@ fn names_field(t: &[Token], f: &ProjectedField) -> bool {
         |w: &&Token| !GENERIC_FIELD_WORDS.contains(&w.lower.as_str()) && !FILLER.contains(&w.lower.as_str());
     field_words(f).iter().filter(specific).any(|w| t.iter().any(|q| q.stem == w.stem || q.lower == w.lower))
         || f.other_labels.iter().any(|(language, label)| {
-            tokens(label)
+            let words = tokens(label);
+            words
                 .iter()
                 .filter(specific)
                 .any(|w| t.iter().any(|q| says_in(q, w, *language) || same_root(&q.lower, &w.lower)))
-                || !compounds::heads_said(t, *language, label).is_empty()
+                || !compounds::heads_said(t, *language, &words).is_empty()
         })
 }
 

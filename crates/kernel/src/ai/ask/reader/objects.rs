@@ -129,7 +129,7 @@ pub fn words_naming(t: &[Token], o: &ProjectedObject, fields: &[&str]) -> Vec<us
                 out.extend(at..at + phrase.len());
             }
             // The head of a compound label ("Betrag" of "Rechnungsbetrag").
-            out.extend(super::compounds::heads_said(t, *language, label));
+            out.extend(super::compounds::heads_said(t, *language, &phrase));
             // A verb of the label's noun ("émises" of "Date d'émission").
             for (i, q) in t.iter().enumerate() {
                 if phrase.iter().any(|w| w.lower.chars().count() >= 5 && super::same_root(&q.lower, &w.lower))
