@@ -457,64 +457,71 @@ fn stated_text(doc: &Document, excluded: &[(usize, usize)]) -> String {
     text
 }
 
-/// Number columns no header names, read by their arithmetic: where on every row one column is
-/// the product of two others (quantity × unit price = amount, in any language and under any
-/// header), the product is the additive amount field, the factor whose values are all whole
-/// numbers (else the first) the number field, the other the non-additive one (a unit price).
-/// A column a header already named keeps its field; nothing is assigned when the product is
-/// not unique.
-fn by_arithmetic(
-    index: usize,
-    table: &Table,
-    numeric: &[&&FieldDef],
-    named: &[(String, usize)],
-    found: &[Candidate],
-) -> Vec<(String, usize)> {
-    let value = |r: usize, k: usize| -> Option<f64> {
-        let here: Vec<&Candidate> = found.iter().filter(|c| c.cell == Some((index, r, k))).collect();
-        match here.as_slice() {
-            [one] if one.kind == Kind::Amount => one.value.parse().ok(),
-            _ => None,
-        }
-    };
-    let width = table.header.len();
-    let column = |k: usize| -> Option<Vec<f64>> { (0..table.rows.len()).map(|r| value(r, k)).collect() };
-    let columns: Vec<(usize, Vec<f64>)> = (0..width).filter_map(|k| column(k).map(|v| (k, v))).collect();
-    let close = |a: f64, b: f64| (a - b).abs() <= 0.005_f64.max(b.abs() * 0.0005);
-    let mut triples = vec![];
-    for (i, a) in &columns {
-        for (j, b) in columns.iter().filter(|(j, _)| j > i) {
-            for (k, c) in columns.iter().filter(|(k, _)| k != i && k != j) {
-                let holds = a.iter().zip(b).zip(c).all(|((x, y), z)| close(x * y, *z));
-                // A column of ones times another equals it: no evidence.
-                let ones = |v: &Vec<f64>| v.iter().all(|x| close(*x, 1.0));
-                if holds && !ones(a) && !ones(b) {
-                    triples.push((*i, *j, *k));
+/// Three number columns of a table where on every row one is the product of the other two
+/// (quantity × unit price = amount, in any language and under any header).
+struct Product {
+    /// The factor whose values are all whole numbers (else the first): a quantity.
+    count: usize,
+    /// The other factor: a unit price.
+    price: usize,
+    product: usize,
+}
+
+impl Product {
+    /// The one product of `table`'s columns, if exactly one holds on every row.
+    fn of(index: usize, table: &Table, found: &[Candidate]) -> Option<Product> {
+        let value = |r: usize, k: usize| -> Option<f64> {
+            let here: Vec<&Candidate> = found.iter().filter(|c| c.cell == Some((index, r, k))).collect();
+            match here.as_slice() {
+                [one] if one.kind == Kind::Amount => one.value.parse().ok(),
+                _ => None,
+            }
+        };
+        let column = |k: usize| -> Option<Vec<f64>> { (0..table.rows.len()).map(|r| value(r, k)).collect() };
+        let columns: Vec<(usize, Vec<f64>)> =
+            (0..table.header.len()).filter_map(|k| column(k).map(|v| (k, v))).collect();
+        let close = |a: f64, b: f64| (a - b).abs() <= 0.005_f64.max(b.abs() * 0.0005);
+        let mut triples = vec![];
+        for (i, a) in &columns {
+            for (j, b) in columns.iter().filter(|(j, _)| j > i) {
+                for (k, c) in columns.iter().filter(|(k, _)| k != i && k != j) {
+                    let holds = a.iter().zip(b).zip(c).all(|((x, y), z)| close(x * y, *z));
+                    // A column of ones times another equals it: no evidence.
+                    let ones = |v: &Vec<f64>| v.iter().all(|x| close(*x, 1.0));
+                    if holds && !ones(a) && !ones(b) {
+                        triples.push((*i, *j, *k));
+                    }
                 }
             }
         }
+        let &[(i, j, product)] = triples.as_slice() else { return None };
+        let whole = |k: usize| {
+            columns.iter().find(|(c, _)| *c == k).is_some_and(|(_, v)| v.iter().all(|x| x.fract() == 0.0))
+        };
+        let (count, price) = if whole(j) && !whole(i) { (j, i) } else { (i, j) };
+        Some(Product { count, price, product })
     }
-    let &[(i, j, product)] = triples.as_slice() else { return vec![] };
-    let whole = |k: usize| {
-        columns.iter().find(|(c, _)| *c == k).is_some_and(|(_, v)| v.iter().all(|x| x.fract() == 0.0))
-    };
-    let (count, price) = if whole(j) && !whole(i) { (j, i) } else { (i, j) };
-    let free = |kind: FieldType, additive: Option<bool>| {
-        numeric
-            .iter()
-            .find(|f| f.field_type == kind && additive.is_none_or(|a| f.additive == a))
-            .map(|f| f.key.clone())
-    };
-    let roles = [
-        (product, free(FieldType::Currency, Some(true))),
-        (count, free(FieldType::Number, None)),
-        (price, free(FieldType::Currency, Some(false))),
-    ];
-    roles
+
+    /// The columns `fields` read by this arithmetic: the product the additive amount field, the
+    /// count the number field, the price the non-additive one (a unit price). A column in
+    /// `named` keeps the field a header gave it.
+    fn roles(&self, fields: &[&&FieldDef], named: &[(String, usize)]) -> Vec<(String, usize)> {
+        let free = |kind: FieldType, additive: Option<bool>| {
+            fields
+                .iter()
+                .find(|f| f.field_type == kind && additive.is_none_or(|a| f.additive == a))
+                .map(|f| f.key.clone())
+        };
+        [
+            (self.product, free(FieldType::Currency, Some(true))),
+            (self.count, free(FieldType::Number, None)),
+            (self.price, free(FieldType::Currency, Some(false))),
+        ]
         .into_iter()
         .filter(|(k, _)| !named.iter().any(|(_, c)| c == k))
         .filter_map(|(k, f)| Some((f?, k)))
         .collect()
+    }
 }
 
 /// Which column of `table` each child field reads, when its header names every required field.
@@ -581,14 +588,17 @@ fn row_table(index: usize, table: &Table, child: &ChildObject<'_>, found: &[Cand
         .iter()
         .filter(|f| matches!(f.field_type, FieldType::Number | FieldType::Currency))
         .collect();
-    let by_rows = by_arithmetic(index, table, &every_number, &[], found);
+    let product = Product::of(index, table, found);
+    let by_rows = product.as_ref().map(|p| p.roles(&every_number, &[])).unwrap_or_default();
     if by_rows.len() == 3 {
         columns.retain(|(k, c)| !by_rows.iter().any(|(k2, c2)| k2 == k || c2 == c));
         columns.extend(by_rows);
     } else if let ([f], [k]) = (numeric.as_slice(), amounts.as_slice()) {
         columns.push((f.key.clone(), *k));
-    } else if numeric.len() >= 2 {
-        columns.extend(by_arithmetic(index, table, &numeric, &columns, found));
+    } else if let (Some(p), true) = (&product, numeric.len() >= 2) {
+        // The fields the headers left, where the child has not all three.
+        let more = p.roles(&numeric, &columns);
+        columns.extend(more);
     }
     columns.sort_by_key(|(_, k)| *k);
     let required_named = child
