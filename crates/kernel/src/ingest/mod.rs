@@ -4,7 +4,8 @@
 //!
 //! Formats: plain text, Markdown, HTML, e-mail (`.eml`, multipart: the text parts, or the
 //! HTML parts when the text is a stub beside them; then its attachments in these formats, each
-//! under an `Attachment:` line, and the others listed with why they were not read), PDF (the text layer, by page), DOCX
+//! under an `Attachment:` line, and the others listed with why they were not read), PDF (the text layer, by page, laid out by the
+//! glyphs' positions: reading order, columns, turned pages), DOCX
 //! (`word/document.xml`, by paragraph; a table one line per row, its cells between `|`).
 //!
 //! A document is hostile until read. [`Limits`] bounds bytes in (checked before reading a path),
@@ -28,6 +29,7 @@ mod docx;
 mod email;
 mod html;
 mod pdf;
+mod pdf_layout;
 mod reader;
 mod text;
 
@@ -36,6 +38,7 @@ use email::*;
 pub use html::html_paragraphs;
 use html::*;
 use pdf::*;
+use pdf_layout::*;
 pub use reader::reader_entry_point;
 use reader::*;
 use text::*;

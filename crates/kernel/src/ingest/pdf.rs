@@ -1,4 +1,4 @@
-//! PDF: the text layer, by page, after the checks that keep a hostile file from running the
+//! PDF: the text layer, by page and laid out by position ([`super::pdf_layout`]), after the checks that keep a hostile file from running the
 //! text output without bounds (page-tree loops, self-drawing forms, nesting, inflation).
 
 use super::*;
@@ -28,9 +28,7 @@ pub(super) fn pdf(b: &mut Builder, bytes: &[u8]) -> Result<()> {
     if let Some(why) = form_cycle(&doc, &pages) {
         return Err(invalid(name, why));
     }
-    let shared = PageSink::default();
-    let mut writer = shared.clone();
-    let mut pages = PdfPages::new(&mut writer, shared, b.budget, name, b.limits);
+    let mut pages = PdfPages::new(b.budget, name, b.limits);
     let outcome = pdf_extract::output_doc(&doc, &mut pages);
     b.budget.check(name, b.limits)?;
     // As a reader would: the pages before one that cannot be read are still text.
@@ -283,48 +281,24 @@ pub(super) fn pdf_nesting_over(bytes: &[u8], max: usize) -> Option<usize> {
     None
 }
 
-/// pdf-extract's plain-text output split by page, checking the deadline and the size of the
-/// text as it goes (an error ends the walk; what was read so far is kept).
+/// The glyphs pdf-extract reports, laid out page by page ([`page_text`]), checking the
+/// deadline and the amount of text as it goes (an error ends the walk; what was read so far is
+/// kept).
 pub(super) struct PdfPages<'a> {
-    pub(super) inner: pdf_extract::PlainTextOutput<&'a mut dyn std::io::Write>,
-    pub(super) sink: PageSink,
-    pub(super) starts: Vec<usize>,
+    pub(super) pages: Vec<String>,
+    pub(super) glyphs: Vec<Glyph>,
+    /// Glyphs reported in all, placed or not.
+    pub(super) seen: usize,
+    /// Pages begun.
+    pub(super) seen_pages: usize,
     pub(super) budget: &'a Budget,
     pub(super) name: &'a str,
     pub(super) limits: &'a Limits,
 }
 
-/// Where the text output writes: a buffer shared with [`PdfPages`], which reads its length at
-/// each page start.
-#[derive(Clone, Default)]
-pub(super) struct PageSink(pub(super) std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-
-impl std::io::Write for PageSink {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(data);
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 impl<'a> PdfPages<'a> {
-    pub(super) fn new(
-        writer: &'a mut dyn std::io::Write,
-        sink: PageSink,
-        budget: &'a Budget,
-        name: &'a str,
-        limits: &'a Limits,
-    ) -> Self {
-        PdfPages {
-            inner: pdf_extract::PlainTextOutput::new(writer),
-            sink,
-            starts: vec![],
-            budget,
-            name,
-            limits,
-        }
+    pub(super) fn new(budget: &'a Budget, name: &'a str, limits: &'a Limits) -> Self {
+        PdfPages { pages: vec![], glyphs: vec![], seen: 0, seen_pages: 0, budget, name, limits }
     }
 
     pub(super) fn guard(&self) -> std::result::Result<(), pdf_extract::OutputError> {
@@ -332,55 +306,63 @@ impl<'a> PdfPages<'a> {
         if self.budget.tick(self.name, self.limits).is_err() {
             return stop("deadline");
         }
-        if self.sink.0.borrow().len() > self.limits.max_chars.saturating_mul(4) {
+        if self.seen > self.limits.max_chars.saturating_mul(4) {
             return stop("too much text");
         }
         Ok(())
     }
 
-    pub(super) fn finish(self) -> Vec<String> {
-        let all = String::from_utf8_lossy(&self.sink.0.borrow()).into_owned();
-        let mut ends: Vec<usize> = self.starts.iter().skip(1).copied().collect();
-        ends.push(all.len());
-        self.starts.iter().zip(ends).map(|(&s, e)| all.get(s..e).unwrap_or_default().to_string()).collect()
+    fn end(&mut self) {
+        if !self.glyphs.is_empty() || self.pages.len() < self.seen_pages {
+            self.pages.push(page_text(&std::mem::take(&mut self.glyphs)));
+        }
+    }
+
+    /// The text of each page begun, the one in progress when the walk stopped included.
+    pub(super) fn finish(mut self) -> Vec<String> {
+        self.end();
+        self.pages
     }
 }
 
 impl pdf_extract::OutputDev for PdfPages<'_> {
     fn begin_page(
         &mut self,
-        page_num: u32,
-        media_box: &pdf_extract::MediaBox,
-        art_box: Option<(f64, f64, f64, f64)>,
+        _page_num: u32,
+        _media_box: &pdf_extract::MediaBox,
+        _art_box: Option<(f64, f64, f64, f64)>,
     ) -> std::result::Result<(), pdf_extract::OutputError> {
         self.budget
             .check(self.name, self.limits)
             .map_err(|e| pdf_extract::OutputError::IoError(std::io::Error::other(e.message)))?;
-        self.starts.push(self.sink.0.borrow().len());
-        self.inner.begin_page(page_num, media_box, art_box)
+        self.seen_pages += 1;
+        Ok(())
     }
     fn end_page(&mut self) -> std::result::Result<(), pdf_extract::OutputError> {
-        self.inner.end_page()
+        self.end();
+        Ok(())
     }
     fn output_character(
         &mut self,
         trm: &pdf_extract::Transform,
         width: f64,
-        spacing: f64,
+        _spacing: f64,
         font_size: f64,
         char: &str,
     ) -> std::result::Result<(), pdf_extract::OutputError> {
+        self.seen += 1;
         self.guard()?;
-        self.inner.output_character(trm, width, spacing, font_size, char)
+        self.glyphs.extend(Glyph::placed(trm, width, font_size, char));
+        Ok(())
     }
     fn begin_word(&mut self) -> std::result::Result<(), pdf_extract::OutputError> {
-        self.inner.begin_word()
+        Ok(())
     }
     fn end_word(&mut self) -> std::result::Result<(), pdf_extract::OutputError> {
-        self.inner.end_word()
+        Ok(())
     }
     fn end_line(&mut self) -> std::result::Result<(), pdf_extract::OutputError> {
-        self.inner.end_line()
+        Ok(())
     }
 }
 

@@ -348,3 +348,32 @@ fn a_table_s_columns_are_named_by_translated_labels_or_by_their_arithmetic() {
         (Some(json!(10)), Some(json!(150)), Some(json!(1500)))
     );
 }
+
+#[test]
+fn the_currency_the_amounts_are_marked_with_is_the_records_when_the_model_leaves_it_out() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    let text = "INVOICE INV-2026-77003\nBill to: Monarch Holdings\nInvoice date: 06.10.2026\n\nTOTAL USD 35,450.00\n";
+    let answer = |total: Value, currency: Value| {
+        json!({"number": "I1", "account": "N1", "issue_date": "D1", "due_date": null, "paid_date": null,
+            "total": total, "currency_code": currency, "po_number": null})
+    };
+    let currency = |answer: Value| {
+        let (out, _) = run_text(&cara, text, vec![answer]);
+        let a = out.unwrap();
+        let c = a.proposal.fields.iter().find(|f| f.field == "currency_code").cloned();
+        (c, a.proposal.unmapped)
+    };
+    // Left out: the kernel reads it from the mark of the amount the total points at.
+    let (c, _) = currency(answer(json!("A1"), Value::Null));
+    let c = c.expect("the currency the total is marked with");
+    assert_eq!(c.value, json!("USD"));
+    assert_eq!(c.source.unwrap().text, "USD", "the mark, not the amount another field took");
+    // Said by the model: "USD" is part of the total's span, not words another field took.
+    let (c, unmapped) = currency(answer(json!("A1"), json!("USD")));
+    assert_eq!(c.map(|c| c.value), Some(json!("USD")), "{unmapped:?}");
+    // Two currencies on the page and none pointed at: the reviewer decides.
+    let mixed = "INVOICE INV-2026-77004\nBill to: Monarch Holdings\nInvoice date: 06.10.2026\nFee 10.00 EUR\nShipping 5.00 USD\n";
+    let (out, _) = run_text(&cara, mixed, vec![answer(Value::Null, Value::Null)]);
+    assert!(out.unwrap().proposal.fields.iter().all(|f| f.field != "currency_code"));
+}

@@ -369,3 +369,86 @@ Content-Disposition: attachment; filename=\"inv.docx\"\r\nContent-Transfer-Encod
     let (i, _) = doc.find("Attachment: inv.docx").unwrap();
     assert_eq!(doc.locate(i), Some(&Location::Header { name: "attachment".into() }));
 }
+
+/// A PDF of `pages`, each a content stream drawing with Helvetica (/F1), and its MediaBox.
+fn pdf_document(pages: &[&str]) -> Vec<u8> {
+    let mut objects = vec![
+        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
+        String::new(),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".to_string(),
+    ];
+    let mut kids = vec![];
+    for content in pages {
+        objects.push(format!("<< /Length {} >>\nstream\n{content}\nendstream", content.len()));
+        let stream = objects.len();
+        objects.push(format!(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 842 842] /Resources << /Font << /F1 3 0 R >> >> /Contents {stream} 0 R >>"
+        ));
+        kids.push(format!("{} 0 R", objects.len()));
+    }
+    objects[1] = format!("<< /Type /Pages /Kids [{}] /Count {} >>", kids.join(" "), kids.len());
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = vec![];
+    for (n, o) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend(format!("{} 0 obj\n{o}\nendobj\n", n + 1).bytes());
+    }
+    let xref = out.len();
+    out.extend(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).bytes());
+    for o in offsets {
+        out.extend(format!("{o:010} 00000 n \n").bytes());
+    }
+    out.extend(
+        format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1).bytes(),
+    );
+    out
+}
+
+#[test]
+fn a_pdf_reads_in_the_order_of_its_page_with_columns_where_they_stand() {
+    // A table drawn bottom row first, each cell on its own, right-aligned numbers, no
+    // separator characters; and a second page whose text runs upward (a page turned 90°).
+    let cell = |x: f64, y: f64, t: &str| format!("BT /F1 10 Tf 1 0 0 1 {x} {y} Tm ({t}) Tj ET");
+    let first = [
+        cell(50.0, 660.0, "Pen refill"),
+        cell(300.0, 660.0, "12"),
+        cell(400.0, 660.0, "1,440.00"),
+        cell(50.0, 680.0, "Paper, A4"),
+        cell(300.0, 680.0, "3"),
+        cell(400.0, 680.0, "45.00"),
+        cell(50.0, 700.0, "Item"),
+        cell(300.0, 700.0, "Qty"),
+        cell(400.0, 700.0, "Amount"),
+        cell(50.0, 760.0, "INVOICE 42"),
+    ]
+    .join("\n");
+    let turned = |x: f64, y: f64, t: &str| format!("BT /F1 10 Tf 0 1 -1 0 {x} {y} Tm ({t}) Tj ET");
+    let second = [turned(120.0, 50.0, "second line"), turned(100.0, 50.0, "first line")].join("\n");
+    let doc = ingest("laid-out.pdf", pdf_document(&[&first, &second]), &Limits::default()).unwrap();
+    let lines: Vec<&str> = doc.text.lines().collect();
+    assert_eq!(
+        lines.iter().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect::<Vec<_>>(),
+        [
+            "INVOICE 42",
+            "Item Qty Amount",
+            "Paper, A4 3 45.00",
+            "Pen refill 12 1,440.00",
+            "first line",
+            "second line"
+        ],
+        "{}",
+        doc.text
+    );
+    // Columns stand apart by two spaces or more, each at the place its x gives it.
+    assert!(lines[1].contains("Item  ") && lines[2].contains("A4  "), "{}", doc.text);
+    assert_eq!(lines[1].find("Qty"), lines[2].find('3'), "{}", doc.text);
+    assert_eq!(lines[2].find("45.00"), lines[3].find("1,440.00"), "{}", doc.text);
+    let page_of = |needle: &str| {
+        let at = doc.text.find(needle).unwrap();
+        match doc.locate(at) {
+            Some(Location::Page { n, .. }) => *n,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!((page_of("Pen refill"), page_of("first line")), (1, 2));
+}

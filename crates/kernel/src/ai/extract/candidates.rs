@@ -229,6 +229,34 @@ fn cells(line: &str) -> Option<Vec<(usize, usize)>> {
 
 /// The cells of a line whose columns are set apart by two spaces or more: at least three.
 fn spaced_cells(line: &str) -> Option<Vec<(usize, usize)>> {
+    Some(runs(line)).filter(|r| r.len() >= 3)
+}
+
+/// The cells of a line laid out in columns under `head` (a header's cell spans, laid out the same
+/// way), one per header cell: each run of the line set apart by two spaces or more goes under the
+/// header cell it overlaps most (or, overlapping none, one at most three characters away), and a
+/// header cell with no run over it is an empty cell. `None` when two runs fall under one cell
+/// or one falls under none: the line is no row of this table.
+fn under(line: &str, head: &[(usize, usize)]) -> Option<Vec<(usize, usize)>> {
+    let runs = runs(line);
+    if runs.is_empty() || runs.len() > head.len() {
+        return None;
+    }
+    let mut out: Vec<Option<(usize, usize)>> = vec![None; head.len()];
+    for (a, b) in runs {
+        let overlap = |&(x, y): &(usize, usize)| b.min(y) as i64 - a.max(x) as i64;
+        let (k, best) = head.iter().enumerate().map(|(k, h)| (k, overlap(h))).max_by_key(|(_, o)| *o)?;
+        if best < -3 || out[k].is_some() {
+            return None;
+        }
+        out[k] = Some((a, b));
+    }
+    let end = line.len();
+    Some(out.iter().zip(head).map(|(c, (x, _))| c.unwrap_or(((*x).min(end), (*x).min(end)))).collect())
+}
+
+/// The runs of a line set apart by two spaces or more, as spans.
+fn runs(line: &str) -> Vec<(usize, usize)> {
     let mut out = vec![];
     let mut start: Option<usize> = None;
     let mut spaces = 0;
@@ -252,7 +280,7 @@ fn spaced_cells(line: &str) -> Option<Vec<(usize, usize)>> {
     if let Some(a) = start {
         out.push((a, last_end));
     }
-    (out.len() >= 3).then_some(out)
+    out
 }
 
 /// Read `text`. Lines that overlap an `excluded` span (an instruction addressed to an AI) give
@@ -284,6 +312,12 @@ pub fn read(text: &str, excluded: &[(usize, usize)]) -> Reading {
             start,
             end: start + line.len(),
         };
+        // A row: as many cells as the header, or — under a header whose columns are set apart
+        // by spaces — fewer, each under a header cell of its own (an empty cell leaves a gap).
+        let spaced = spaced_cells(line).is_some_and(|c| c.len() == head.len()) && !line.contains(['|', '\t']);
+        let row_of = |l: &str| {
+            cells(l).filter(|c| c.len() == head.len()).or_else(|| spaced.then(|| under(l, &head)).flatten())
+        };
         let mut j = i + 1;
         while j < lines.len() {
             let (s, l) = lines[j];
@@ -294,8 +328,8 @@ pub fn read(text: &str, excluded: &[(usize, usize)]) -> Reading {
                 && lines[j + 1..]
                     .iter()
                     .find(|(_, n)| !n.trim().is_empty())
-                    .and_then(|(_, n)| cells(n))
-                    .is_some_and(|c| c.len() == head.len());
+                    .and_then(|(_, n)| row_of(n))
+                    .is_some();
             if rule || gap {
                 j += 1;
                 continue;
@@ -305,17 +339,17 @@ pub fn read(text: &str, excluded: &[(usize, usize)]) -> Reading {
             let resumes = cells(l).is_none_or(|c| c.len() != head.len() || same_cells(l, &c, line, &head));
             if resumes && !table.rows.is_empty() {
                 let next_row = (j + 1..lines.len().min(j + 12)).find(|&k| {
-                    cells(lines[k].1).is_some_and(|c| {
-                        c.len() == head.len()
-                            && !same_cells(lines[k].1, &c, line, &head)
+                    row_of(lines[k].1).is_some_and(|c| {
+                        !same_cells(lines[k].1, &c, line, &head)
+                            && !half_empty(&c)
                             && lines[k].1.contains(|ch: char| ch.is_ascii_digit())
                     })
                 });
+                // Short lines that are no row, or the header again (as long as it is).
                 let furniture = |k: usize| {
-                    lines[j..k].iter().all(|(_, x)| {
-                        x.trim().chars().count() <= 80
-                            && cells(x)
-                                .is_none_or(|c| c.len() != head.len() || same_cells(x, &c, line, &head))
+                    lines[j..k].iter().all(|(_, x)| match cells(x) {
+                        Some(c) if c.len() == head.len() => same_cells(x, &c, line, &head),
+                        _ => x.trim().chars().count() <= 80,
                     }) && page_break(&lines[j..k])
                 };
                 if let Some(k) = next_row.filter(|&k| furniture(k)) {
@@ -323,7 +357,7 @@ pub fn read(text: &str, excluded: &[(usize, usize)]) -> Reading {
                     continue;
                 }
             }
-            match cells(l) {
+            match row_of(l) {
                 // A row half empty is a merged summary ("Total" across three columns and the
                 // amount): it ends the table, and its amount is a value like any other.
                 Some(c)
@@ -371,6 +405,12 @@ pub fn read(text: &str, excluded: &[(usize, usize)]) -> Reading {
     }
     settle_slash_dates(text, &mut reading.candidates);
     reading
+}
+
+/// Half the cells of a row or more are empty: a merged summary row ("Total" and an amount),
+/// a title or a page's foot laid out under a table's columns — not a row of it.
+fn half_empty(cells: &[(usize, usize)]) -> bool {
+    cells.iter().filter(|(a, b)| a == b).count() * 2 >= cells.len()
 }
 
 /// Two lines hold the same cells (a header repeated on the next page).
@@ -736,6 +776,41 @@ mod tests {
         assert!(read("Sold to:  Acme Ltd\nShip to:  Beta GmbH\n", &[]).tables.is_empty());
         let prose = "Item            Qty   Price      Amount\nGateway appl.     2   3,200.00   6,400.00\nThank you for your order, payable within 30 days.\nRef  12  77  x";
         assert_eq!(read(prose, &[]).tables[0].rows.len(), 1);
+    }
+
+    #[test]
+    fn a_row_with_an_empty_cell_keeps_its_cells_under_their_header_cells() {
+        // As a PDF's text layer lays a table out: no discount on two rows, a total under the
+        // last two columns, and a wide header repeated after a page's foot.
+        let head =
+            format!("Item{}Quantity      Price      Discount{}Line total", " ".repeat(40), " ".repeat(10));
+        let text = format!(
+            "{head}\n\
+             Premium support (SUP-PRM){}2   4,500.00                   9,000.00\n\
+             Pro subscription (SUB-PRO){}5   2,900.00    -100.00       14,400.00\n\
+             Page 1 of 2\n\
+             {head}\n\
+             Gateway appliance (HW-GW){}1   3,200.00                   3,200.00\n\
+             {}Total    USD 26,600.00",
+            " ".repeat(26),
+            " ".repeat(25),
+            " ".repeat(26),
+            " ".repeat(60),
+        );
+        let r = read(&text, &[]);
+        assert_eq!(r.tables.len(), 1, "{:?}", r.tables);
+        let t = &r.tables[0];
+        assert_eq!(t.rows.len(), 3, "{text}");
+        let cell = |row: usize, k: usize| {
+            let (a, b) = t.rows[row].cells[k];
+            &text[a..b]
+        };
+        assert_eq!((cell(0, 1), cell(0, 3), cell(0, 4)), ("2", "", "9,000.00"));
+        assert_eq!((cell(1, 3), cell(1, 4)), ("-100.00", "14,400.00"));
+        assert_eq!((cell(2, 0), cell(2, 4)), ("Gateway appliance (HW-GW)", "3,200.00"));
+        // Under a header of pipes a short line is no row: positions there mean nothing.
+        let piped = "Item | Qty | Amount\nPen | 2 | 4.00\nPaper    9.00\n";
+        assert_eq!(read(piped, &[]).tables[0].rows.len(), 1);
     }
 
     #[test]

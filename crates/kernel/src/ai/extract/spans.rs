@@ -104,14 +104,16 @@ pub(super) fn on_word_boundaries(text: &str, start: usize, end: usize, needle: &
 }
 
 /// When two fields claim the same words of the document (a paid date taken from the line
-/// that states the due date), keep the field whose label the line names.
+/// that states the due date), keep the field whose label the line names. The same words are
+/// the same span: a currency code read from the mark of an amount ("USD" of "USD 35,450.00")
+/// is part of what the amount's field took, not the same value.
 pub(super) fn settle_shared_spans(
     doc: &Document,
     fields: &[&crate::metadata::definition::FieldDef],
     patch: &mut Vec<ProposedField>,
     unmapped: &mut Vec<Value>,
 ) {
-    let start_of = |f: &ProposedField| f.source.as_ref().map(|s| s.start);
+    let span_of = |f: &ProposedField| f.source.as_ref().map(|s| (s.start, s.end));
     let line_of = |at: usize| {
         let a = doc.text[..at].rfind('\n').map_or(0, |i| i + 1);
         let b = doc.text[at..].find('\n').map_or(doc.text.len(), |i| at + i);
@@ -127,8 +129,8 @@ pub(super) fn settle_shared_spans(
     };
     let mut drop: Vec<String> = vec![];
     for f in patch.iter() {
-        let Some(at) = start_of(f) else { continue };
-        let rivals: Vec<&ProposedField> = patch.iter().filter(|g| start_of(g) == Some(at)).collect();
+        let Some((at, end)) = span_of(f) else { continue };
+        let rivals: Vec<&ProposedField> = patch.iter().filter(|g| span_of(g) == Some((at, end))).collect();
         if rivals.len() < 2 {
             continue;
         }

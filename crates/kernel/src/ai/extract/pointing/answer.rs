@@ -183,8 +183,64 @@ impl Pointing {
                 unmapped.extend(self.missed(&child, doc, chosen, children.len()));
             }
         }
+        if let Some(pf) = self.stated_currency(object, fields, doc, answer, &patch) {
+            patch.push(pf);
+        }
         self.agree(fields, &mut patch, &children, answer);
         Ok(Read { patch, children, unmapped })
+    }
+
+    /// The record's currency when the model left it out and the document says it by its
+    /// amounts: the amounts the answer points at carry one currency mark ("USD 100,000.00",
+    /// "1.200,00 €") — or, pointing at none that carry one, every amount of the document carries
+    /// the same — and the object's currency picklist holds it. The kernel reads a mark as it
+    /// reads a number; two currencies, or none, leave the field to the reviewer.
+    fn stated_currency(
+        &self,
+        object: &ObjectMeta,
+        fields: &[&FieldDef],
+        doc: &Document,
+        answer: &Map<String, Value>,
+        patch: &[ProposedField],
+    ) -> Option<ProposedField> {
+        let key = object.currency_field()?;
+        let f = fields.iter().find(|f| f.key == key)?;
+        if patch.iter().any(|p| p.field == key) || answer.get(key).is_some_and(|v| !v.is_null()) {
+            return None;
+        }
+        let marked = |c: &&Candidate| c.kind == Kind::Amount && c.currency.is_some();
+        let pointed: Vec<&Candidate> = answer
+            .values()
+            .filter_map(Value::as_str)
+            .filter_map(|id| self.reading.get(id))
+            .filter(marked)
+            .collect();
+        let from = if pointed.is_empty() {
+            self.reading.candidates.iter().filter(marked).collect()
+        } else {
+            pointed
+        };
+        let first = from.first()?;
+        let code = first.currency.as_deref()?;
+        if from.iter().any(|c| c.currency.as_deref() != Some(code)) {
+            return None;
+        }
+        let value =
+            crate::metadata::value::coerce(f, &Value::String(code.to_string())).ok()?.to_json(Some(f));
+        // The mark's own words: before the number ("USD 1.00", "€1.00") or after it.
+        let written = &doc.text[first.start..first.end];
+        let number = |c: char| c.is_ascii_digit() || c == '-';
+        let (a, b) = match written.find(number) {
+            Some(0) => (written.rfind(|c: char| c.is_ascii_digit()).map_or(0, |i| i + 1), written.len()),
+            Some(i) => (0, i),
+            None => (0, written.len()),
+        };
+        let (a, b) = (first.start + a, first.start + b);
+        let trimmed = doc.text[a..b].trim();
+        let a = a + doc.text[a..b].find(trimmed).unwrap_or(0);
+        let mut pf = proposed(key, value, Some(span(doc, a, a + trimmed.len())));
+        pf.confidence = Some(Evidence { rivals: 1, ..Evidence::default() }.confidence());
+        Some(pf)
     }
 
     /// What the document holds that the proposal's rows leave out, told to the reviewer: the
