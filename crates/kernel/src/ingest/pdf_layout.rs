@@ -26,6 +26,9 @@ pub(super) struct Glyph {
 const COLUMN_GAP: f64 = 0.9;
 /// A gap of this many font sizes or more is a word space (Helvetica's space is 0.28).
 const WORD_GAP: f64 = 0.12;
+/// No column is placed further right than this many characters (a glyph a hostile file puts
+/// at x = 1e300 gets two spaces, not a line of them).
+const MAX_COLUMN: usize = 400;
 
 impl Glyph {
     /// The glyph pdf-extract reports: its text rendering matrix (without the font size), its
@@ -130,7 +133,7 @@ fn line_text(line: &[&Glyph], origin: f64, unit: f64) -> String {
                 continue;
             }
             if gap >= COLUMN_GAP * size {
-                let at = ((g.u - origin) / unit).round().max(0.0) as usize;
+                let at = column_of(g.u, origin, unit);
                 let pad = at.saturating_sub(column).max(2);
                 text.extend(std::iter::repeat_n(' ', pad));
                 column += pad;
@@ -139,7 +142,7 @@ fn line_text(line: &[&Glyph], origin: f64, unit: f64) -> String {
                 column += 1;
             }
         } else {
-            let at = ((g.u - origin) / unit).round().max(0.0) as usize;
+            let at = column_of(g.u, origin, unit);
             text.extend(std::iter::repeat_n(' ', at));
             column = at;
         }
@@ -148,6 +151,10 @@ fn line_text(line: &[&Glyph], origin: f64, unit: f64) -> String {
         last = Some(g);
     }
     text
+}
+
+fn column_of(u: f64, origin: f64, unit: f64) -> usize {
+    ((u - origin) / unit).round().clamp(0.0, MAX_COLUMN as f64) as usize
 }
 
 #[cfg(test)]
@@ -210,6 +217,13 @@ mod tests {
             .map(|g| Glyph { turn: 1, ..g })
             .collect();
         assert_eq!(page_text(&turned).lines().map(str::trim).collect::<Vec<_>>(), ["first", "second"]);
+    }
+
+    #[test]
+    fn a_glyph_placed_far_off_the_page_gets_a_column_gap_not_a_line_of_spaces() {
+        let text = page_text(&glyphs(&[(50.0, 700.0, "Total"), (1e300, 700.0, "9")]));
+        assert!(text.len() <= MAX_COLUMN + 10, "{}", text.len());
+        assert_eq!(text.split_whitespace().collect::<Vec<_>>(), ["Total", "9"]);
     }
 
     #[test]
