@@ -32,6 +32,9 @@ done
 grep -qE "^-rwxr-xr-x .* (\./)?$shipped_server/llama-server\$" <<<"$contents" \
   || { echo "the .deb's llama-server is not executable" >&2; grep llama-server <<<"$contents" >&2; exit 1; }
 dpkg-deb --field "$deb" Depends | grep -q libgomp1 || { echo "the .deb does not depend on libgomp1 (llama-server's OpenMP)" >&2; exit 1; }
+for dep in tesseract-ocr tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-spa poppler-utils; do
+  dpkg-deb --field "$deb" Depends | grep -qw -- "$dep" || { echo "the .deb does not depend on $dep (OCR)" >&2; exit 1; }
+done
 # The desktop entry claims .countersign files and hands the file to the app.
 desktop_entry=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO usr/share/applications/Countersign.desktop)
 grep -q '^MimeType=.*application/x-countersign-workspace' <<<"$desktop_entry" \
@@ -41,7 +44,7 @@ grep -q '^MimeType=.*application/x-countersign-workspace' <<<"$desktop_entry" \
 # The .rpm: what it declares, and an install into a scratch root and removal from it (this is a
 # Debian machine: the rpm's dependencies are checked by name here, not resolved).
 rpm -qp --requires "$rpm" 2>/dev/null | tee "$work_rpm_requires" >/dev/null
-for dep in dbus-libs libgomp 'libwebkit2gtk-4.1.so.0()(64bit)' 'libgtk-3.so.0()(64bit)'; do
+for dep in dbus-libs libgomp tesseract poppler-utils 'libwebkit2gtk-4.1.so.0()(64bit)' 'libgtk-3.so.0()(64bit)'; do
   grep -qxF "$dep" "$work_rpm_requires" || { echo "the .rpm does not require $dep" >&2; cat "$work_rpm_requires" >&2; exit 1; }
 done
 rpm_root=$(mktemp -d)

@@ -3,4 +3,4 @@
 /**
  * Where a piece of the text came from.
  */
-export type Location = { "kind": "line", n: number, } | { "kind": "paragraph", n: number, } | { "kind": "page", n: number, line: number, } | { "kind": "header", name: string, };
+export type Location = { "kind": "line", n: number, } | { "kind": "paragraph", n: number, } | { "kind": "page", n: number, line: number, } | { "kind": "scan", n: number, line: number, } | { "kind": "header", name: string, };

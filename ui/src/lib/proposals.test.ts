@@ -43,6 +43,7 @@ describe("source spans", () => {
   });
   it("reads the source location", () => {
     expect(spanOf({ start: 1, end: 3, text: "42", location: { kind: "page", n: 2, line: 7 } })).toEqual({ start: 1, end: 3, where: "page 2, line 7" });
+    expect(spanOf({ start: 1, end: 3, text: "42", location: { kind: "scan", n: 1, line: 4 } })).toEqual({ start: 1, end: 3, where: "page 1, line 4, read by OCR" });
     expect(spanOf(null)).toBeNull();
     expect(confidenceLabel(0.3)).toBe("uncertain");
     expect(confidenceLabel(0.95)).toBe("confident");

@@ -77,7 +77,9 @@ export function spanOf(source: SourceSpan | undefined | null): { start: number; 
         ? `paragraph ${l.n}`
         : l.kind === "page"
           ? `page ${l.n}, line ${l.line}`
-          : `${l.name} header`;
+          : l.kind === "scan"
+            ? `page ${l.n}, line ${l.line}, read by OCR`
+            : `${l.name} header`;
   return { start: source.start, end: source.end, where };
 }
 

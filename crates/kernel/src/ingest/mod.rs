@@ -2,11 +2,12 @@
 //! text offsets back to the source (line, paragraph, page, e-mail header), so an extracted value
 //! can show where it came from.
 //!
-//! Formats: plain text, Markdown, HTML, e-mail (`.eml`, multipart: the text parts, or the
-//! HTML parts when the text is a stub beside them; then its attachments in these formats, each
-//! under an `Attachment:` line, and the others listed with why they were not read), PDF (the text layer, by page, laid out by the
-//! glyphs' positions: reading order, columns, turned pages), DOCX
-//! (`word/document.xml`, by paragraph; a table one line per row, its cells between `|`).
+//! Formats: plain text, Markdown, HTML, e-mail (`.eml`, multipart: the text parts, or the HTML
+//! parts when the text is a stub beside them; then its attachments in these formats, each under
+//! an `Attachment:` line, and the others listed with why they were not read), PDF (the text
+//! layer, by page, laid out by the glyphs' positions: reading order, columns, turned pages; a
+//! page without one by OCR), DOCX (`word/document.xml`, by paragraph; a table one line per row,
+//! its cells between `|`), and pictures (PNG, JPEG, TIFF) by OCR ([`ocr`]).
 //!
 //! A document is hostile until read. [`Limits`] bounds bytes in (checked before reading a path),
 //! characters and source-map segments out, bytes inflated, heap, and wall time; every failure
@@ -28,6 +29,7 @@ use ts_rs::TS;
 mod docx;
 mod email;
 mod html;
+mod ocr;
 mod pdf;
 mod pdf_layout;
 mod reader;
@@ -37,6 +39,7 @@ use docx::*;
 use email::*;
 pub use html::html_paragraphs;
 use html::*;
+use ocr::*;
 use pdf::*;
 use pdf_layout::*;
 pub use reader::reader_entry_point;
@@ -62,6 +65,8 @@ pub enum DocumentKind {
     Email,
     Pdf,
     Docx,
+    /// A picture (PNG, JPEG, TIFF): read by OCR.
+    Image,
 }
 
 /// Where a piece of the text came from.
@@ -74,6 +79,9 @@ pub enum Location {
     Paragraph { n: u32 },
     /// Page `n` (from 1) of a PDF, line `line` of that page's text.
     Page { n: u32, line: u32 },
+    /// Page `n` (from 1) of a scan or a picture, line `line` of what OCR read on it: a value
+    /// from here was read by OCR, and the review says so.
+    Scan { n: u32, line: u32 },
     /// An e-mail header (`subject`, `from`, `to`, `date`).
     Header { name: String },
 }
@@ -270,6 +278,10 @@ fn detect(name: &str, bytes: &[u8]) -> Result<DocumentKind> {
     if bytes.starts_with(b"PK\x03\x04") && ext == "docx" {
         return Ok(DocumentKind::Docx);
     }
+    let picture = [b"\x89PNG\r\n\x1a\n".as_slice(), b"\xFF\xD8\xFF", b"II*\x00", b"MM\x00*"];
+    if picture.iter().any(|magic| bytes.starts_with(magic)) {
+        return Ok(DocumentKind::Image);
+    }
     Ok(match ext.as_str() {
         "txt" | "text" | "csv" | "log" => DocumentKind::Text,
         "md" | "markdown" => DocumentKind::Markdown,
@@ -277,10 +289,15 @@ fn detect(name: &str, bytes: &[u8]) -> Result<DocumentKind> {
         "eml" => DocumentKind::Email,
         "pdf" => return Err(invalid(name, "it does not start like a PDF")),
         "docx" => return Err(invalid(name, "it is not a DOCX (zip) file")),
+        "png" | "jpg" | "jpeg" | "tif" | "tiff" => {
+            return Err(invalid(name, "it does not start like a PNG, JPEG or TIFF picture"))
+        }
         _ => {
             return Err(Error::new(
                 Code::DocumentUnsupported,
-                format!("{name}: only text, Markdown, HTML, e-mail (.eml), PDF and DOCX files can be read"),
+                format!(
+                    "{name}: only text, Markdown, HTML, e-mail (.eml), PDF, DOCX and pictures (PNG, JPEG, TIFF) can be read"
+                ),
             ))
         }
     })
@@ -305,5 +322,6 @@ fn read_into(b: &mut Builder, kind: DocumentKind, bytes: &[u8]) -> Result<()> {
         DocumentKind::Email => email(b, bytes),
         DocumentKind::Pdf => pdf(b, bytes),
         DocumentKind::Docx => docx(b, bytes),
+        DocumentKind::Image => image(b, bytes),
     }
 }

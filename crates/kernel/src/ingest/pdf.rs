@@ -20,12 +20,12 @@ pub(super) fn pdf(b: &mut Builder, bytes: &[u8]) -> Result<()> {
     let doc = lopdf::Document::load_mem(bytes).map_err(|e| invalid(name, e))?;
     b.budget.check(name, b.limits)?;
     // The page tree is walked once for the checks (the text output walks it again itself).
-    let pages = doc.get_pages();
-    if let Some(why) = page_tree_problem(&doc, &pages) {
+    let page_tree = doc.get_pages();
+    if let Some(why) = page_tree_problem(&doc, &page_tree) {
         return Err(invalid(name, why));
     }
-    check_page_contents(&doc, &pages, b)?;
-    if let Some(why) = form_cycle(&doc, &pages) {
+    check_page_contents(&doc, &page_tree, b)?;
+    if let Some(why) = form_cycle(&doc, &page_tree) {
         return Err(invalid(name, why));
     }
     let mut pages = PdfPages::new(b.budget, name, b.limits);
@@ -36,16 +36,74 @@ pub(super) fn pdf(b: &mut Builder, bytes: &[u8]) -> Result<()> {
     if outcome.is_err() && texts.iter().all(|t| t.trim().is_empty()) {
         return Err(invalid(name, outcome.err().map_or(String::new(), |e| e.to_string())));
     }
-    for (p, page) in texts.iter().enumerate() {
+    let before = b.text.len();
+    let mut scanned = 0;
+    for n in 1..=page_tree.len().max(texts.len()) as u32 {
+        let page = texts.get(n as usize - 1).map_or("", String::as_str);
+        if page.trim().is_empty() {
+            // A page without a text layer that draws a picture (a scan) is read by OCR, when the
+            // text output read the whole file (a damaged one keeps what it gave).
+            if outcome.is_ok() && page_tree.get(&n).is_some_and(|id| draws_picture(&doc, *id)) {
+                pdf_page(b, bytes, n)?;
+                scanned += 1;
+            }
+            continue;
+        }
         // The text layer spaces lines with blank ones; keep only lines with text.
         for (line, l) in page.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).enumerate() {
-            b.push(l, Location::Page { n: p as u32 + 1, line: line as u32 + 1 })?;
+            b.push(l, Location::Page { n, line: line as u32 + 1 })?;
         }
     }
-    if b.text.is_empty() {
-        return Err(invalid(name, "the PDF has no text layer (a scan?); run it through OCR first"));
+    if b.text.len() == before {
+        return Err(invalid(
+            name,
+            if scanned > 0 {
+                "the PDF has no text layer, and OCR found no text on its pages"
+            } else {
+                "the PDF has neither text nor pictures of text"
+            },
+        ));
     }
     Ok(())
+}
+
+/// Whether a page draws a picture: an image among its XObjects, or in a form it draws (one
+/// level down, as scanners and office suites wrap them).
+fn draws_picture(doc: &lopdf::Document, page: lopdf::ObjectId) -> bool {
+    use lopdf::Object;
+    let xobjects = |d: &lopdf::Dictionary| -> Vec<Object> {
+        let resources = match d.get(b"Resources") {
+            Ok(Object::Reference(id)) => doc.get_dictionary(*id).ok(),
+            Ok(Object::Dictionary(r)) => Some(r),
+            _ => None,
+        };
+        let x = resources.and_then(|r| r.get(b"XObject").ok()).and_then(|x| match x {
+            Object::Reference(id) => doc.get_dictionary(*id).ok(),
+            Object::Dictionary(x) => Some(x),
+            _ => None,
+        });
+        x.map_or(vec![], |x| {
+            x.iter()
+                .filter_map(|(_, v)| v.as_reference().ok())
+                .filter_map(|id| doc.get_object(id).ok().cloned())
+                .collect()
+        })
+    };
+    let subtype = |o: &Object| match o {
+        Object::Stream(st) => st.dict.get(b"Subtype").and_then(Object::as_name).ok().map(<[u8]>::to_vec),
+        _ => None,
+    };
+    let Ok(dict) = doc.get_dictionary(page) else { return false };
+    xobjects(dict).iter().any(|o| match subtype(o).as_deref() {
+        Some(b"Image") => true,
+        Some(b"Form") => match o {
+            Object::Stream(st) => {
+                xobjects(&st.dict).iter().any(|inner| subtype(inner).as_deref() == Some(b"Image"))
+            }
+            _ => false,
+        },
+        _ => false,
+    })
 }
 
 /// A PDF's pages by number.

@@ -19,6 +19,8 @@ pub(super) struct Glyph {
     /// The glyph's height (the font size as drawn).
     pub(super) size: f64,
     pub(super) text: String,
+    /// The advance per character (a glyph is one; an OCR word several).
+    pub(super) per_char: f64,
 }
 
 /// A gap of this many font sizes or more between two glyphs of a line is a column, not a word
@@ -55,7 +57,17 @@ impl Glyph {
             _ => (-y, x),
         };
         let size = if size > 0.0 { size } else { font_size.abs().max(1.0) };
-        Some(Glyph { turn, u, v, advance: (width * font_size).abs() * scale, size, text: unligature(text) })
+        let advance = (width * font_size).abs() * scale;
+        let text = unligature(text);
+        Some(Glyph {
+            turn,
+            u,
+            v,
+            advance,
+            size,
+            per_char: advance / text.chars().count().max(1) as f64,
+            text,
+        })
     }
 }
 
@@ -98,9 +110,9 @@ fn lines(glyphs: &mut [&Glyph]) -> Vec<String> {
         return vec![];
     }
     glyphs.sort_by(|a, b| b.v.total_cmp(&a.v).then(a.u.total_cmp(&b.u)));
-    // The grid a column is placed on: the page's typical glyph advance from its left edge.
+    // The grid a column is placed on: the page's typical character advance from its left edge.
     let origin = glyphs.iter().map(|g| g.u).fold(f64::INFINITY, f64::min);
-    let mut advances: Vec<f64> = glyphs.iter().map(|g| g.advance).filter(|a| *a > 0.0).collect();
+    let mut advances: Vec<f64> = glyphs.iter().map(|g| g.per_char).filter(|a| *a > 0.0).collect();
     advances.sort_by(f64::total_cmp);
     let unit = advances.get(advances.len() / 2).copied().unwrap_or(5.0).max(0.5);
     let mut out = vec![];
@@ -173,6 +185,7 @@ mod tests {
                     advance: 5.0,
                     size: 10.0,
                     text: c.to_string(),
+                    per_char: 5.0,
                 })
             })
             .collect()

@@ -370,28 +370,48 @@ Content-Disposition: attachment; filename=\"inv.docx\"\r\nContent-Transfer-Encod
     assert_eq!(doc.locate(i), Some(&Location::Header { name: "attachment".into() }));
 }
 
-/// A PDF of `pages`, each a content stream drawing with Helvetica (/F1), and its MediaBox.
+/// A PDF of `pages`, each a content stream drawing with Helvetica (/F1).
 fn pdf_document(pages: &[&str]) -> Vec<u8> {
-    let mut objects = vec![
-        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
-        String::new(),
-        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".to_string(),
+    pdf_with_image(pages, None)
+}
+
+/// A PDF of `pages`, each a content stream drawing with Helvetica (/F1) and, if given, a grey
+/// image (/Im1: width, height, pixels).
+fn pdf_with_image(pages: &[&str], image: Option<(usize, usize, &[u8])>) -> Vec<u8> {
+    let mut objects: Vec<Vec<u8>> = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        vec![],
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".to_vec(),
     ];
+    let mut xobjects = String::new();
+    if let Some((w, h, px)) = image {
+        let mut o = format!(
+            "<< /Type /XObject /Subtype /Image /Width {w} /Height {h} /ColorSpace /DeviceGray /BitsPerComponent 8 /Length {} >>\nstream\n",
+            px.len()
+        )
+        .into_bytes();
+        o.extend(px);
+        o.extend(b"\nendstream");
+        objects.push(o);
+        xobjects = format!(" /XObject << /Im1 {} 0 R >>", objects.len());
+    }
     let mut kids = vec![];
     for content in pages {
-        objects.push(format!("<< /Length {} >>\nstream\n{content}\nendstream", content.len()));
+        objects.push(format!("<< /Length {} >>\nstream\n{content}\nendstream", content.len()).into_bytes());
         let stream = objects.len();
         objects.push(format!(
-            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 842 842] /Resources << /Font << /F1 3 0 R >> >> /Contents {stream} 0 R >>"
-        ));
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 842 842] /Resources << /Font << /F1 3 0 R >>{xobjects} >> /Contents {stream} 0 R >>"
+        ).into_bytes());
         kids.push(format!("{} 0 R", objects.len()));
     }
-    objects[1] = format!("<< /Type /Pages /Kids [{}] /Count {} >>", kids.join(" "), kids.len());
+    objects[1] = format!("<< /Type /Pages /Kids [{}] /Count {} >>", kids.join(" "), kids.len()).into_bytes();
     let mut out = b"%PDF-1.4\n".to_vec();
     let mut offsets = vec![];
     for (n, o) in objects.iter().enumerate() {
         offsets.push(out.len());
-        out.extend(format!("{} 0 obj\n{o}\nendobj\n", n + 1).bytes());
+        out.extend(format!("{} 0 obj\n", n + 1).bytes());
+        out.extend(o);
+        out.extend(b"\nendobj\n");
     }
     let xref = out.len();
     out.extend(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).bytes());
@@ -451,4 +471,115 @@ fn a_pdf_reads_in_the_order_of_its_page_with_columns_where_they_stand() {
         }
     };
     assert_eq!((page_of("Pen refill"), page_of("first line")), (1, 2));
+}
+
+/// `pdf` drawn as an 8-bit grey picture by poppler's pdftoppm (what a scanner gives):
+/// (width, height, pixels).
+fn scanned(pdf: &[u8], dpi: u32) -> (usize, usize, Vec<u8>) {
+    use std::io::Write;
+    let mut child = std::process::Command::new("pdftoppm")
+        .args(["-r", &dpi.to_string(), "-gray", "-f", "1", "-l", "1", "fd://0"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("pdftoppm (poppler-utils) is installed by scripts/setup.sh");
+    child.stdin.take().unwrap().write_all(pdf).unwrap();
+    let pgm = child.wait_with_output().unwrap().stdout;
+    // P5 <width> <height> 255 <pixels>
+    let mut fields = pgm.splitn(5, |b| b.is_ascii_whitespace());
+    let mut next = || std::str::from_utf8(fields.next().unwrap()).unwrap().to_string();
+    let (_, w, h, _) = (next(), next(), next(), next());
+    let (w, h): (usize, usize) = (w.parse().unwrap(), h.parse().unwrap());
+    (w, h, pgm[pgm.len() - w * h..].to_vec())
+}
+
+/// A PNG of grey pixels (no compression beyond zlib's).
+fn png(w: usize, h: usize, px: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let chunk = |kind: &[u8], data: &[u8]| {
+        let mut c = (data.len() as u32).to_be_bytes().to_vec();
+        let body = [kind, data].concat();
+        c.extend(&body);
+        c.extend(crc32(&body).to_be_bytes());
+        c
+    };
+    let mut raw = vec![];
+    for row in px.chunks(w) {
+        raw.push(0);
+        raw.extend(row);
+    }
+    let mut z = flate2::write::ZlibEncoder::new(vec![], flate2::Compression::fast());
+    z.write_all(&raw).unwrap();
+    let mut head = (w as u32).to_be_bytes().to_vec();
+    head.extend((h as u32).to_be_bytes());
+    head.extend([8, 0, 0, 0, 0]);
+    [
+        b"\x89PNG\r\n\x1a\n".to_vec(),
+        chunk(b"IHDR", &head),
+        chunk(b"IDAT", &z.finish().unwrap()),
+        chunk(b"IEND", &[]),
+    ]
+    .concat()
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    let mut c = 0xFFFF_FFFFu32;
+    for &b in data {
+        c ^= b as u32;
+        for _ in 0..8 {
+            c = if c & 1 == 1 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+        }
+    }
+    !c
+}
+
+fn invoice_page() -> Vec<u8> {
+    let cell = |x: f64, y: f64, t: &str| format!("BT /F1 12 Tf 1 0 0 1 {x} {y} Tm ({t}) Tj ET");
+    let content = [
+        cell(60.0, 780.0, "INVOICE INV-2026-88001"),
+        cell(60.0, 750.0, "Invoice date: March 17, 2026"),
+        cell(60.0, 700.0, "Description"),
+        cell(320.0, 700.0, "Qty"),
+        cell(450.0, 700.0, "Amount"),
+        cell(60.0, 680.0, "Gateway appliance"),
+        cell(320.0, 680.0, "2"),
+        cell(450.0, 680.0, "6,400.00"),
+        cell(60.0, 660.0, "Consulting hour"),
+        cell(320.0, 660.0, "10"),
+        cell(450.0, 660.0, "1,500.00"),
+        cell(300.0, 620.0, "Total due: 7,900.00 EUR"),
+    ]
+    .join("\n");
+    pdf_document(&[&content])
+}
+
+#[test]
+fn a_picture_and_a_scanned_pdf_are_read_by_ocr_with_their_table_in_columns() {
+    // Real Tesseract and pdftoppm (installed by scripts/setup.sh; the .deb depends on them).
+    let (w, h, px) = scanned(&invoice_page(), 200);
+    let check = |doc: &countersign_kernel::ingest::Document| {
+        for words in ["INV-2026-88001", "March 17, 2026", "Total due: 7,900.00 EUR"] {
+            assert!(doc.text.contains(words), "{words:?} in {}", doc.text);
+        }
+        let row = doc.text.lines().find(|l| l.contains("Gateway")).unwrap();
+        assert!(
+            row.contains("appliance  ") && row.trim_end().ends_with("6,400.00"),
+            "{row:?} in {}",
+            doc.text
+        );
+        let at = doc.text.find("6,400.00").unwrap();
+        assert!(matches!(doc.locate(at), Some(Location::Scan { n: 1, .. })), "{:?}", doc.locate(at));
+    };
+    let picture = ingest("photo.png", png(w, h, &px), &Limits::default()).unwrap();
+    assert_eq!(picture.kind, DocumentKind::Image);
+    check(&picture);
+    // The same page as a scanner's PDF: one grey image, no text layer.
+    let scan = pdf_with_image(&["q 842 0 0 842 0 0 cm /Im1 Do Q"], Some((w, h, &px)));
+    let doc = ingest("scan.pdf", scan, &Limits::default()).unwrap();
+    assert_eq!(doc.kind, DocumentKind::Pdf);
+    check(&doc);
+    // A picture OCR finds nothing in is refused with that reason, not an empty document.
+    let blank = ingest("blank.png", png(200, 200, &[255; 200 * 200]), &Limits::default()).unwrap_err();
+    assert_eq!(blank.code, Code::DocumentInvalid, "{blank}");
+    assert!(blank.message.contains("OCR found no text"), "{blank}");
 }

@@ -123,6 +123,9 @@ static MONTH: LazyLock<String> = LazyLock::new(|| {
             names.push(regex::escape(m));
             let short: String = m.chars().take(3).collect();
             names.push(regex::escape(&short));
+            // As typed without accents, or as OCR reads them: "Marz", "Maerz", "fevrier".
+            names.push(regex::escape(&crate::locale::without_accents(m)));
+            names.push(regex::escape(&m.replace('ä', "ae").replace('ö', "oe").replace('ü', "ue")));
         }
     }
     names.push("sept".into());
@@ -664,6 +667,10 @@ mod tests {
         let got = values("Rechnungsdatum: 17. März 2026\nÉchéance : 1er février 2026, le 17-03-2026\nFecha: 3 de marzo de 2026");
         let dates: Vec<&str> = got.iter().filter(|c| c.0 == Kind::Date).map(|c| c.1.as_str()).collect();
         assert_eq!(dates, ["2026-03-17", "2026-02-01", "2026-03-17", "2026-03-03"]);
+        // Typed without accents, or read so by OCR.
+        let got = values("Datum: 22. Marz 2026, bis 1. Maerz 2026; le 3 fevrier 2026");
+        let dates: Vec<&str> = got.iter().filter(|c| c.0 == Kind::Date).map(|c| c.1.as_str()).collect();
+        assert_eq!(dates, ["2026-03-22", "2026-03-01", "2026-02-03"]);
         let got = values(
             "Total TTC : 1\u{202f}200,00 €\nBetrag CHF 1'200.00 und 12’345.60 CHF\nMontant 3 450,75 EUR",
         );
