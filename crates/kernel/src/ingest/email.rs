@@ -46,8 +46,17 @@ pub(super) fn email(b: &mut Builder, bytes: &[u8]) -> Result<()> {
         }
         Ok(())
     };
-    let plain: Vec<String> =
-        (0..msg.text_body_count()).filter_map(|i| msg.body_text(i)).map(|t| t.into_owned()).collect();
+    // Only parts that are text (mail-parser also offers an HTML-only message's HTML as text,
+    // its table cells run together).
+    let plain: Vec<String> = msg
+        .text_body
+        .iter()
+        .filter_map(|id| msg.parts.get(*id as usize))
+        .filter_map(|p| match &p.body {
+            mail_parser::PartType::Text(t) => Some(t.to_string()),
+            _ => None,
+        })
+        .collect();
     // Only parts that are HTML (mail-parser also offers a text part converted to HTML).
     let html: Vec<String> = msg
         .html_body

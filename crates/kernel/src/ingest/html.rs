@@ -72,6 +72,15 @@ pub(super) fn html_walk(
     // one line); the columns the cell spans (`colspan`), so a merged cell keeps the grid.
     let mut in_cell = false;
     let mut span = 1usize;
+    // Rows spanned (`rowspan`): the cells of the rows below that a cell above covers, as
+    // (column, columns, first row, row after the last, its text), repeated there so that each
+    // row keeps the grid; the row and column being read.
+    let mut spanned: Vec<(usize, usize, usize, usize, String)> = vec![];
+    let (mut row, mut col, mut cell_at, mut cell_rows) = (0usize, 0usize, 0usize, 1usize);
+    // A `<div>` grid: a div whose class or role says it is a row ("row", "table-row", role=row)
+    // makes one line, its child divs its cells; the div depth it opened at.
+    let mut div_depth = 0usize;
+    let mut grid_row: Option<usize> = None;
     let mut flush = |cur: &mut String| {
         let t = cur.split_whitespace().collect::<Vec<_>>().join(" ");
         cur.clear();
@@ -114,17 +123,75 @@ pub(super) fn html_walk(
             if tname == "dt" && closing {
                 continue;
             }
+            if tname == "div" {
+                if closing {
+                    match grid_row {
+                        Some(d) if div_depth == d => {
+                            grid_row = None;
+                            div_depth = div_depth.saturating_sub(1);
+                            flush(&mut cur)?;
+                            continue;
+                        }
+                        Some(d) if div_depth == d + 1 => {
+                            cur.push_str(" | ");
+                            div_depth -= 1;
+                            continue;
+                        }
+                        _ => div_depth = div_depth.saturating_sub(1),
+                    }
+                } else {
+                    div_depth += 1;
+                    if grid_row.is_none() && is_grid_row(tag) {
+                        flush(&mut cur)?;
+                        grid_row = Some(div_depth);
+                        continue;
+                    }
+                }
+            }
+            if grid_row.is_some() && BLOCK.contains(&tname.as_str()) {
+                // Inside a grid row's cells a block is a space.
+                cur.push(' ');
+                continue;
+            }
             if BLOCK.contains(&tname.as_str()) {
-                if tname == "td" || tname == "th" {
+                if tname == "tr" && !closing {
+                    row += 1;
+                    col = 0;
+                    spanned.retain(|s| s.3 > row);
+                }
+                // The cells that rows above span, at the column reached (and at a row's end).
+                let is_cell = tname == "td" || tname == "th";
+                if (is_cell && !closing) || (tname == "tr" && closing) {
+                    while let Some(s) = spanned.iter().find(|s| s.0 == col && s.2 <= row && row < s.3) {
+                        cur.push_str(&format!("{} | ", s.4));
+                        for _ in 1..s.1 {
+                            cur.push_str("  | ");
+                        }
+                        col += s.1;
+                    }
+                }
+                if is_cell {
                     if closing {
+                        if cell_rows > 1 && spanned.len() < 256 {
+                            let text = cur
+                                .get(cell_at..)
+                                .unwrap_or("")
+                                .split_whitespace()
+                                .collect::<Vec<_>>()
+                                .join(" ");
+                            spanned.push((col, span, row + 1, row + cell_rows, text));
+                        }
                         cur.push_str(" | ");
                         for _ in 1..span {
                             cur.push_str("  | ");
                         }
+                        col += span;
                         in_cell = false;
                     } else {
                         in_cell = true;
                         span = colspan(tag);
+                        cell_rows = attribute_number(tag, "rowspan").clamp(1, 1000);
+                        cell_at = cur.len();
                     }
                 } else if in_cell && tname != "tr" && tname != "table" {
                     cur.push(' ');
@@ -144,11 +211,45 @@ pub(super) fn html_walk(
 
 /// The columns a `td` or `th` tag spans (`colspan="3"`, quoted or not): 1 to 64.
 fn colspan(tag: &str) -> usize {
-    let Some(at) = find_ascii_ci(tag, "colspan") else { return 1 };
-    let value = tag[at + "colspan".len()..].trim_start().trim_start_matches('=').trim_start();
+    attribute_number(tag, "colspan").clamp(1, 64)
+}
+
+/// A number attribute of a tag (`rowspan="3"`, quoted or not); 1 when absent or unreadable.
+fn attribute_number(tag: &str, name: &str) -> usize {
+    let Some(at) = find_ascii_ci(tag, name) else { return 1 };
+    let value = tag[at + name.len()..].trim_start().trim_start_matches('=').trim_start();
     let digits: String =
-        value.trim_start_matches(['"', '\'']).chars().take_while(char::is_ascii_digit).take(3).collect();
-    digits.parse::<usize>().unwrap_or(1).clamp(1, 64)
+        value.trim_start_matches(['"', '\'']).chars().take_while(char::is_ascii_digit).take(4).collect();
+    digits.parse::<usize>().unwrap_or(1)
+}
+
+/// A `<div>` tag that says it is a row of a grid: `role="row"`, or a class such as `row`,
+/// `table-row`, `row-item`, `tr`.
+fn is_grid_row(tag: &str) -> bool {
+    let value = |name: &str| -> String {
+        let Some(at) = find_ascii_ci(tag, name) else { return String::new() };
+        let rest = tag[at + name.len()..].trim_start();
+        let Some(rest) = rest.strip_prefix('=') else { return String::new() };
+        let rest = rest.trim_start();
+        let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'');
+        let body = quote.map_or(rest, |q| rest[1..].split(q).next().unwrap_or(""));
+        body.split(|c: char| c.is_whitespace() || (quote.is_none() && c == '>'))
+            .take(32)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    if value("role").eq_ignore_ascii_case("row") {
+        return true;
+    }
+    value("class").split_whitespace().any(|c| {
+        let c = c.to_ascii_lowercase();
+        c == "row"
+            || c == "tr"
+            || c.ends_with("-row")
+            || c.ends_with("_row")
+            || c.starts_with("row-")
+            || c.starts_with("row_")
+    })
 }
 
 /// Byte offset of the first match of the ASCII `needle` in `hay`, ignoring ASCII case.
@@ -204,6 +305,22 @@ pub(super) fn decode_entities(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_div_grid_and_rows_a_cell_spans_keep_one_line_per_row() {
+        let p = super::html_paragraphs(
+            r#"<div class="grid"><div class="row head"><div>Product</div><div>Units</div><div>Amount</div></div>
+            <div class="row"><div>Pen</div><div class="num">2</div><div>4.00</div></div></div>
+            <div class="content"><div>Para one</div><div>Para two</div></div>"#,
+        );
+        let p: Vec<&String> = p.iter().filter(|x| !x.is_empty()).collect();
+        assert_eq!(p, ["Product | Units | Amount", "Pen | 2 | 4.00", "Para one", "Para two"]);
+        let p = super::html_paragraphs(
+            r#"<table><tr><th>Group</th><th>Item</th><th>Qty</th></tr><tr><td rowspan="2">Services</td><td>Pen</td><td>2</td></tr><tr><td>Ink</td><td>3</td></tr><tr><td colspan="2">Total</td><td>5</td></tr></table>"#,
+        );
+        let p: Vec<&String> = p.iter().filter(|x| !x.is_empty()).collect();
+        assert_eq!(p, ["Group | Item | Qty", "Services | Pen | 2", "Services | Ink | 3", "Total | | 5"]);
+    }
+
     #[test]
     fn a_definition_list_reads_as_labels_and_their_values() {
         let p = super::html_paragraphs(

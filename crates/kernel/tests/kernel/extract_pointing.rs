@@ -377,3 +377,41 @@ fn the_currency_the_amounts_are_marked_with_is_the_records_when_the_model_leaves
     let (out, _) = run_text(&cara, mixed, vec![answer(Value::Null, Value::Null)]);
     assert!(out.unwrap().proposal.fields.iter().all(|f| f.field != "currency_code"));
 }
+
+#[test]
+fn a_header_naming_the_code_over_cells_that_are_names_gives_the_rows_their_names() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    // "Product" is a word of "Product code", but its cells are "Consulting hour (SVC-HR)".
+    let text = INVOICE
+        .replace("Description | Qty | Unit price | Amount", "Product | Units | Unit price | Line amount");
+    let (out, _) = run_text(&cara, &text, vec![right()]);
+    let p = out.unwrap().proposal;
+    assert_eq!(p.children.len(), 2, "{:?}", p.unmapped);
+    let row = |k: &str| p.children[1].fields.iter().find(|f| f.field == k).unwrap().value.clone();
+    assert_eq!((row("description"), row("product_code")), (json!("Consulting hour"), json!("SVC-HR")));
+}
+
+#[test]
+fn an_identifier_written_twice_fills_one_field_not_two() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    // The invoice number again on a remittance slip; the model takes it for the PO number too.
+    let text = format!("{INVOICE}\nREMITTANCE SLIP\nInvoice: INV-2026-77002\n");
+    let (_, reqs) = run_text(&cara, &text, vec![right()]);
+    let shown = document_part(&reqs[0]);
+    // The second writing's id: the last identifier the document shows marked.
+    let second =
+        shown.rfind("«I").map(|i| shown[i + "«".len()..].split(' ').next().unwrap().to_string()).unwrap();
+    assert_ne!(second, "I1", "{shown}");
+    let mut answer = right();
+    answer["po_number"] = json!(second);
+    let (out, _) = run_text(&cara, &text, vec![answer]);
+    let p = out.unwrap().proposal;
+    assert_eq!(
+        p.fields.iter().find(|f| f.field == "number").map(|f| f.value.clone()),
+        Some(json!("INV-2026-77002"))
+    );
+    assert!(p.fields.iter().all(|f| f.field != "po_number"), "{:?}", p.fields);
+    assert!(p.unmapped.iter().any(|u| u["field"] == "po_number"), "{:?}", p.unmapped);
+}

@@ -583,3 +583,12 @@ fn a_picture_and_a_scanned_pdf_are_read_by_ocr_with_their_table_in_columns() {
     assert_eq!(blank.code, Code::DocumentInvalid, "{blank}");
     assert!(blank.message.contains("OCR found no text"), "{blank}");
 }
+
+#[test]
+fn an_html_only_message_is_read_as_html_with_its_table_in_rows() {
+    let mail = "From: billing@example.com\r\nSubject: Your invoice\r\nMIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n\
+<p>Invoice INV-7</p><table><tr><th>Item</th><th>Qty</th><th>Amount</th></tr><tr><td>Cable</td><td>4</td><td>40.00</td></tr></table>\r\n";
+    let doc = ingest("only-html.eml", mail.as_bytes().to_vec(), &Limits::default()).unwrap();
+    assert!(doc.text.contains("Item | Qty | Amount\n"), "{}", doc.text);
+    assert!(doc.text.contains("Cable | 4 | 40.00"), "{}", doc.text);
+}

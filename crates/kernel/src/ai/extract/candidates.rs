@@ -333,7 +333,7 @@ pub fn read(text: &str, excluded: &[(usize, usize)]) -> Reading {
                     .find(|(_, n)| !n.trim().is_empty())
                     .and_then(|(_, n)| row_of(n))
                     .is_some();
-            if rule || gap {
+            if rule || gap || carried(l) {
                 j += 1;
                 continue;
             }
@@ -350,9 +350,12 @@ pub fn read(text: &str, excluded: &[(usize, usize)]) -> Reading {
                 });
                 // Short lines that are no row, or the header again (as long as it is).
                 let furniture = |k: usize| {
-                    lines[j..k].iter().all(|(_, x)| match cells(x) {
-                        Some(c) if c.len() == head.len() => same_cells(x, &c, line, &head),
-                        _ => x.trim().chars().count() <= 80,
+                    lines[j..k].iter().all(|(_, x)| {
+                        carried(x)
+                            || match cells(x) {
+                                Some(c) if c.len() == head.len() => same_cells(x, &c, line, &head),
+                                _ => x.trim().chars().count() <= 80,
+                            }
                     }) && page_break(&lines[j..k])
                 };
                 if let Some(k) = next_row.filter(|&k| furniture(k)) {
@@ -410,6 +413,28 @@ pub fn read(text: &str, excluded: &[(usize, usize)]) -> Reading {
     reading
 }
 
+/// A row that carries a page's subtotal over to the next ("Carried forward", "Brought forward",
+/// "Übertrag", "Vortrag", "À reporter", "Report", "Suma y sigue", "Suma anterior"): not a line
+/// of the document, left out of the table without ending it.
+fn carried(line: &str) -> bool {
+    let l = line.trim_start_matches(['|', ' ', '\t']).to_lowercase();
+    [
+        "carried forward",
+        "brought forward",
+        "carried over",
+        "übertrag",
+        "vortrag",
+        "à reporter",
+        "a reporter",
+        "report ",
+        "reporté",
+        "suma y sigue",
+        "suma anterior",
+    ]
+    .iter()
+    .any(|w| l.starts_with(w))
+}
+
 /// Half the cells of a row or more are empty: a merged summary row ("Total" and an amount),
 /// a title or a page's foot laid out under a table's columns — not a row of it.
 fn half_empty(cells: &[(usize, usize)]) -> bool {
@@ -463,8 +488,30 @@ fn settle_slash_dates(text: &str, candidates: &mut [Candidate]) {
         .filter(|c| c.kind == Kind::Date)
         .filter_map(|c| slashed(c).map(|(a, b, _)| (a, b)))
         .collect();
-    let month_first = dates.iter().any(|(a, b)| *b > 12 && *a <= 12);
-    let day_first = dates.iter().any(|(a, b)| *a > 12 && *b <= 12);
+    let mut month_first = dates.iter().any(|(a, b)| *b > 12 && *a <= 12);
+    let mut day_first = dates.iter().any(|(a, b)| *a > 12 && *b <= 12);
+    if !month_first && !day_first {
+        // The document's terms ("NET 30", "30 days", "30 Tage", "30 jours", "30 días") tell the
+        // order when, read one way only, two of its dates lie that many days apart.
+        let terms = stated_days(text);
+        let with = |swap: bool| -> Vec<chrono::NaiveDate> {
+            candidates
+                .iter()
+                .filter(|c| c.kind == Kind::Date)
+                .filter_map(slashed)
+                .filter_map(|(a, b, y)| {
+                    let (m, d) = if swap { (a, b) } else { (b, a) };
+                    chrono::NaiveDate::from_ymd_opt(y.parse().ok()?, m, d)
+                })
+                .collect()
+        };
+        let fits = |ds: &[chrono::NaiveDate]| {
+            ds.iter().enumerate().any(|(i, a)| {
+                ds[i + 1..].iter().any(|b| terms.contains(&(*b - *a).num_days().unsigned_abs()))
+            })
+        };
+        (month_first, day_first) = (fits(&with(true)), fits(&with(false)));
+    }
     if month_first == day_first {
         return;
     }
@@ -477,6 +524,20 @@ fn settle_slash_dates(text: &str, candidates: &mut [Candidate]) {
         }
         c.ambiguous = false;
     }
+}
+
+/// Payment terms a document states in days: "NET 30", "net 30 days", "30 days net", "within 14
+/// days", "30 Tage", "30 jours", "30 días" (1 to 180).
+fn stated_days(text: &str) -> Vec<u64> {
+    static TERMS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\bnet(?:to)?\s*(\d{1,3})\b|\b(\d{1,3})\s*(?:days?|tage[n]?|jours|d[ií]as)\b")
+            .unwrap()
+    });
+    TERMS
+        .captures_iter(text)
+        .filter_map(|c| c.get(1).or(c.get(2))?.as_str().parse::<u64>().ok())
+        .filter(|n| (1..=180).contains(n))
+        .collect()
 }
 
 /// The candidates of one line, offsets relative to it; labelled by the words before them.
@@ -818,6 +879,36 @@ mod tests {
         // Under a header of pipes a short line is no row: positions there mean nothing.
         let piped = "Item | Qty | Amount\nPen | 2 | 4.00\nPaper    9.00\n";
         assert_eq!(read(piped, &[]).tables[0].rows.len(), 1);
+    }
+
+    #[test]
+    fn carried_forward_rows_are_left_out_of_a_table_without_ending_it() {
+        let text = "Item | Qty | Amount\nPen | 2 | 4.00\nCarried forward | | 4.00\n\nPage 1 of 2\n\u{c}Item | Qty | Amount\nÜbertrag | | 4.00\nInk | 3 | 9.00\n\nTotal 13.00";
+        let r = read(text, &[]);
+        assert_eq!(r.tables.len(), 1, "{:?}", r.tables);
+        let rows: Vec<&str> = r.tables[0].rows.iter().map(|x| &text[x.start..x.end]).collect();
+        assert_eq!(rows, ["Pen | 2 | 4.00", "Ink | 3 | 9.00"]);
+    }
+
+    #[test]
+    fn payment_terms_in_days_settle_the_order_of_ambiguous_slash_dates() {
+        let dates = |text: &str| -> Vec<(String, bool)> {
+            read(text, &[])
+                .candidates
+                .into_iter()
+                .filter(|c| c.kind == Kind::Date)
+                .map(|c| (c.value, c.ambiguous))
+                .collect()
+        };
+        // 04/05/2025 + 60 days = 06/04/2025 only month first (April 5 → June 4).
+        let us = dates("Date: 04/05/2025\nTerms: NET 60\nDue: 06/04/2025");
+        assert_eq!(us, [("2025-04-05".into(), false), ("2025-06-04".into(), false)]);
+        // Day first: 10/03/2026 + 30 Tage = 09/04/2026 (10 March → 9 April; month first they
+        // would be 29 days apart).
+        let de = dates("Datum: 10/03/2026\nZahlbar innerhalb 30 Tagen bis 09/04/2026");
+        assert_eq!(de, [("2026-03-10".into(), false), ("2026-04-09".into(), false)]);
+        // Terms that fit neither reading leave them as they were: ambiguous.
+        assert!(dates("Date: 04/05/2025\nNET 7\nDue: 06/04/2025").iter().all(|(_, a)| *a));
     }
 
     #[test]

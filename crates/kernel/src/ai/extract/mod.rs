@@ -11,6 +11,7 @@
 //! A dry run through the save path (rolled back) attaches rule failures to their fields.
 
 pub mod candidates;
+pub mod conversation;
 pub mod pointing;
 
 use crate::ai::pipeline::drive::{Capability, Run, Step};

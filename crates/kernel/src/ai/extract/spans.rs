@@ -130,7 +130,18 @@ pub(super) fn settle_shared_spans(
     let mut drop: Vec<String> = vec![];
     for f in patch.iter() {
         let Some((at, end)) = span_of(f) else { continue };
-        let rivals: Vec<&ProposedField> = patch.iter().filter(|g| span_of(g) == Some((at, end))).collect();
+        // The same words, or the same identifier written again elsewhere (an invoice number in
+        // the subject and on the slip is not also its PO number).
+        let same_text = |g: &ProposedField| {
+            f.value.as_str().is_some_and(|v| v.len() >= 4 && g.value.as_str() == Some(v))
+                && [f, g].iter().all(|x| {
+                    fields
+                        .iter()
+                        .any(|d| d.key == x.field && d.field_type == crate::metadata::types::FieldType::Text)
+                })
+        };
+        let rivals: Vec<&ProposedField> =
+            patch.iter().filter(|g| span_of(g) == Some((at, end)) || same_text(g)).collect();
         if rivals.len() < 2 {
             continue;
         }

@@ -287,7 +287,11 @@ impl Session<'_> {
         rows: bool,
     ) -> Result<Pointing> {
         let excluded: Vec<(usize, usize)> = injections.iter().map(|i| (i.start, i.end)).collect();
-        let mut reading = candidates::read(&doc.text, &excluded);
+        // The conversation around a forwarded or quoted document gives no candidates either,
+        // but stays in the text the model reads.
+        let unoffered =
+            [excluded.clone(), crate::ai::extract::conversation::conversation(&doc.text)].concat();
+        let mut reading = candidates::read(&doc.text, &unoffered);
         let child = self.child_object(object.key()).filter(|_| rows);
         let row_tables: Vec<RowTable> = match &child {
             Some(c) => reading
@@ -305,7 +309,7 @@ impl Session<'_> {
             }
         }
         let row_spans: Vec<Table> = row_tables.iter().map(|r| reading.tables[r.table].clone()).collect();
-        let names = self.name_candidates(doc, fields, &excluded, &row_spans)?;
+        let names = self.name_candidates(doc, fields, &unoffered, &row_spans)?;
         reading.candidates.extend(names);
         candidates::number(&mut reading);
 
@@ -563,8 +567,28 @@ fn row_table(index: usize, table: &Table, child: &ChildObject<'_>, found: &[Cand
             }
         })
     };
-    let free: Vec<usize> = (0..table.header.len()).filter(|k| !columns.iter().any(|(_, c)| c == k)).collect();
     let name = &child.meta.def.name_field;
+    // A header that names a code field ("Product" for the product code) over cells that are
+    // more than a code ("Consulting hour (SVC-HR)"): the column is the rows' names, and the code
+    // in it is taken out below, as it is from any name.
+    let only_code = |k: usize| {
+        table.rows.iter().enumerate().all(|(r, row)| {
+            found.iter().any(|c| {
+                c.cell == Some((index, r, k))
+                    && c.kind == Kind::Identifier
+                    && Some(&(c.start, c.end)) == row.cells.get(k)
+            })
+        })
+    };
+    let is_code = |key: &str| {
+        child.fields.iter().any(|f| f.key == key && f.field_type == FieldType::Text && &f.key != name)
+    };
+    if !columns.iter().any(|(k, _)| k == name) && child.fields.iter().any(|f| &f.key == name) {
+        if let Some(c) = columns.iter_mut().find(|(key, k)| is_code(key) && !only_code(*k)) {
+            c.0 = name.clone();
+        }
+    }
+    let free: Vec<usize> = (0..table.header.len()).filter(|k| !columns.iter().any(|(_, c)| c == k)).collect();
     if !columns.iter().any(|(k, _)| k == name) && child.fields.iter().any(|f| &f.key == name) {
         if let Some(k) = free.iter().copied().find(|k| holds(*k, None)) {
             columns.push((name.clone(), k));
