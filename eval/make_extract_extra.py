@@ -292,6 +292,32 @@ def write_cases(out, cases):
             f.write(json.dumps(c, ensure_ascii=False) + "\n")
 
 
+def invoice_pool(seed, after=()):
+    """The fixture's accounts by id, each invoice's lines in order, and the invoices a new set may
+    use (sent, paid or overdue, with lines, due on or after issue; none a dev set, the demo or
+    one of the sets named in `after` uses), shuffled by `seed`."""
+    accounts = {a["id"]: a for a in rows("account")}
+    lines_of = defaultdict(list)
+    for l in rows("invoice_line"):
+        lines_of[l["invoice"]].append(l)
+    skip = excluded_numbers()
+    for other in after:
+        f = ROOT / "eval" / other / "expected.jsonl"
+        skip |= {json.loads(l)["expected"]["number"] for l in f.read_text().splitlines() if l.strip()}
+    pool = [i for i in rows("invoice") if i["number"] not in skip and i["status"] in ("sent", "paid", "overdue")
+            and lines_of[i["id"]] and i["due_date"] >= i["issue_date"]]
+    random.Random(seed).shuffle(pool)
+    return accounts, lines_of, pool
+
+
+def fresh_dir(out):
+    """`out`, created, with the files a previous run wrote removed."""
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.iterdir():
+        if old.is_file():
+            old.unlink()
+
+
 # --- choosing the invoices --------------------------------------------------------------------
 
 def pick_invoices(invoices, lines_of, accounts):

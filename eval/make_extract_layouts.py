@@ -16,15 +16,12 @@ and a <br> in a cell; a Markdown table whose headers name no field. Scans (no OC
 it. Deterministic; stdlib only. Run: python3 eval/make_extract_layouts.py
 """
 
-import json
-import random
 import zipfile
-from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
 from xml.sax.saxutils import escape as xml_escape
 
-from make_extract_extra import CONTENT_TYPES, RELS, ROOT, excluded_numbers, invoice_case, rows, write_cases
+from make_extract_extra import CONTENT_TYPES, RELS, ROOT, fresh_dir, invoice_case, invoice_pool, write_cases
 
 OUT = ROOT / "eval" / "extract-layouts"
 SEED = 20261207
@@ -162,19 +159,8 @@ KINDS = [("txt", "EUR", 5, page_broken), ("txt", "USD", 3, fixed_width), ("docx"
 
 
 def main():
-    accounts = {a["id"]: a for a in rows("account")}
-    lines_of = defaultdict(list)
-    for l in rows("invoice_line"):
-        lines_of[l["invoice"]].append(l)
-    skip = excluded_numbers()
-    extra = ROOT / "eval" / "extract-extra" / "expected.jsonl"
-    skip |= {json.loads(l)["expected"]["number"] for l in extra.read_text().splitlines() if l.strip()}
-    pool = [i for i in rows("invoice") if i["number"] not in skip and i["status"] in ("sent", "paid", "overdue")
-            and lines_of[i["id"]] and i["due_date"] >= i["issue_date"]]
-    random.Random(SEED).shuffle(pool)
-    OUT.mkdir(parents=True, exist_ok=True)
-    for old in OUT.iterdir():
-        old.unlink()
+    accounts, lines_of, pool = invoice_pool(SEED, ("extract-extra",))
+    fresh_dir(OUT)
     cases, used = [], set()
     for fmt, cur, want, write in KINDS:
         inv = min((i for i in pool if i["id"] not in used and i["currency_code"] == cur),

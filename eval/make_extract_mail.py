@@ -14,12 +14,9 @@ the tear-off slip under a cut line. Stdlib only. Deterministic. Run: python3 eva
 """
 
 import datetime as dt
-import json
-import random
-from collections import defaultdict
 from decimal import Decimal
 
-from make_extract_extra import ROOT, excluded_numbers, invoice_case, rows, write_cases
+from make_extract_extra import ROOT, fresh_dir, invoice_case, invoice_pool, write_cases
 from make_extract_layouts import day, money, qty
 
 OUT = ROOT / "eval" / "extract-mail"
@@ -153,20 +150,8 @@ def ambiguous_us(inv):
 
 
 def main():
-    accounts = {a["id"]: a for a in rows("account")}
-    lines_of = defaultdict(list)
-    for l in rows("invoice_line"):
-        lines_of[l["invoice"]].append(l)
-    skip = excluded_numbers()
-    for other in ("extract-extra", "extract-layouts", "extract-pdfs", "extract-scans"):
-        f = ROOT / "eval" / other / "expected.jsonl"
-        skip |= {json.loads(l)["expected"]["number"] for l in f.read_text().splitlines() if l.strip()}
-    pool = [i for i in rows("invoice") if i["number"] not in skip and i["status"] in ("sent", "paid", "overdue")
-            and lines_of[i["id"]] and i["due_date"] >= i["issue_date"]]
-    random.Random(SEED).shuffle(pool)
-    OUT.mkdir(parents=True, exist_ok=True)
-    for old in OUT.iterdir():
-        old.unlink()
+    accounts, lines_of, pool = invoice_pool(SEED, ("extract-extra", "extract-layouts", "extract-pdfs", "extract-scans"))
+    fresh_dir(OUT)
     cases, used = [], set()
     for cur, want, write, ext, us in KINDS:
         fits = [i for i in pool if i["id"] not in used and (i["currency_code"] == cur or us)

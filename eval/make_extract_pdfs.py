@@ -16,12 +16,9 @@ Stdlib only; the PDFs use the standard Helvetica and Courier fonts (WinAnsiEncod
 Deterministic. Run: python3 eval/make_extract_pdfs.py
 """
 
-import json
-import random
-from collections import defaultdict
 from decimal import Decimal
 
-from make_extract_extra import ROOT, excluded_numbers, invoice_case, rows, write_cases
+from make_extract_extra import ROOT, fresh_dir, invoice_case, invoice_pool, write_cases
 from make_extract_layouts import day, money, qty
 
 OUT = ROOT / "eval" / "extract-pdfs"
@@ -99,6 +96,11 @@ def write_pdf(path, pages):
                     f"/Contents {content} 0 R >>")
         kids.append(len(objs))
     objs[1] = f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {len(kids)} >>"
+    path.write_bytes(pdf_file(objs))
+
+
+def pdf_file(objs):
+    """A PDF of `objs` (str or bytes; object 1 the catalog) with its cross-reference table."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for n, o in enumerate(objs, 1):
@@ -109,7 +111,7 @@ def write_pdf(path, pages):
     out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
     out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
     out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    path.write_bytes(bytes(out))
+    return bytes(out)
 
 
 def total_of(lines):
@@ -311,20 +313,8 @@ KINDS = [("EUR", 4, positioned), ("USD", 8, two_pages), ("EUR", 5, german), ("EU
 
 
 def main():
-    accounts = {a["id"]: a for a in rows("account")}
-    lines_of = defaultdict(list)
-    for l in rows("invoice_line"):
-        lines_of[l["invoice"]].append(l)
-    skip = excluded_numbers()
-    for other in ("extract-extra", "extract-layouts"):
-        f = ROOT / "eval" / other / "expected.jsonl"
-        skip |= {json.loads(l)["expected"]["number"] for l in f.read_text().splitlines() if l.strip()}
-    pool = [i for i in rows("invoice") if i["number"] not in skip and i["status"] in ("sent", "paid", "overdue")
-            and lines_of[i["id"]] and i["due_date"] >= i["issue_date"]]
-    random.Random(SEED).shuffle(pool)
-    OUT.mkdir(parents=True, exist_ok=True)
-    for old in OUT.iterdir():
-        old.unlink()
+    accounts, lines_of, pool = invoice_pool(SEED, ("extract-extra", "extract-layouts"))
+    fresh_dir(OUT)
     cases, used = [], set()
     for cur, want, write in KINDS:
         inv = min((i for i in pool if i["id"] not in used and i["currency_code"] == cur),

@@ -11,18 +11,16 @@ two-page scan, the table across the break (PDF); a photo-like PNG, 2° askew on 
 stdlib only. Deterministic. Run: python3 eval/make_extract_scans.py
 """
 
-import json
 import math
 import random
 import struct
 import subprocess
 import tempfile
 import zlib
-from collections import defaultdict
 from pathlib import Path
 
 import make_extract_pdfs as pdfs
-from make_extract_extra import ROOT, excluded_numbers, invoice_case, rows, write_cases
+from make_extract_extra import ROOT, fresh_dir, invoice_case, invoice_pool, write_cases
 
 OUT = ROOT / "eval" / "extract-scans"
 SEED = 20261209
@@ -80,16 +78,7 @@ def write_scan_pdf(path, pictures, dpi):
                     f"/Resources << /XObject << /Im1 {image} 0 R >> >> /Contents {len(objs)} 0 R >>")
         kids.append(len(objs))
     objs[1] = f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {len(kids)} >>"
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for n, o in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += f"{n} 0 obj\n".encode() + (o if isinstance(o, bytes) else o.encode()) + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    path.write_bytes(bytes(out))
+    path.write_bytes(pdfs.pdf_file(objs))
 
 
 def write_png(path, picture):
@@ -124,21 +113,11 @@ KINDS = [("EUR", 3, pdfs.positioned, "pdf", 200, 0.0, 255, 0),
 
 
 def main():
-    accounts = {a["id"]: a for a in rows("account")}
-    lines_of = defaultdict(list)
-    for l in rows("invoice_line"):
-        lines_of[l["invoice"]].append(l)
-    skip = excluded_numbers()
-    for other in ("extract-extra", "extract-layouts", "extract-pdfs"):
-        f = ROOT / "eval" / other / "expected.jsonl"
-        skip |= {json.loads(l)["expected"]["number"] for l in f.read_text().splitlines() if l.strip()}
-    pool = [i for i in rows("invoice") if i["number"] not in skip and i["status"] in ("sent", "paid", "overdue")
-            and lines_of[i["id"]] and i["due_date"] >= i["issue_date"]]
+    accounts, lines_of, pool = invoice_pool(SEED, ("extract-extra", "extract-layouts", "extract-pdfs"))
+    # The wear of each picture: the seed's sequence after the pool's shuffle (as first written).
     rng = random.Random(SEED)
-    rng.shuffle(pool)
-    OUT.mkdir(parents=True, exist_ok=True)
-    for old in OUT.iterdir():
-        old.unlink()
+    rng.shuffle([None] * len(pool))
+    fresh_dir(OUT)
     cases, used = [], set()
     for cur, want, kind, ext, dpi, skew, ground, speckles in KINDS:
         inv = min((i for i in pool if i["id"] not in used and i["currency_code"] == cur),
