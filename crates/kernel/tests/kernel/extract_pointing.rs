@@ -415,3 +415,35 @@ fn an_identifier_written_twice_fills_one_field_not_two() {
     assert!(p.fields.iter().all(|f| f.field != "po_number"), "{:?}", p.fields);
     assert!(p.unmapped.iter().any(|u| u["field"] == "po_number"), "{:?}", p.unmapped);
 }
+
+#[test]
+fn a_total_stated_twice_with_other_figures_is_told_and_not_confident() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    let confidence_and_told = |text: &str| {
+        let (out, _) = run_text(&cara, text, vec![right()]);
+        let p = out.unwrap().proposal;
+        let total = p.fields.iter().find(|f| f.field == "total").cloned().unwrap();
+        let told: Vec<String> = p
+            .unmapped
+            .iter()
+            .filter(|u| u["field"] == "total")
+            .map(|u| u["value"].as_str().unwrap_or_default().to_string())
+            .collect();
+        (total.value, total.confidence.unwrap(), told)
+    };
+    let (value, clean, told) = confidence_and_told(INVOICE);
+    assert!(told.is_empty(), "{told:?}");
+    // The same label again with another figure (a slip, a summary box).
+    let twice = format!("{INVOICE}\nTotal due: 7,090.00 EUR\n");
+    let (again, doubted, told) = confidence_and_told(&twice);
+    assert_eq!(again, value, "the kernel does not choose another figure");
+    assert_eq!(told, ["7090.00"]);
+    assert!(doubted < clean, "{doubted} < {clean}");
+    // Other totals ("Total VAT", "Total net") are other figures, not the total twice.
+    let vat = INVOICE.replace(
+        "Total due: 7,900.00 EUR\n",
+        "Total net: 6,638.66 EUR\nTotal VAT: 1,261.34 EUR\nTotal due: 7,900.00 EUR\n",
+    );
+    assert!(confidence_and_told(&vat).2.is_empty());
+}

@@ -150,6 +150,14 @@ static DATES: LazyLock<[Regex; 4]> = LazyLock::new(|| {
 static IDENTIFIER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(?:[A-Z][A-Z0-9]*(?:[-/][A-Z0-9]+)+|[A-Z]{1,5}\d{3,}[A-Z0-9]*)\b").unwrap()
 });
+/// Digits that a number's label names an identifier (the label words in English, German,
+/// French and Spanish, then `:`, `.`, `#` or `°` marks).
+static NUMBERED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(?:\b(?:no|nr|num|number|nummer|rechnungsnummer|rechnungs-nr|num[ée]ro|n[úu]mero|invoice|rechnung|facture|factura|ref|reference|referenz|r[ée]f[ée]rence)\b|\bn[°º])[.:#°º]*\s*[.:#°º]?\s*(?P<id>\d{3,12})\b",
+    )
+    .unwrap()
+});
 static PHONE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\+\d[\d ().-]{6,}\d|\(\d{3}\) ?\d{3}-\d{4}").unwrap());
 /// Runs of digit groups (a bank account, a phone written without `+`): taken, not offered.
@@ -597,6 +605,18 @@ fn read_line(line: &str) -> Vec<Candidate> {
             push(&mut out, &mut taken, Kind::Identifier, m.start(), m.end(), m.as_str().to_string());
         }
     }
+    // An identifier of digits only is one when a number's label says so ("Invoice No. 100234",
+    // "Rechnungsnummer: 2026001", "Facture n° 4711"); elsewhere digits are an amount.
+    for c in NUMBERED.captures_iter(line) {
+        let m = c.name("id").unwrap();
+        // "Ref 1250.00" is an amount after all.
+        let decimal = line[m.end()..]
+            .strip_prefix(['.', ','])
+            .is_some_and(|r| r.starts_with(|d: char| d.is_ascii_digit()));
+        if !decimal && free(&taken, m.start(), m.end()) {
+            push(&mut out, &mut taken, Kind::Identifier, m.start(), m.end(), m.as_str().to_string());
+        }
+    }
     for m in PHONE.find_iter(line) {
         if free(&taken, m.start(), m.end()) {
             push(&mut out, &mut taken, Kind::Phone, m.start(), m.end(), m.as_str().trim().to_string());
@@ -617,7 +637,16 @@ fn read_line(line: &str) -> Vec<Candidate> {
         if glued || !free(&taken, m.start(), m.end()) {
             continue;
         }
-        let Some(value) = plain_decimal(num.as_str()) else { continue };
+        let Some(mut value) = plain_decimal(num.as_str()) else { continue };
+        // Accounting's negatives: "(1,200.00)", "1.200,00-", "−1,200.00" (a minus sign).
+        let (before, after) = (&line[..m.start()], &line[m.end()..]);
+        let negative = (before.trim_end().ends_with('(') && after.trim_start().starts_with(')'))
+            || (after.starts_with('-') && !after[1..].starts_with(|c: char| c.is_alphanumeric()))
+            || before.ends_with('\u{2212}')
+            || line[..num.start()].ends_with('\u{2212}');
+        if negative && !value.starts_with('-') && value.trim_start_matches(['0', '.']) != "" {
+            value.insert(0, '-');
+        }
         let currency = c.name("pre").or(c.name("post")).and_then(|p| currency_of(p.as_str()));
         push(&mut out, &mut taken, Kind::Amount, m.start(), m.end(), value);
         out.last_mut().unwrap().currency = currency;
@@ -888,6 +917,18 @@ mod tests {
         assert_eq!(r.tables.len(), 1, "{:?}", r.tables);
         let rows: Vec<&str> = r.tables[0].rows.iter().map(|x| &text[x.start..x.end]).collect();
         assert_eq!(rows, ["Pen | 2 | 4.00", "Ink | 3 | 9.00"]);
+    }
+
+    #[test]
+    fn digits_a_number_label_names_are_an_identifier_and_accounting_negatives_are_negative() {
+        let got = values("Invoice No. 100234\nRechnungsnummer: 2026001\nFacture n° 4711\nTotal 1,250.00\nQty 12\nRef 1250.00");
+        let ids: Vec<&str> = got.iter().filter(|c| c.0 == Kind::Identifier).map(|c| c.1.as_str()).collect();
+        assert_eq!(ids, ["100234", "2026001", "4711"]);
+        assert_eq!(got.iter().filter(|c| c.0 == Kind::Amount && c.1 == "1250.00").count(), 2, "{got:?}");
+        let got =
+            values("Credit total (1,200.00)\nGutschrift 1.200,00-\nRefund \u{2212}45.00 EUR\nRange 10-20");
+        let amounts: Vec<&str> = got.iter().filter(|c| c.0 == Kind::Amount).map(|c| c.1.as_str()).collect();
+        assert_eq!(amounts[..4], ["-1200.00", "-1200.00", "-45.00", "10"], "a range's dash is no minus");
     }
 
     #[test]

@@ -186,8 +186,62 @@ impl Pointing {
         if let Some(pf) = self.stated_currency(object, fields, doc, answer, &patch) {
             patch.push(pf);
         }
+        unmapped.extend(self.stated_twice(object, fields, doc, answer, &mut patch));
         self.agree(fields, &mut patch, &children, answer);
         Ok(Read { patch, children, unmapped })
+    }
+
+    /// A value the document states twice with different figures ("Total due: 1,250.00" above,
+    /// "Amount enclosed: 1,205.00" on the slip): each other writing whose label names the same
+    /// field is told to the reviewer next to it, and the value is no more than uncertain. The
+    /// kernel does not choose between them.
+    fn stated_twice(
+        &self,
+        object: &ObjectMeta,
+        fields: &[&FieldDef],
+        doc: &Document,
+        answer: &Map<String, Value>,
+        patch: &mut [ProposedField],
+    ) -> Vec<Value> {
+        let mut out = vec![];
+        for pf in patch.iter_mut() {
+            let Some(f) = fields.iter().find(|f| f.key == pf.field) else { continue };
+            let Some(c) = answer.get(&f.key).and_then(Value::as_str).and_then(|id| self.reading.get(id))
+            else {
+                continue;
+            };
+            if !matches!(c.kind, Kind::Amount | Kind::Date) {
+                continue;
+            }
+            let words = telling_words(f, object);
+            let same = |a: &str, b: &str| match (a.parse::<f64>(), b.parse::<f64>()) {
+                (Ok(x), Ok(y)) => (x - y).abs() < 0.005,
+                _ => a == b,
+            };
+            // The same label again, or one made only of the field's own words: "Total VAT" or
+            // "Total net" beside "Total" are other figures, not the total stated twice.
+            let chosen_label = crate::ai::projection::words(&c.label);
+            let says_it = |label: &str| {
+                let lw = crate::ai::projection::words(label);
+                !lw.is_empty()
+                    && (lw == chosen_label
+                        || lw.iter().all(|l| words.iter().any(|w| l == w || abbreviates(l, w))))
+            };
+            for o in self.reading.candidates.iter().filter(|o| {
+                o.kind == c.kind
+                    && o.cell.is_none()
+                    && o.id != c.id
+                    && says_it(&o.label)
+                    && !same(&o.value, &c.value)
+            }) {
+                let source = span(doc, o.start, o.end);
+                out.push(json!({"field": f.key, "value": o.value, "source": source,
+                    "reason": format!("the document also states “{}” for this field; check which is right",
+                        doc.text[o.start..o.end].trim())}));
+                pf.confidence = pf.confidence.map(|x| x.min(BANDS[2]));
+            }
+        }
+        out
     }
 
     /// The record's currency when the model left it out and the document says it by its
