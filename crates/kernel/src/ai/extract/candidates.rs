@@ -644,7 +644,7 @@ fn read_line(line: &str) -> Vec<Candidate> {
             || (after.starts_with('-') && !after[1..].starts_with(|c: char| c.is_alphanumeric()))
             || before.ends_with('\u{2212}')
             || line[..num.start()].ends_with('\u{2212}');
-        if negative && !value.starts_with('-') && value.trim_start_matches(['0', '.']) != "" {
+        if negative && !value.starts_with('-') && !value.trim_start_matches(['0', '.']).is_empty() {
             value.insert(0, '-');
         }
         let currency = c.name("pre").or(c.name("post")).and_then(|p| currency_of(p.as_str()));
