@@ -318,6 +318,14 @@ def fresh_dir(out):
             old.unlink()
 
 
+def pick(pool, used, lines_of, want, fits):
+    """The first invoice of `pool` not `used` that `fits`, with the number of lines nearest to
+    `want`; marked used."""
+    inv = min((i for i in pool if i["id"] not in used and fits(i)), key=lambda i: abs(len(lines_of[i["id"]]) - want))
+    used.add(inv["id"])
+    return inv
+
+
 # --- choosing the invoices --------------------------------------------------------------------
 
 def pick_invoices(invoices, lines_of, accounts):

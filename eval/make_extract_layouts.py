@@ -21,7 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 from xml.sax.saxutils import escape as xml_escape
 
-from make_extract_extra import CONTENT_TYPES, RELS, ROOT, fresh_dir, invoice_case, invoice_pool, write_cases
+from make_extract_extra import CONTENT_TYPES, RELS, ROOT, fresh_dir, invoice_case, invoice_pool, pick, write_cases
 
 OUT = ROOT / "eval" / "extract-layouts"
 SEED = 20261207
@@ -163,9 +163,7 @@ def main():
     fresh_dir(OUT)
     cases, used = [], set()
     for fmt, cur, want, write in KINDS:
-        inv = min((i for i in pool if i["id"] not in used and i["currency_code"] == cur),
-                  key=lambda i: abs(len(lines_of[i["id"]]) - want))
-        used.add(inv["id"])
+        inv = pick(pool, used, lines_of, want, lambda i: i["currency_code"] == cur)
         acc, lines = accounts[inv["account"]], lines_of[inv["id"]]
         name = f"{inv['number']}.{fmt}"
         if fmt == "docx":

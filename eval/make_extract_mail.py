@@ -16,7 +16,7 @@ the tear-off slip under a cut line. Stdlib only. Deterministic. Run: python3 eva
 import datetime as dt
 from decimal import Decimal
 
-from make_extract_extra import ROOT, fresh_dir, invoice_case, invoice_pool, write_cases
+from make_extract_extra import ROOT, fresh_dir, invoice_case, invoice_pool, pick, write_cases
 from make_extract_layouts import day, money, qty
 
 OUT = ROOT / "eval" / "extract-mail"
@@ -154,10 +154,7 @@ def main():
     fresh_dir(OUT)
     cases, used = [], set()
     for cur, want, write, ext, us in KINDS:
-        fits = [i for i in pool if i["id"] not in used and (i["currency_code"] == cur or us)
-                and (not us or ambiguous_us(i))]
-        inv = min(fits, key=lambda i: abs(len(lines_of[i["id"]]) - want))
-        used.add(inv["id"])
+        inv = pick(pool, used, lines_of, want, lambda i: ambiguous_us(i) if us else i["currency_code"] == cur)
         acc, lines = accounts[inv["account"]], lines_of[inv["id"]]
         name = f"{inv['number']}.{ext}"
         (OUT / name).write_text(write(inv, acc, lines), encoding="utf-8")

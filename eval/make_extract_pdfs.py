@@ -18,7 +18,7 @@ Deterministic. Run: python3 eval/make_extract_pdfs.py
 
 from decimal import Decimal
 
-from make_extract_extra import ROOT, fresh_dir, invoice_case, invoice_pool, write_cases
+from make_extract_extra import ROOT, fresh_dir, invoice_case, invoice_pool, pick, write_cases
 from make_extract_layouts import day, money, qty
 
 OUT = ROOT / "eval" / "extract-pdfs"
@@ -317,9 +317,7 @@ def main():
     fresh_dir(OUT)
     cases, used = [], set()
     for cur, want, write in KINDS:
-        inv = min((i for i in pool if i["id"] not in used and i["currency_code"] == cur),
-                  key=lambda i: abs(len(lines_of[i["id"]]) - want))
-        used.add(inv["id"])
+        inv = pick(pool, used, lines_of, want, lambda i: i["currency_code"] == cur)
         acc, lines = accounts[inv["account"]], lines_of[inv["id"]]
         name = f"{inv['number']}.pdf"
         write_pdf(OUT / name, write(inv, acc, lines))

@@ -20,7 +20,7 @@ import zlib
 from pathlib import Path
 
 import make_extract_pdfs as pdfs
-from make_extract_extra import ROOT, fresh_dir, invoice_case, invoice_pool, write_cases
+from make_extract_extra import ROOT, fresh_dir, invoice_case, invoice_pool, pick, write_cases
 
 OUT = ROOT / "eval" / "extract-scans"
 SEED = 20261209
@@ -120,9 +120,7 @@ def main():
     fresh_dir(OUT)
     cases, used = [], set()
     for cur, want, kind, ext, dpi, skew, ground, speckles in KINDS:
-        inv = min((i for i in pool if i["id"] not in used and i["currency_code"] == cur),
-                  key=lambda i: abs(len(lines_of[i["id"]]) - want))
-        used.add(inv["id"])
+        inv = pick(pool, used, lines_of, want, lambda i: i["currency_code"] == cur)
         acc, lines = accounts[inv["account"]], lines_of[inv["id"]]
         pictures = [worn(p, skew, ground, speckles, rng) for p in raster(kind(inv, acc, lines), dpi)]
         name = f"{inv['number']}.{ext}"
