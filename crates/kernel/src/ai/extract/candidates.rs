@@ -730,6 +730,16 @@ fn escape(s: &str) -> String {
 mod tests {
     use super::*;
 
+    /// The dates a text gives, each with whether its order stays ambiguous.
+    fn dates(text: &str) -> Vec<(String, bool)> {
+        read(text, &[])
+            .candidates
+            .into_iter()
+            .filter(|c| c.kind == Kind::Date)
+            .map(|c| (c.value, c.ambiguous))
+            .collect()
+    }
+
     fn values(text: &str) -> Vec<(Kind, String, Option<String>, String)> {
         let mut r = read(text, &[]);
         number(&mut r);
@@ -779,14 +789,6 @@ mod tests {
 
     #[test]
     fn a_document_s_unambiguous_slash_date_settles_its_ambiguous_ones() {
-        let dates = |text: &str| -> Vec<(String, bool)> {
-            read(text, &[])
-                .candidates
-                .into_iter()
-                .filter(|c| c.kind == Kind::Date)
-                .map(|c| (c.value, c.ambiguous))
-                .collect()
-        };
         // A US document: 03/25/2026 can only be March 25th, so 03/11/2026 is March 11th.
         assert_eq!(
             dates("Invoice date: 03/11/2026\nDue date: 03/25/2026"),
@@ -933,14 +935,6 @@ mod tests {
 
     #[test]
     fn payment_terms_in_days_settle_the_order_of_ambiguous_slash_dates() {
-        let dates = |text: &str| -> Vec<(String, bool)> {
-            read(text, &[])
-                .candidates
-                .into_iter()
-                .filter(|c| c.kind == Kind::Date)
-                .map(|c| (c.value, c.ambiguous))
-                .collect()
-        };
         // 04/05/2025 + 60 days = 06/04/2025 only month first (April 5 → June 4).
         let us = dates("Date: 04/05/2025\nTerms: NET 60\nDue: 06/04/2025");
         assert_eq!(us, [("2025-04-05".into(), false), ("2025-06-04".into(), false)]);
