@@ -298,8 +298,9 @@ impl Pointing {
     }
 
     /// What the document holds that the proposal's rows leave out, told to the reviewer: the
-    /// lines of the document outside the chosen table that hold two or more amounts (a rate
-    /// with `%` is not one), as a document's line items do — a table the reader could not read
+    /// lines of the document outside the chosen table that hold two or more amounts, one of them
+    /// money (a rate with `%` is not one; a page's "1 of 2" is no money), as a document's line
+    /// items do — a table the reader could not read
     /// (columns joined by spaces, a layout, the half of a table after a page break) or one the
     /// model did not choose. Two such lines or more make a notice with where the first one is;
     /// one is a totals line as often as not. A proposal never looks complete when it is not.
@@ -312,8 +313,9 @@ impl Pointing {
     ) -> Option<Value> {
         let table = chosen.and_then(|id| self.reading.tables.iter().find(|t| t.id == id));
         let inside = |at: usize| table.is_some_and(|t| t.rows.iter().any(|r| r.start <= at && at <= r.end));
-        // Line start → (line end, amounts on it).
-        let mut lines: std::collections::BTreeMap<usize, (usize, usize)> = Default::default();
+        // Line start → (line end, amounts on it, whether one is money: decimals or a currency
+        // mark — "Page 1 of 2" holds two numbers and no money).
+        let mut lines: std::collections::BTreeMap<usize, (usize, usize, bool)> = Default::default();
         for c in self.reading.candidates.iter().filter(|c| c.kind == Kind::Amount && !inside(c.start)) {
             let rate =
                 doc.text[c.start..c.end].contains('%') || doc.text[c.end..].trim_start().starts_with('%');
@@ -322,10 +324,15 @@ impl Pointing {
             }
             let start = doc.text[..c.start].rfind('\n').map_or(0, |i| i + 1);
             let end = doc.text[c.end..].find('\n').map_or(doc.text.len(), |i| c.end + i);
-            lines.entry(start).or_insert((end, 0)).1 += 1;
+            let line = lines.entry(start).or_insert((end, 0, false));
+            line.1 += 1;
+            line.2 |= c.value.contains('.') || c.currency.is_some();
         }
-        let missed: Vec<(usize, usize)> =
-            lines.iter().filter(|(_, (_, n))| *n >= 2).map(|(a, (b, _))| (*a, *b)).collect();
+        let missed: Vec<(usize, usize)> = lines
+            .iter()
+            .filter(|(_, (_, n, money))| *n >= 2 && *money)
+            .map(|(a, (b, _, _))| (*a, *b))
+            .collect();
         if missed.len() < 2 {
             return None;
         }
