@@ -70,40 +70,40 @@ pub(super) fn pdf(b: &mut Builder, bytes: &[u8]) -> Result<()> {
 /// Whether a page draws a picture: an image among its XObjects, or in a form it draws (one
 /// level down, as scanners and office suites wrap them).
 fn draws_picture(doc: &lopdf::Document, page: lopdf::ObjectId) -> bool {
-    use lopdf::Object;
-    let xobjects = |d: &lopdf::Dictionary| -> Vec<Object> {
-        let resources = match d.get(b"Resources") {
-            Ok(Object::Reference(id)) => doc.get_dictionary(*id).ok(),
-            Ok(Object::Dictionary(r)) => Some(r),
-            _ => None,
-        };
-        let x = resources.and_then(|r| r.get(b"XObject").ok()).and_then(|x| match x {
-            Object::Reference(id) => doc.get_dictionary(*id).ok(),
-            Object::Dictionary(x) => Some(x),
-            _ => None,
-        });
-        x.map_or(vec![], |x| {
-            x.iter()
-                .filter_map(|(_, v)| v.as_reference().ok())
-                .filter_map(|id| doc.get_object(id).ok().cloned())
-                .collect()
-        })
-    };
-    let subtype = |o: &Object| match o {
-        Object::Stream(st) => st.dict.get(b"Subtype").and_then(Object::as_name).ok().map(<[u8]>::to_vec),
-        _ => None,
-    };
     let Ok(dict) = doc.get_dictionary(page) else { return false };
-    xobjects(dict).iter().any(|o| match subtype(o).as_deref() {
+    xobjects_in(doc, resources_of(doc, dict)).iter().any(|id| match subtype_of(doc, *id) {
         Some(b"Image") => true,
-        Some(b"Form") => match o {
-            Object::Stream(st) => {
-                xobjects(&st.dict).iter().any(|inner| subtype(inner).as_deref() == Some(b"Image"))
-            }
-            _ => false,
-        },
+        Some(b"Form") => matches!(doc.get_object(*id), Ok(lopdf::Object::Stream(form))
+            if xobjects_in(doc, resources_of(doc, &form.dict)).iter().any(|i| subtype_of(doc, *i) == Some(b"Image"))),
         _ => false,
     })
+}
+
+/// A page's or a form's resources dictionary (its own, not inherited).
+fn resources_of<'a>(doc: &'a lopdf::Document, d: &'a lopdf::Dictionary) -> Option<&'a lopdf::Dictionary> {
+    match d.get(b"Resources").ok()? {
+        lopdf::Object::Reference(id) => doc.get_dictionary(*id).ok(),
+        lopdf::Object::Dictionary(r) => Some(r),
+        _ => None,
+    }
+}
+
+/// The XObjects a resources dictionary names, by reference.
+fn xobjects_in(doc: &lopdf::Document, resources: Option<&lopdf::Dictionary>) -> Vec<lopdf::ObjectId> {
+    let xobjects = resources.and_then(|r| r.get(b"XObject").ok()).and_then(|x| match x {
+        lopdf::Object::Reference(id) => doc.get_dictionary(*id).ok(),
+        lopdf::Object::Dictionary(d) => Some(d),
+        _ => None,
+    });
+    xobjects.map_or(vec![], |x| x.iter().filter_map(|(_, v)| v.as_reference().ok()).collect())
+}
+
+/// An XObject's `/Subtype` (`Form`, `Image`).
+fn subtype_of(doc: &lopdf::Document, id: lopdf::ObjectId) -> Option<&[u8]> {
+    match doc.get_object(id).ok()? {
+        lopdf::Object::Stream(s) => s.dict.get(b"Subtype").and_then(lopdf::Object::as_name).ok(),
+        _ => None,
+    }
 }
 
 /// A PDF's pages by number.
@@ -193,35 +193,17 @@ pub(super) fn check_page_contents(doc: &lopdf::Document, pages: &Pages, b: &Buil
 pub(super) fn form_cycle(doc: &lopdf::Document, pages: &Pages) -> Option<String> {
     use lopdf::{Object, ObjectId};
     use std::collections::HashMap;
-    let forms_in = |resources: Option<&lopdf::Dictionary>| -> Vec<ObjectId> {
-        let xobjects = resources.and_then(|r| r.get(b"XObject").ok()).and_then(|x| match x {
-            Object::Reference(id) => doc.get_dictionary(*id).ok(),
-            Object::Dictionary(d) => Some(d),
-            _ => None,
-        });
-        xobjects.map_or(vec![], |x| x.iter().filter_map(|(_, v)| v.as_reference().ok()).collect())
-    };
-    pub(super) fn resources_of<'a>(
-        doc: &'a lopdf::Document,
-        d: &'a lopdf::Dictionary,
-    ) -> Option<&'a lopdf::Dictionary> {
-        match d.get(b"Resources").ok()? {
-            lopdf::Object::Reference(id) => doc.get_dictionary(*id).ok(),
-            lopdf::Object::Dictionary(r) => Some(r),
-            _ => None,
-        }
-    }
-    let is_form = |id: &ObjectId| matches!(doc.get_object(*id), Ok(Object::Stream(s)) if s.dict.get(b"Subtype").and_then(Object::as_name).is_ok_and(|n| n == b"Form"));
+    let is_form = |id: &ObjectId| subtype_of(doc, *id) == Some(b"Form");
     let page_forms: Vec<ObjectId> = pages
         .values()
         .filter_map(|p| doc.get_dictionary(*p).ok())
-        .flat_map(|p| forms_in(resources_of(doc, p)))
+        .flat_map(|p| xobjects_in(doc, resources_of(doc, p)))
         .filter(is_form)
         .collect();
     let edges = |id: ObjectId| -> Vec<ObjectId> {
         let Ok(Object::Stream(s)) = doc.get_object(id) else { return vec![] };
         match resources_of(doc, &s.dict) {
-            Some(r) => forms_in(Some(r)).into_iter().filter(is_form).collect(),
+            Some(r) => xobjects_in(doc, Some(r)).into_iter().filter(is_form).collect(),
             None => page_forms.clone(),
         }
     };
