@@ -491,23 +491,18 @@ fn settle_slash_dates(text: &str, candidates: &mut [Candidate]) {
         }
         Some((caps[1].parse().ok()?, caps[3].parse().ok()?, caps[4].to_string()))
     };
-    let dates: Vec<(u32, u32)> = candidates
-        .iter()
-        .filter(|c| c.kind == Kind::Date)
-        .filter_map(|c| slashed(c).map(|(a, b, _)| (a, b)))
-        .collect();
-    let mut month_first = dates.iter().any(|(a, b)| *b > 12 && *a <= 12);
-    let mut day_first = dates.iter().any(|(a, b)| *a > 12 && *b <= 12);
+    let dates: Vec<(u32, u32, String)> =
+        candidates.iter().filter(|c| c.kind == Kind::Date).filter_map(slashed).collect();
+    let mut month_first = dates.iter().any(|(a, b, _)| *b > 12 && *a <= 12);
+    let mut day_first = dates.iter().any(|(a, b, _)| *a > 12 && *b <= 12);
     if !month_first && !day_first {
         // The document's terms ("NET 30", "30 days", "30 Tage", "30 jours", "30 días") tell the
         // order when, read one way only, two of its dates lie that many days apart.
         let terms = stated_days(text);
         let with = |swap: bool| -> Vec<chrono::NaiveDate> {
-            candidates
+            dates
                 .iter()
-                .filter(|c| c.kind == Kind::Date)
-                .filter_map(slashed)
-                .filter_map(|(a, b, y)| {
+                .filter_map(|&(a, b, ref y)| {
                     let (m, d) = if swap { (a, b) } else { (b, a) };
                     chrono::NaiveDate::from_ymd_opt(y.parse().ok()?, m, d)
                 })

@@ -583,14 +583,11 @@ fn row_table(index: usize, table: &Table, child: &ChildObject<'_>, found: &[Cand
     let is_code = |key: &str| {
         child.fields.iter().any(|f| f.key == key && f.field_type == FieldType::Text && &f.key != name)
     };
+    let free: Vec<usize> = (0..table.header.len()).filter(|k| !columns.iter().any(|(_, c)| c == k)).collect();
     if !columns.iter().any(|(k, _)| k == name) && child.fields.iter().any(|f| &f.key == name) {
         if let Some(c) = columns.iter_mut().find(|(key, k)| is_code(key) && !only_code(*k)) {
             c.0 = name.clone();
-        }
-    }
-    let free: Vec<usize> = (0..table.header.len()).filter(|k| !columns.iter().any(|(_, c)| c == k)).collect();
-    if !columns.iter().any(|(k, _)| k == name) && child.fields.iter().any(|f| &f.key == name) {
-        if let Some(k) = free.iter().copied().find(|k| holds(*k, None)) {
+        } else if let Some(k) = free.iter().copied().find(|k| holds(*k, None)) {
             columns.push((name.clone(), k));
         }
     }
