@@ -48,8 +48,8 @@ pub struct Candidate {
     /// For the save path: a date as `YYYY-MM-DD`, an amount as a plain decimal (`106700.00`),
     /// anything else as written. A name's value is the name as written.
     pub value: String,
-    /// An amount's currency (ISO code) when the document writes it beside the amount.
-    pub currency: Option<String>,
+    /// An amount's currency when the document writes it beside the amount.
+    pub currency: Option<Mark>,
     /// Another reading is as plausible (03/04/2026: March or April).
     pub ambiguous: bool,
     /// The words that label it: the text before it on its line, or its column's header.
@@ -59,6 +59,15 @@ pub struct Candidate {
     /// A name: the object and the readable records it names (one, or several of one name).
     pub records: Vec<crate::records::names::Candidate>,
     pub target: Option<String>,
+}
+
+/// The currency an amount is written with: its ISO code and where the mark stands ("USD" of
+/// "USD 35,450.00", "€" of "1.200,00 €").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    pub code: String,
+    pub start: usize,
+    pub end: usize,
 }
 
 /// A table: a header row and the rows under it with as many cells.
@@ -408,6 +417,10 @@ pub fn read(text: &str, excluded: &[(usize, usize)]) -> Reading {
         for c in &mut found {
             c.start += start;
             c.end += start;
+            if let Some(m) = &mut c.currency {
+                m.start += start;
+                m.end += start;
+            }
             if let Some((t, r)) = row {
                 let table = &reading.tables[t];
                 let k = table.rows[r].cells.iter().position(|(a, b)| c.start >= *a && c.end <= *b);
@@ -642,7 +655,10 @@ fn read_line(line: &str) -> Vec<Candidate> {
         if negative && !value.starts_with('-') && !value.trim_start_matches(['0', '.']).is_empty() {
             value.insert(0, '-');
         }
-        let currency = c.name("pre").or(c.name("post")).and_then(|p| currency_of(p.as_str()));
+        let currency = c
+            .name("pre")
+            .or(c.name("post"))
+            .and_then(|p| Some(Mark { code: currency_of(p.as_str())?, start: p.start(), end: p.end() }));
         push(&mut out, &mut taken, Kind::Amount, m.start(), m.end(), value);
         out.last_mut().unwrap().currency = currency;
     }
@@ -738,7 +754,7 @@ mod tests {
     fn values(text: &str) -> Vec<(Kind, String, Option<String>, String)> {
         let mut r = read(text, &[]);
         number(&mut r);
-        r.candidates.into_iter().map(|c| (c.kind, c.value, c.currency, c.label)).collect()
+        r.candidates.into_iter().map(|c| (c.kind, c.value, c.currency.map(|m| m.code), c.label)).collect()
     }
 
     #[test]

@@ -275,24 +275,13 @@ impl Pointing {
             pointed
         };
         let first = from.first()?;
-        let code = first.currency.as_deref()?;
-        if from.iter().any(|c| c.currency.as_deref() != Some(code)) {
+        let mark = first.currency.as_ref()?;
+        if from.iter().any(|c| c.currency.as_ref().map(|m| &m.code) != Some(&mark.code)) {
             return None;
         }
         let value =
-            crate::metadata::value::coerce(f, &Value::String(code.to_string())).ok()?.to_json(Some(f));
-        // The mark's own words: before the number ("USD 1.00", "€1.00") or after it.
-        let written = &doc.text[first.start..first.end];
-        let number = |c: char| c.is_ascii_digit() || c == '-';
-        let (a, b) = match written.find(number) {
-            Some(0) => (written.rfind(|c: char| c.is_ascii_digit()).map_or(0, |i| i + 1), written.len()),
-            Some(i) => (0, i),
-            None => (0, written.len()),
-        };
-        let (a, b) = (first.start + a, first.start + b);
-        let trimmed = doc.text[a..b].trim();
-        let a = a + doc.text[a..b].find(trimmed).unwrap_or(0);
-        let mut pf = proposed(key, value, Some(span(doc, a, a + trimmed.len())));
+            crate::metadata::value::coerce(f, &Value::String(mark.code.clone())).ok()?.to_json(Some(f));
+        let mut pf = proposed(key, value, Some(span(doc, mark.start, mark.end)));
         pf.confidence = Some(Evidence { rivals: 1, ..Evidence::default() }.confidence());
         Some(pf)
     }
@@ -501,7 +490,7 @@ impl Pointing {
             .values()
             .filter_map(Value::as_str)
             .filter_map(|id| self.reading.get(id))
-            .filter_map(|c| c.currency.clone())
+            .filter_map(|c| c.currency.as_ref().map(|m| m.code.clone()))
             .collect();
         for pf in patch.iter_mut() {
             let Some(c) = pf.confidence else { continue };
