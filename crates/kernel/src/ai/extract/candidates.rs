@@ -303,17 +303,20 @@ fn runs(line: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// The lines of `text` (split at `\n`), each with the offset it starts at.
+pub fn lines_at(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split('\n').scan(0, |at, line| {
+        let start = *at;
+        *at += line.len() + 1;
+        Some((start, line))
+    })
+}
+
 /// Read `text`. Lines that overlap an `excluded` span (an instruction addressed to an AI) give
 /// no candidate.
 pub fn read(text: &str, excluded: &[(usize, usize)]) -> Reading {
     let mut reading = Reading::default();
-    // Lines with their offsets.
-    let mut lines = vec![];
-    let mut at = 0;
-    for line in text.split('\n') {
-        lines.push((at, line));
-        at += line.len() + 1;
-    }
+    let lines: Vec<(usize, &str)> = lines_at(text).collect();
     // Tables first: a line of header cells (no digits) and the rows under it with as many.
     let mut cell_of: Vec<Option<(usize, usize)>> = vec![None; lines.len()];
     let mut i = 0;

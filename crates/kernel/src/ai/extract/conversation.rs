@@ -23,12 +23,8 @@ const QUOTE_INTRODUCTIONS: [&str; 5] = ["wrote:", "schrieb:", "a Ã©crit :", "a Ã
 
 /// The spans of `text` that are conversation rather than the document (see the module).
 pub fn conversation(text: &str) -> Vec<(usize, usize)> {
-    let mut lines = vec![];
-    let mut at = 0;
-    for line in text.split('\n') {
-        lines.push((at, at + line.len(), line));
-        at += line.len() + 1;
-    }
+    let lines: Vec<(usize, usize, &str)> =
+        super::candidates::lines_at(text).map(|(at, line)| (at, at + line.len(), line)).collect();
     let has_figures =
         |ls: &[(usize, usize, &str)]| ls.iter().any(|(_, _, l)| l.contains(|c: char| c.is_ascii_digit()));
     let mut out = vec![];
@@ -78,12 +74,7 @@ mod tests {
 
     fn kept(text: &str) -> String {
         let spans = conversation(text);
-        text.split('\n')
-            .scan(0, |at, l| {
-                let start = *at;
-                *at += l.len() + 1;
-                Some((start, l))
-            })
+        super::super::candidates::lines_at(text)
             .filter(|(start, l)| !spans.iter().any(|(a, b)| a <= start && start + l.len() <= *b))
             .map(|(_, l)| l)
             .collect::<Vec<_>>()
