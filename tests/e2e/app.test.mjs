@@ -515,18 +515,22 @@ test("vocabulary: the demo's terms are listed, an admin adds one, a sales rep on
   await browser.waitUntil(async () => (await el("user-switcher").getValue()) === "cara");
 });
 
-/** Drop a file on the Extract screen, as the OS would (a DragEvent carrying the file). */
-async function dropFile(name, text) {
+/** Drop a file on the Extract screen, as the OS would (a DragEvent carrying the file): text, or
+ * bytes (a Buffer) with their MIME type. */
+async function dropFile(name, content, type = "text/plain") {
+  const b64 = Buffer.from(content).toString("base64");
   await browser.execute(
-    (name, text) => {
+    (name, b64, type) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
       const dt = new DataTransfer();
-      dt.items.add(new File([text], name, { type: "text/plain" }));
+      dt.items.add(new File([bytes], name, { type }));
       document
         .querySelector('[data-testid="extract-drop"]')
         .dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
     },
     name,
-    text,
+    b64,
+    type,
   );
   await waitText("extract-file", name);
 }
@@ -692,20 +696,8 @@ test("extract: a photo of an invoice is read by OCR; each value says so where it
   await el("nav-extract").click();
   await el("extract-panel").waitForDisplayed();
   // A page photographed 2° askew on a grey ground (eval/make_extract_scans.py), as bytes.
-  const photo = readFileSync(new URL("../../eval/extract-scans/INV-2025-00236.png", import.meta.url)).toString("base64");
-  await browser.execute(
-    (name, b64) => {
-      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-      const dt = new DataTransfer();
-      dt.items.add(new File([bytes], name, { type: "image/png" }));
-      document
-        .querySelector('[data-testid="extract-drop"]')
-        .dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
-    },
-    "INV-2025-00236.png",
-    photo,
-  );
-  await waitText("extract-file", "INV-2025-00236.png");
+  const photo = readFileSync(new URL("../../eval/extract-scans/INV-2025-00236.png", import.meta.url));
+  await dropFile("INV-2025-00236.png", photo, "image/png");
   await el("extract-object").selectByAttribute("value", "invoice");
   await extractAndReview();
   // Every value found says it was read by OCR, with its page and line.

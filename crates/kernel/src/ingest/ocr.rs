@@ -11,7 +11,6 @@
 
 use super::*;
 use regex::Regex;
-use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::LazyLock;
 
@@ -167,7 +166,7 @@ fn unescape(s: &str) -> String {
 /// program that is not installed is a typed refusal saying what to install.
 fn run(b: &Builder, program: &str, args: &[&str], input: &[u8]) -> Result<Vec<u8>> {
     let name = b.name;
-    let mut child = Command::new(program)
+    let child = Command::new(program)
         .args(args)
         // One thread each: the reader's CPU limit is per process, and two cores are shared.
         .env("OMP_THREAD_LIMIT", "1")
@@ -185,38 +184,15 @@ fn run(b: &Builder, program: &str, args: &[&str], input: &[u8]) -> Result<Vec<u8
             ),
             _ => invalid(name, format_args!("OCR could not start ({program}: {e})")),
         })?;
-    let mut stdin = child.stdin.take();
-    let owned = input.to_vec();
-    let feeder = std::thread::spawn(move || {
-        if let Some(s) = stdin.as_mut() {
-            // A program that stops reading early closes the pipe: not an error of ours.
-            let _ = s.write_all(&owned);
-        }
-    });
-    let mut stdout = child.stdout.take();
-    let reader = std::thread::spawn(move || {
-        let mut out = vec![];
-        if let Some(s) = stdout.as_mut() {
-            let _ = s.take(MAX_OUTPUT as u64 + 1).read_to_end(&mut out);
-        }
-        out
-    });
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) => {
-                if let Err(e) = b.tick() {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(e);
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(e) => return Err(invalid(name, format_args!("OCR failed ({program}: {e})"))),
-        }
-    };
-    let _ = feeder.join();
-    let out = reader.join().unwrap_or_default();
+    // The budget is asked directly, not by `tick`: each poll here is 20 ms, not a small step.
+    let reader::Exchanged { status, out, .. } = reader::exchange(
+        child,
+        input.to_vec(),
+        reader::Caps { out: MAX_OUTPUT as u64, err: 0 },
+        Duration::from_millis(20),
+        || b.budget.check(name, b.limits),
+        |e| invalid(name, format_args!("OCR failed ({program}: {e})")),
+    )?;
     if out.len() > MAX_OUTPUT {
         return Err(too_large(
             name,

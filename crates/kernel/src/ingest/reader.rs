@@ -143,54 +143,26 @@ pub(super) fn read_in_child(
     let header =
         serde_json::to_string(&ReaderRequest { name: name.to_string(), kind, limits: limits.clone() })
             .map_err(|e| Error::internal(e.to_string()))?;
-    let mut child = Command::new(program)
+    let child = Command::new(program)
         .arg(READER_ARG)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(cannot)?;
-    let mut stdin = child.stdin.take().expect("piped");
     let input: Vec<u8> = [header.as_bytes(), b"\n", bytes].concat();
-    // The child may stop reading early (a limit); a broken pipe is then expected.
-    let writer = std::thread::spawn(move || {
-        let _ = std::io::Write::write_all(&mut stdin, &input);
-    });
     // What a reply can hold: the text (escaped in JSON at worst 6 bytes a byte) and the map.
     let reply_cap = (limits.max_chars as u64) * 4 * 6 + (limits.max_segments as u64) * 96 + 4096;
-    let stdout = child.stdout.take().expect("piped");
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = stdout.take(reply_cap + 1).read_to_end(&mut out);
-        out
-    });
-    let stderr = child.stderr.take().expect("piped");
-    let err_reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = stderr.take(64 << 10).read_to_end(&mut out);
-        out
-    });
     let deadline = std::time::Instant::now() + limits.deadline;
-    let status = loop {
-        let polled = child.try_wait().map_err(|e| {
-            let _ = child.kill();
-            let _ = child.wait();
-            cannot(e)
-        });
-        match polled? {
-            Some(status) => break status,
-            None if std::time::Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                let _ = writer.join();
-                return Err(timeout(name, limits));
-            }
-            None => std::thread::sleep(Duration::from_millis(5)),
-        }
-    };
-    let _ = writer.join();
-    let out = reader.join().unwrap_or_default();
-    let err = String::from_utf8_lossy(&err_reader.join().unwrap_or_default()).into_owned();
+    let Exchanged { status, out, err } = exchange(
+        child,
+        input,
+        Caps { out: reply_cap, err: 64 << 10 },
+        Duration::from_millis(5),
+        || if std::time::Instant::now() >= deadline { Err(timeout(name, limits)) } else { Ok(()) },
+        cannot,
+    )?;
+    let err = String::from_utf8_lossy(&err).into_owned();
     if !status.success() {
         return Err(child_failure(name, &status, &err, limits));
     }
@@ -202,6 +174,70 @@ pub(super) fn read_in_child(
         Ok(ReaderReply::Refused { code, message }) => Err(Error::new(code, message)),
         Err(_) => Err(Error::internal("the document reader gave an answer that does not parse")),
     }
+}
+
+/// What a child process printed, and how it ended.
+pub(super) struct Exchanged {
+    pub status: std::process::ExitStatus,
+    /// At most `Caps::out + 1` bytes: one more than the cap tells the caller it was exceeded.
+    pub out: Vec<u8>,
+    pub err: Vec<u8>,
+}
+
+/// How much of a child's stdout and stderr is kept.
+pub(super) struct Caps {
+    pub out: u64,
+    pub err: u64,
+}
+
+/// Feed `input` to a spawned child's stdin and read its stdout and stderr (those it was given
+/// pipes for), each on a thread of its own so that neither side blocks the other, until it ends.
+/// Every `poll`, `go_on` is asked whether to keep waiting; its error kills the child and is
+/// returned. The one loop both the document reader child and the OCR tools run in.
+pub(super) fn exchange(
+    mut child: std::process::Child,
+    input: Vec<u8>,
+    caps: Caps,
+    poll: Duration,
+    mut go_on: impl FnMut() -> Result<()>,
+    wait_failed: impl Fn(std::io::Error) -> Error,
+) -> Result<Exchanged> {
+    let stdin = child.stdin.take();
+    // The child may stop reading early (a limit, or all it needed); a broken pipe is expected.
+    let writer = std::thread::spawn(move || {
+        if let Some(mut stdin) = stdin {
+            let _ = std::io::Write::write_all(&mut stdin, &input);
+        }
+    });
+    fn drain(pipe: Option<impl Read + Send + 'static>, cap: u64) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            if let Some(pipe) = pipe {
+                let _ = pipe.take(cap).read_to_end(&mut out);
+            }
+            out
+        })
+    }
+    let reader = drain(child.stdout.take(), caps.out + 1);
+    let err_reader = drain(child.stderr.take(), caps.err);
+    let status = loop {
+        let stop = match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => go_on().err(),
+            Err(e) => Some(wait_failed(e)),
+        };
+        if let Some(error) = stop {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = writer.join();
+            return Err(error);
+        }
+        std::thread::sleep(poll);
+    };
+    let _ = writer.join();
+    let out = reader.join().unwrap_or_default();
+    let err = err_reader.join().unwrap_or_default();
+    Ok(Exchanged { status, out, err })
 }
 
 /// Why the reader child ended without an answer, told from its exit status and the runtime's
