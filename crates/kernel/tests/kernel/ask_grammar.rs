@@ -159,6 +159,8 @@ fn superlatives_and_top_n_become_the_kernels_order_and_count() {
     assert_eq!(order("the account with the most invoices", "account"), None);
     // "at least", "at most" are comparisons, not superlatives.
     assert_eq!(order("invoices with a total of at least 5000", "invoice"), None);
+    // "bottom N" is the top N of the other end.
+    assert_eq!(order("bottom 3 invoices by total", "invoice"), Some(("total".into(), "asc".into(), Some(3))));
 }
 
 #[test]
@@ -197,6 +199,25 @@ fn numbers_in_words_and_a_range_s_unit_are_read() {
     assert!(has(&r, "over 2.5", cmp("total", "gt", json!(2.5))), "{:#?}", conditions(&r));
     let r = read(&ava, "Invoices under $5,000.");
     assert!(has(&r, "under $ 5,000", cmp("total", "lt", json!(5000))), "{:#?}", conditions(&r));
+    // A whole number with the noun it counts right after it is a count, never money: "units"
+    // is a word of "Unit price", but a dozen units are a quantity.
+    for (q, words) in [
+        ("lines with more than a dozen units", "more than a dozen units"),
+        ("invoice lines over 20 pieces", "over 20 pieces"),
+        ("lignes de plus de 12 unités", "plus de 12 unités"),
+    ] {
+        let r = read(&ava, q);
+        let on: Vec<Value> = r
+            .candidates
+            .iter()
+            .filter(|c| c.words == words)
+            .map(|c| serde_json::to_value(&c.condition).unwrap()["field"].clone())
+            .collect();
+        assert_eq!(on, vec![json!("quantity")], "{q}: {:#?}", conditions(&r));
+    }
+    // A number before a word that says which amount ("issued", "due") is no count.
+    let r = read(&ava, "invoices over 5000 due in 2026");
+    assert!(conditions(&r).iter().any(|(_, c)| c["field"] == "total"), "{:#?}", conditions(&r));
 }
 
 #[test]
@@ -302,6 +323,8 @@ fn the_head_noun_decides_the_object_in_any_language() {
         ("les factures de Globex Holdings", "invoice"),
         ("las facturas de Globex Holdings", "invoice"),
         ("Kontakte bei Globex Holdings", "contact"),
+        // The head of a German compound name says the object alone ("Verkaufschancen").
+        ("Chancen ohne nächsten Schritt", "opportunity"),
     ] {
         let r = read(&ava, q);
         assert_eq!(r.objects, vec![object.to_string()], "{q}");
@@ -678,7 +701,7 @@ fn compounds_prohibitions_bare_numbers_and_years_are_read_by_their_grammar() {
     for (q, words, field, n) in [
         ("opportunities with zero probability", "zero", "probability", 0),
         ("opportunities with a probability of 0", "0", "probability", 0),
-        ("accounts with 250 employees", "250", "employees", 250),
+        ("accounts with 250 employees", "250 employees", "employees", 250),
     ] {
         let r = read(&ava, q);
         assert!(has(&r, words, cmp(field, "eq", json!(n))), "{q}: {:#?}", conditions(&r));
@@ -687,4 +710,40 @@ fn compounds_prohibitions_bare_numbers_and_years_are_read_by_their_grammar() {
     // A record named of a parent and a value said of its child list the child.
     let r = read(&ava, "who works in sales at Stark Group?");
     assert_eq!(r.objects, ["contact"]);
+}
+
+#[test]
+fn a_country_beside_a_currency_word_says_whose_currency_it_is() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    // "US dollars" is one currency, not a country and a currency: negated whole.
+    let r = read(&cara, "invoices that are not in US dollars");
+    assert!(has(&r, "US dollars", cmp("currency_code", "ne", json!("USD"))), "{:#?}", conditions(&r));
+    assert!(
+        !r.candidates.iter().any(|c| c.condition.fields().iter().any(|f| f.contains("country"))),
+        "{:#?}",
+        conditions(&r)
+    );
+    // Another country's dollars are not US dollars.
+    let r = read(&cara, "invoices in Canadian dollars");
+    assert!(!positive(&r, "dollars", "currency_code"), "{:#?}", conditions(&r));
+    // A currency's words in a row are one ("livres sterling"); in capitals, "IN" is no country.
+    let r = read(&cara, "factures en livres sterling");
+    assert!(has(&r, "livres sterling", cmp("currency_code", "eq", json!("GBP"))), "{:#?}", conditions(&r));
+    let r = read(&cara, "OVERDUE INVOICES IN POUNDS");
+    assert!(has(&r, "POUNDS", cmp("currency_code", "eq", json!("GBP"))), "{:#?}", conditions(&r));
+}
+
+#[test]
+fn a_pronoun_for_the_object_the_question_names_is_no_follow_up() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let endpoint = fake(vec![choice("opportunity", &[])]);
+    let a = ask_with(&ava, "opportunités sauf celles en négociation", model(&endpoint.url, 0.0)).unwrap();
+    assert!(a.clarification.is_none(), "{:?}", a.clarification);
+    assert_eq!(serde_json::to_value(&a.spec.filters).unwrap(), cmp("stage", "ne", json!("negotiation")));
+    // With no object of its own, the same pronoun continues a question Ask does not have.
+    let endpoint = fake(vec![choice("account", &[])]);
+    let e = ask_with(&ava, "and the ones in Berlin?", model(&endpoint.url, 0.0)).unwrap_err();
+    assert_eq!(e.code, Code::GroundingInsufficient, "{e:?}");
 }

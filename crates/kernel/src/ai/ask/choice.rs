@@ -6,7 +6,7 @@
 //! are listed with the answer ("not used: …").
 
 use super::reader::{
-    tokens, words_naming, Candidate, Kind, Reading, Token, FILLER, LIGHT_WORDS, ORDER_WORDS,
+    tokens, words_naming, Candidate, Kind, Reading, Token, FILLER, LIGHT_WORDS, ORDER_WORDS, POINTING,
 };
 use super::*;
 use crate::metadata::condition::AllOf;
@@ -298,7 +298,12 @@ fn unused_words(
             }
         }
     }
+    // A pronoun for the records the question names itself is the object's word too.
+    let object_said = p.object(object).is_some_and(|o| !words_naming(t, o, &[]).is_empty());
     for (i, w) in t.iter().enumerate() {
+        if object_said && POINTING.contains(&w.lower.as_str()) {
+            used[i] = true;
+        }
         // The words of the count the answer shows (every count a limit may take was read there).
         let count = limit.is_some_and(|n| {
             reading.count_words.iter().any(|(from, to, c)| *c == n && (*from..=*to).contains(&i))

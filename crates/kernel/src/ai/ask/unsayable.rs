@@ -4,14 +4,14 @@
 //! compared, a follow-up with no earlier question, records by a parent they lack that is no
 //! relation the reader found.
 
-use super::reader::{tokens, Kind, Reading};
+use super::reader::{tokens, Kind, Reading, POINTING};
 use super::*;
 
 /// Why the question cannot be answered by a list of records, if it cannot.
 pub(super) fn unsayable(reading: &Reading, p: &Projection, named: &[String]) -> Option<String> {
     aggregate(reading, p, named)
         .or_else(|| fields_compared(reading, p, named))
-        .or_else(|| follow_up(reading, named))
+        .or_else(|| follow_up(reading, p, named))
         .or_else(|| lacking_a_parent(reading, p))
 }
 
@@ -156,7 +156,7 @@ fn fields_compared(reading: &Reading, p: &Projection, named: &[String]) -> Optio
 
 /// "and in March?", "what about Globex", "only those over 10k": a question that continues
 /// another, which Ask does not have.
-fn follow_up(reading: &Reading, named: &[String]) -> Option<String> {
+fn follow_up(reading: &Reading, p: &Projection, named: &[String]) -> Option<String> {
     let t = &reading.tokens;
     let first = t.first().map(|w| w.lower.as_str())?;
     let second = t.get(1).map(|w| w.lower.as_str()).unwrap_or("");
@@ -165,11 +165,11 @@ fn follow_up(reading: &Reading, named: &[String]) -> Option<String> {
             (first, second),
             ("what" | "how", "about") | ("same", "for") | ("et", "pour") | ("und", "was")
         );
-    const POINTING: &[&str] = &[
-        "them", "those", "these", "ones", "diese", "jene", "denen", "ceux", "celles", "ceux-ci", "esos",
-        "esas", "estos", "estas",
-    ];
-    let points = named.is_empty() && t.iter().any(|w| POINTING.contains(&w.lower.as_str()));
+    // A pronoun points back to an object the question names itself ("opportunités sauf
+    // celles en négociation"), in any of its languages, or to an earlier question.
+    let names_an_object =
+        !named.is_empty() || p.objects.iter().any(|o| !super::reader::words_naming(t, o, &[]).is_empty());
+    let points = !names_an_object && t.iter().any(|w| POINTING.contains(&w.lower.as_str()));
     (opens || points).then(|| {
         "Ask has no earlier question to continue: each question is read on its own. Ask it whole (“overdue invoices of Acme in March”), or use the Assistant, which keeps the conversation.".to_string()
     })

@@ -48,7 +48,7 @@ use presence::*;
 use quantities::*;
 use text::*;
 use words::*;
-pub use words::{tokens, Token, FILLER, LIGHT_WORDS, ORDER_WORDS};
+pub use words::{tokens, Token, FILLER, LIGHT_WORDS, ORDER_WORDS, POINTING};
 
 /// What kind of thing a candidate is (for the prompt's wording and the answer's chips).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -362,12 +362,25 @@ impl Session<'_> {
             };
             k += 1;
             reading.used_by_readings.extend(&span);
+            let last = said_numbers[k - 1];
+            let counts_things = counted_noun(&t, &last, |w| {
+                in_scope.iter().flat_map(|o| &o.fields).any(|f| {
+                    matches!(f.field_type, FieldType::Date | FieldType::Datetime)
+                        && names_field(std::slice::from_ref(w), f)
+                })
+            });
+            // The noun counted is the quantity's own word ("a dozen units").
+            let span = if counts_things { span.iter().copied().chain([last.to + 1]).collect() } else { span };
+            if counts_things {
+                reading.used_by_readings.push(last.to + 1);
+            }
             for o in &in_scope {
                 let numeric: Vec<&ProjectedField> = o
                     .fields
                     .iter()
                     .filter(|f| matches!(f.field_type, FieldType::Number | FieldType::Currency))
                     .filter(|f| !percent || f.field_type == FieldType::Number)
+                    .filter(|f| !counts_things || f.field_type == FieldType::Number)
                     .filter(|f| !money_said || f.field_type == FieldType::Currency)
                     .filter(|f| conditions.iter().all(|(_, v)| fits(f, *v)))
                     .collect();
@@ -721,7 +734,9 @@ impl Session<'_> {
         // is not the question's.
         let long: Vec<Vec<usize>> = found
             .iter()
-            .filter(|c| matches!(c.kind, Kind::Record | Kind::Value | Kind::Term) && c.span.len() > 1)
+            .filter(|c| {
+                matches!(c.kind, Kind::Record | Kind::Value | Kind::Term | Kind::Currency) && c.span.len() > 1
+            })
             .map(|c| c.span.clone())
             .collect();
         found.retain(|c| {

@@ -37,6 +37,17 @@ pub(super) fn objects_said(t: &[Token], in_scope: &[&ProjectedObject]) -> Vec<Me
                 None => Language::ALL.to_vec(),
             };
             for l in languages {
+                // The head of a one-word compound name ("Chancen" of "Verkaufschancen") names
+                // the object alone, in the name's number.
+                let heads = match phrase.as_slice() {
+                    [_] => super::compounds::heads_said(t, l, &phrase),
+                    _ => vec![],
+                };
+                for at in heads {
+                    if !out.iter().any(|m| m.object == o.key && m.span == [at]) {
+                        out.push(Mention { object: o.key.clone(), span: vec![at], plural: name.plural });
+                    }
+                }
                 for at in runs_in(t, &phrase, l) {
                     let span: Vec<usize> = (at..at + phrase.len()).collect();
                     // Written exactly as this name: its number is the name's.

@@ -152,7 +152,7 @@ fn superlative_at(t: &[Token], i: usize) -> Option<(Scale, Direction, usize)> {
         "largest" | "biggest" | "highest" | "greatest" | "top" | "most" | "maximum" | "max" | "priciest" => {
             one(Scale::Magnitude, Desc)
         }
-        "smallest" | "lowest" | "least" | "cheapest" | "minimum" | "min" | "fewest" => {
+        "smallest" | "lowest" | "least" | "cheapest" | "minimum" | "min" | "fewest" | "bottom" => {
             one(Scale::Magnitude, Asc)
         }
         "newest" | "latest" | "youngest" => one(Scale::Time, Desc),

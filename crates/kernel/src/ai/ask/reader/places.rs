@@ -8,6 +8,8 @@ pub(super) struct Place {
     pub(super) names: Vec<String>,
     pub(super) nationality: Option<String>,
     pub(super) codes: Vec<String>,
+    /// Its currency's ISO 4217 code ("Canadian dollars" are CAD).
+    pub(super) currency: String,
     /// Its names of four letters or more, in every language, as words without accents (made
     /// once: a question is read against every country).
     said_as: Vec<Vec<String>>,
@@ -41,6 +43,7 @@ pub(super) fn places() -> &'static [Place] {
                     said_as,
                     nationality: c.maybe_nationality().map(str::to_lowercase),
                     codes: vec![c.alpha2().to_string(), c.alpha3().to_string()],
+                    currency: c.currency_code().to_string(),
                 }
             })
             .collect()
@@ -51,6 +54,7 @@ pub(super) fn places() -> &'static [Place] {
 pub(super) fn places_said(t: &[Token]) -> Vec<(&'static Place, Vec<usize>)> {
     let mut out = vec![];
     let folded: Vec<String> = t.iter().map(|w| fold(&w.lower)).collect();
+    let shouted = t.len() > 1 && !t.iter().any(|w| w.text.chars().any(char::is_lowercase));
     for place in places() {
         let mut said = vec![];
         if let Some(n) = &place.nationality {
@@ -66,6 +70,11 @@ pub(super) fn places_said(t: &[Token]) -> Vec<(&'static Place, Vec<usize>)> {
             );
         }
         for (i, q) in t.iter().enumerate() {
+            // A code is a code where the question writes other words in lower case: in
+            // "OVERDUE INVOICES IN POUNDS", "IN" is a word, not India.
+            if shouted {
+                break;
+            }
             if place.codes.contains(&q.text) {
                 said.push(vec![i]);
             }

@@ -156,6 +156,21 @@ pub(super) const CURRENCY_WORDS: &[(&str, &str)] = &[
     ("krona", "SEK"),
     ("kronor", "SEK"),
     ("zloty", "PLN"),
+    // German, French and Spanish names of the same currencies.
+    ("pfund", "GBP"),
+    ("livre", "GBP"),
+    ("livres", "GBP"),
+    ("libra", "GBP"),
+    ("libras", "GBP"),
+    ("esterlina", "GBP"),
+    ("esterlinas", "GBP"),
+    ("dólar", "USD"),
+    ("dólares", "USD"),
+    ("dolar", "USD"),
+    ("dolares", "USD"),
+    ("franken", "CHF"),
+    ("franco", "CHF"),
+    ("francos", "CHF"),
 ];
 
 /// The numbers the question says, with units: digits ("50,000", "2.5", "40k", "2.5M"), number
@@ -233,6 +248,7 @@ pub(super) fn numbers(
         {
             // "a dozen"
             value = Some(12.0);
+            plain = true;
             start = i - 1;
         } else if (w == "half" || w == "quarter") && i + 1 < t.len() {
             // "half a million", "a quarter of a million"
@@ -282,6 +298,25 @@ pub(super) fn numbers(
         i = to + 1;
     }
     out
+}
+
+/// The noun a whole number counts, said right after it: "a dozen *units*", "10 *licences*",
+/// "20 *Stück*", "plus de 10 *unités*". Things counted are no amount of money. A plural noun
+/// (or the German "Stück"); not a word that only links ("in", "from"), nor a participle
+/// ("issued"), nor the name of a date field ("due", "closing"), which say *which* amount.
+pub(super) fn counted_noun(t: &[Token], n: &Said, names_a_date: impl Fn(&Token) -> bool) -> bool {
+    let Some(w) = t.get(n.to + 1) else { return false };
+    let word = w.lower.as_str();
+    !n.money
+        && !n.percent
+        && n.plain
+        && word.chars().count() >= 3
+        && word.chars().all(char::is_alphabetic)
+        && !super::FILLER.contains(&word)
+        && !super::LIGHT_WORDS.contains(&word)
+        && !word.ends_with("ed")
+        && (word.ends_with('s') || word.ends_with("en") || word == "stück")
+        && !names_a_date(w)
 }
 
 /// A comparison word before a number: its operator and how many words it takes.
@@ -380,7 +415,27 @@ pub(super) fn currency_said(t: &[Token], code: &str) -> Option<Vec<usize>> {
     if !looks_like_currency_code(code) {
         return None;
     }
-    t.iter()
-        .position(|w| CURRENCY_WORDS.iter().any(|(word, c)| *c == code && w.lower == *word))
-        .map(|i| vec![i])
+    let places = super::places::places_said(t);
+    (0..t.len()).find_map(|i| {
+        let default = CURRENCY_WORDS.iter().find(|(w, _)| t[i].lower == *w).map(|(_, c)| *c)?;
+        // "US dollars", "Canadian dollars", "Swiss francs", "dollars US": a country said
+        // beside the currency's word says whose currency it is, and is part of its words.
+        let beside = places.iter().find(|(_, span)| {
+            span.last().is_some_and(|&e| e + 1 == i)
+                || span.first().is_some_and(|&s| s == i + 1 && span.len() == 1)
+        });
+        match beside {
+            Some((place, span)) => (place.currency == code).then(|| {
+                let mut words = span.clone();
+                words.push(i);
+                words.sort_unstable();
+                words
+            }),
+            // "pounds sterling", "livres sterling": the currency's words in a row are one.
+            None => (default == code).then(|| {
+                let code_at = |j: usize| CURRENCY_WORDS.iter().any(|(w, c)| *c == code && t[j].lower == *w);
+                (i..t.len()).take_while(|&j| code_at(j)).collect()
+            }),
+        }
+    })
 }

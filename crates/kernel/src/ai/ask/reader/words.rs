@@ -252,6 +252,13 @@ pub const FILLER: &[&str] = &[
     "muestra",
 ];
 
+/// Pronouns that stand for records named elsewhere: in the question itself ("opportunités sauf
+/// *celles* en négociation"), or in an earlier question Ask does not have ("and *those* in Berlin?").
+pub const POINTING: &[&str] = &[
+    "them", "those", "these", "ones", "diese", "jene", "denen", "ceux", "celles", "ceux-ci", "esos", "esas",
+    "estos", "estas",
+];
+
 /// Words that carry no condition of their own, beyond `FILLER`: the verbs that only link ("work
 /// in", "came from", "did we …"), pronouns and politeness, in English, German, French and
 /// Spanish. A question's word that is none of these and that no reading uses is a content
