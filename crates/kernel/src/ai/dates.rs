@@ -661,10 +661,12 @@ fn period_in(
                 "month" | "months" => n * 30,
                 _ => return None,
             };
+            // Today and the N days before it (after it), as Salesforce's LAST_N_DAYS reads:
+            // a note of 60 days ago is in "the last 60 days".
             let range = if shift < 0 {
-                (today - Duration::days(days - 1), today)
+                (today - Duration::days(days), today)
             } else {
-                (today, today + Duration::days(days - 1))
+                (today, today + Duration::days(days))
             };
             return Some((range, 3));
         }

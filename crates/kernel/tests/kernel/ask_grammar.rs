@@ -747,3 +747,35 @@ fn a_pronoun_for_the_object_the_question_names_is_no_follow_up() {
     let e = ask_with(&ava, "and the ones in Berlin?", model(&endpoint.url, 0.0)).unwrap_err();
     assert_eq!(e.code, Code::GroundingInsufficient, "{e:?}");
 }
+
+#[test]
+fn a_count_cut_through_equal_values_shows_every_record_that_ties() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    let all = ava.query(&all_of("account", &["credit_limit"])).unwrap();
+    let mut limits: Vec<f64> = all.records.iter().map(|r| r["credit_limit"].as_f64().unwrap()).collect();
+    limits.sort_by(f64::total_cmp);
+    // The demo's fourth-lowest limit is shared with the fifth: no record is "the 4th" alone.
+    assert_eq!(limits[3], limits[4], "the fixture has a tie at the cut");
+    let through = limits.iter().filter(|l| **l <= limits[3]).count();
+    let endpoint = fake(vec![Answer::Text(
+        json!({"object": "account", "conditions": [], "sort": [], "limit": 4}).to_string(),
+    )]);
+    let a = ask_with(&ava, "the 4 accounts with the lowest credit limit", model(&endpoint.url, 0.0)).unwrap();
+    let result = a.result.as_ref().unwrap_or_else(|| panic!("a table: {:?}", a.clarification));
+    assert_eq!(result.records.len(), through, "{:?}", a.spec);
+    assert!(through > 4);
+    // The spec says the cut it shows instead of the count: "Credit limit at most <that value>".
+    let cut = serde_json::to_value(&a.spec.filters).unwrap();
+    assert_eq!((cut["field"].as_str(), cut["op"].as_str()), (Some("credit_limit"), Some("lte")), "{cut}");
+    let value = cut["value"].as_f64().or_else(|| cut["value"].as_str().and_then(|s| s.parse().ok()));
+    assert_eq!(value, Some(limits[3]), "{cut}");
+    assert!(a.warning.as_deref().is_some_and(|w| w.contains("You asked for 4")), "{:?}", a.warning);
+    // Without a tie the count stands.
+    let endpoint = fake(vec![Answer::Text(
+        json!({"object": "account", "conditions": [], "sort": [], "limit": 3}).to_string(),
+    )]);
+    let a = ask_with(&ava, "the 3 accounts with the most employees", model(&endpoint.url, 0.0)).unwrap();
+    assert_eq!(a.result.as_ref().unwrap().records.len(), 3);
+    assert_eq!(a.spec.limit, Some(3));
+}

@@ -21,6 +21,7 @@ mod evidence;
 mod learned;
 mod plan;
 pub mod reader;
+mod ties;
 mod unsayable;
 mod versions;
 
@@ -454,6 +455,9 @@ impl Session<'_> {
                 let clarification = run.state.reading.as_ref().and_then(|r| {
                     self.clarification(r, &run.state.grounding.projection, &spec, &read, &unused)
                 });
+                // A count that cuts through equal values shows them all.
+                let (spec, tie) =
+                    if ambiguous || clarification.is_some() { (spec, None) } else { self.with_ties(&spec)? };
                 let result =
                     if ambiguous || clarification.is_some() { None } else { Some(self.query(&spec)?) };
                 // A first plan that finds nothing gets one repair with what the data holds for
@@ -503,7 +507,10 @@ impl Session<'_> {
                     trace_id: inv.trace_id.clone(),
                     correlation_id: inv.correlation_id.clone(),
                     grounding_hash: inv.grounding_hash.clone(),
-                    warning: inv.warning.clone(),
+                    warning: match (&inv.warning, tie) {
+                        (Some(w), Some(t)) => Some(format!("{w} {t}")),
+                        (w, t) => t.or_else(|| w.clone()),
+                    },
                     timings: AskTimings {
                         total_ms,
                         model_ms: inv.model_ms,

@@ -200,8 +200,12 @@ const GENERIC_FIELD_WORDS: &[&str] = &["name", "id", "type", "code", "at", "of",
 /// Whether the question's words name the field (its label or key, beyond generic words; or its
 /// label in another language).
 fn names_field(t: &[Token], f: &ProjectedField) -> bool {
-    let specific =
-        |w: &&Token| !GENERIC_FIELD_WORDS.contains(&w.lower.as_str()) && !FILLER.contains(&w.lower.as_str());
+    // A sign ("%" of "Probability (%)") says what kind of number a field holds, not which field.
+    let specific = |w: &&Token| {
+        !GENERIC_FIELD_WORDS.contains(&w.lower.as_str())
+            && !FILLER.contains(&w.lower.as_str())
+            && w.lower.chars().any(char::is_alphanumeric)
+    };
     field_words(f).iter().filter(specific).any(|w| t.iter().any(|q| q.stem == w.stem || q.lower == w.lower))
         || f.other_labels.iter().any(|(language, label)| {
             let words = tokens(label);
@@ -735,7 +739,8 @@ impl Session<'_> {
         let long: Vec<Vec<usize>> = found
             .iter()
             .filter(|c| {
-                matches!(c.kind, Kind::Record | Kind::Value | Kind::Term | Kind::Currency) && c.span.len() > 1
+                matches!(c.kind, Kind::Record | Kind::Value | Kind::Term | Kind::Currency | Kind::Presence)
+                    && c.span.len() > 1
             })
             .map(|c| c.span.clone())
             .collect();

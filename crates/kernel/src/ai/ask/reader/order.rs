@@ -149,20 +149,20 @@ fn superlative_at(t: &[Token], i: usize) -> Option<(Scale, Direction, usize)> {
     let stem = t[i].stem.as_str();
     let one = |s: Scale, d: Direction| Some((s, d, 1));
     match w {
-        "largest" | "biggest" | "highest" | "greatest" | "top" | "most" | "maximum" | "max" | "priciest" => {
+        "largest" | "biggest" | "highest" | "greatest" | "top" | "most" | "maximum" | "max" | "priciest"
+        | "best" | "meilleur" | "meilleure" | "meilleurs" | "meilleures" | "mejor" | "mejores" => {
             one(Scale::Magnitude, Desc)
         }
-        "smallest" | "lowest" | "least" | "cheapest" | "minimum" | "min" | "fewest" | "bottom" => {
-            one(Scale::Magnitude, Asc)
-        }
+        "smallest" | "lowest" | "least" | "cheapest" | "minimum" | "min" | "fewest" | "bottom" | "worst"
+        | "pire" | "pires" | "peor" | "peores" => one(Scale::Magnitude, Asc),
         "newest" | "latest" | "youngest" => one(Scale::Time, Desc),
         "oldest" | "earliest" => one(Scale::Time, Asc),
         "mayor" | "mayores" => one(Scale::Magnitude, Desc),
         "menor" | "menores" => one(Scale::Magnitude, Asc),
         _ => {
             // German superlatives in their inflections: "größte", "höchsten", "neueste".
-            let de = ["größt", "grösst", "höchst", "meist", "teuerst", "wertvollst"];
-            let de_low = ["kleinst", "niedrigst", "geringst", "billigst", "wenigst"];
+            let de = ["größt", "grösst", "höchst", "meist", "teuerst", "wertvollst", "best"];
+            let de_low = ["kleinst", "niedrigst", "geringst", "billigst", "wenigst", "schlechtest"];
             let de_new = ["neuest", "jüngst", "letzt", "aktuellst"];
             let de_old = ["ältest", "frühest"];
             let starts = |xs: &[&str]| xs.iter().any(|x| w.starts_with(x));

@@ -1,0 +1,56 @@
+//! A count cut through equal values: "the 4 accounts with the lowest credit limit" where the
+//! 4th and the 5th have the same limit. Which of them is "the 4th" is no fact of the data, so
+//! showing four would be an answer that chose for the person. The kernel widens the answer to
+//! every record that ties at the cut — as SQL's `FETCH FIRST n ROWS WITH TIES` does — by a
+//! condition the spec shows ("Credit limit at most 30,000") instead of the count, and says why.
+
+use super::*;
+use crate::metadata::condition::{AllOf, Condition, Op};
+use crate::records::query::Direction;
+
+/// Most records a widened answer may hold: past this, the count stands and the warning says so.
+const MAX_WIDENED: u32 = 1_000;
+
+impl Session<'_> {
+    /// `spec` unchanged, or widened to the records that tie with its last one on its one sort
+    /// field, with the sentence that says so.
+    pub(super) fn with_ties(&self, spec: &QuerySpec) -> Result<(QuerySpec, Option<String>)> {
+        let (Some(n), [key]) = (spec.limit, spec.sort.as_slice()) else { return Ok((spec.clone(), None)) };
+        if n == 0 || spec.offset.is_some() || spec.after.is_some() {
+            return Ok((spec.clone(), None));
+        }
+        let probe = QuerySpec { fields: vec![key.field.clone()], limit: Some(n + 1), ..spec.clone() };
+        let rows = self.query(&probe)?.records;
+        let (Some(last), Some(next)) = (rows.get(n as usize - 1), rows.get(n as usize)) else {
+            return Ok((spec.clone(), None));
+        };
+        let value = last.get(&key.field).cloned().unwrap_or(Value::Null);
+        if value.is_null() || next.get(&key.field) != Some(&value) {
+            return Ok((spec.clone(), None));
+        }
+        let op = match key.direction {
+            Direction::Asc => Op::Lte,
+            Direction::Desc => Op::Gte,
+        };
+        let cut = Condition::compare(&key.field, op, value.clone());
+        let filters = match spec.filters.clone() {
+            None => cut,
+            Some(Condition::All(AllOf { mut all })) => {
+                all.push(cut);
+                Condition::All(AllOf { all })
+            }
+            Some(other) => Condition::All(AllOf { all: vec![other, cut] }),
+        };
+        let widened = QuerySpec { filters: Some(filters), limit: Some(MAX_WIDENED), ..spec.clone() };
+        let shown = value.as_str().map(str::to_string).unwrap_or_else(|| value.to_string());
+        let total = self.query(&QuerySpec { fields: vec![key.field.clone()], ..widened.clone() })?;
+        if total.has_more {
+            return Ok((spec.clone(), None));
+        }
+        let message = format!(
+            "You asked for {n}; the {n}th and the next share the same value ({shown}), so every record up to and including that value is shown ({}).",
+            total.records.len()
+        );
+        Ok((widened, Some(message)))
+    }
+}
