@@ -5,6 +5,7 @@
 //! condition the spec shows ("Credit limit at most 30,000") instead of the count, and says why.
 
 use super::*;
+use crate::locale::Language;
 use crate::metadata::condition::{AllOf, Condition, Op};
 use crate::records::query::Direction;
 
@@ -47,10 +48,25 @@ impl Session<'_> {
         if total.has_more {
             return Ok((spec.clone(), None));
         }
-        let message = format!(
-            "You asked for {n}; the {n}th and the next share the same value ({shown}), so every record up to and including that value is shown ({}).",
-            total.records.len()
-        );
+        let message = said(self.locale().language(), n, &shown, total.records.len());
         Ok((widened, Some(message)))
+    }
+}
+
+/// The sentence that says the count was widened, in the person's language.
+fn said(language: Language, n: u32, value: &str, shown: usize) -> String {
+    match language {
+        Language::En => format!(
+            "You asked for {n}, but the {n}th shares its value ({value}) with the next, so all {shown} records up to that value are shown."
+        ),
+        Language::De => format!(
+            "Sie haben nach {n} gefragt, aber der {n}. teilt seinen Wert ({value}) mit dem nächsten; deshalb werden alle {shown} Datensätze bis zu diesem Wert gezeigt."
+        ),
+        Language::Fr => format!(
+            "Vous en avez demandé {n}, mais le {n}e partage sa valeur ({value}) avec le suivant : les {shown} enregistrements jusqu’à cette valeur sont donc affichés."
+        ),
+        Language::Es => format!(
+            "Pidió {n}, pero el {n}.º comparte su valor ({value}) con el siguiente, así que se muestran los {shown} registros hasta ese valor."
+        ),
     }
 }
