@@ -89,8 +89,10 @@ def with_ties(rows, key, n, reverse):
 
 
 # Cases whose count may cut through equal values take the WITH TIES reading the kernel gives
-# (every record tying at the cut); they are judged unordered.
-TIES = {10, 14}
+# (every record tying at the cut); where there is a tie they are judged unordered. (Corrected
+# after the first run: case 14 has no tie at its cut, and judging it unordered failed a right
+# answer on `has_more`; the first run's figure in the note counts it as it was.)
+TIES = {10}
 cases[9] = (cases[9][0], cases[9][1], cases[9][2], with_ties(ava_opps, lambda o: num(o["probability"]), 1, False))
 cases[13] = (cases[13][0], cases[13][1], cases[13][2], with_ties(invoice, lambda i: i["issue_date"], 5, False))
 # Nothing closes in 2027 in the demo: the honest answer is an empty table or being told so.

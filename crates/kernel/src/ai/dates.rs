@@ -674,6 +674,9 @@ fn period_in(
     None
 }
 
+/// Words after a duration that make it a gap between two dates ("30 days *late*").
+pub const GAP_WORDS: &[&str] = &["late", "early", "after", "before", "later", "earlier"];
+
 /// "more than N days [ago]" (weeks and months too, a month as 30 days): N in days and the words
 /// it takes.
 fn more_than(ws: &[Word], i: usize) -> Option<(i64, usize)> {
@@ -690,6 +693,11 @@ fn more_than(ws: &[Word], i: usize) -> Option<(i64, usize)> {
         "month" | "months" => n * 30,
         _ => return None,
     };
+    // "paid more than 30 days late", "signed 2 weeks after": a gap between two dates of the
+    // record, not an age counted from today.
+    if GAP_WORDS.contains(&w(unit_at + 1)) {
+        return None;
+    }
     Some((days, unit_at + 1 + usize::from(w(unit_at + 1) == "ago")))
 }
 
@@ -739,7 +747,19 @@ pub fn read_dates_in(
             Some(false) => (start, start),
             None => (start, end),
         };
-        let last = i + skip + taken - 1;
+        let mut last = i + skip + taken - 1;
+        // "this year so far", "this quarter to date", "this month until now": up to today.
+        let (start, end) = match (word(Some(last + 1)), word(Some(last + 2))) {
+            (Some("so"), Some("far"))
+            | (Some("to"), Some("date"))
+            | (Some("until" | "till"), Some("now"))
+                if start <= today =>
+            {
+                last += 2;
+                (start, end.min(today))
+            }
+            _ => (start, end),
+        };
         // The phrase takes its article: "the first half of 2026", "the end of June".
         let first = if word(i.checked_sub(1)) == Some("the") { i - 1 } else { i };
         out.push(DateRange { phrase: phrase(first, last), start: Some(start), end: Some(end) });
@@ -881,9 +901,11 @@ mod tests {
         assert_eq!(read("last quarter"), ["last quarter: 2026-07-01..2026-09-30"]);
         assert_eq!(read("next month"), ["next month: 2026-12-01..2026-12-31"]);
         assert_eq!(read("last year"), ["last year: 2025-01-01..2025-12-31"]);
-        assert_eq!(read("in the last 30 days"), ["the last 30 days: 2026-10-31..2026-11-29"]);
+        assert_eq!(read("in the last 30 days"), ["the last 30 days: 2026-10-30..2026-11-29"]);
         assert_eq!(read("this week"), ["this week: 2026-11-23..2026-11-29"]);
         assert_eq!(read("invoices overdue by more than 60 days"), ["by more than 60 days: ..2026-09-29"]);
+        assert_eq!(read("invoices issued this year so far"), ["this year so far: 2026-01-01..2026-11-29"]);
+        assert_eq!(read("invoices paid more than 30 days late"), Vec::<String>::new());
         assert_eq!(read("notes written more than 2 weeks ago"), ["more than 2 weeks ago: ..2026-11-14"]);
         assert_eq!(read("yesterday"), ["yesterday: 2026-11-28..2026-11-28"]);
     }
@@ -947,7 +969,7 @@ mod tests {
             .contains(&format!("mois dernier: {last_month}")));
         assert!(read("facturas del mes pasado", Language::Es).contains(&format!("mes pasado: {last_month}")));
         assert!(read("les 30 derniers jours", Language::Fr)
-            .contains(&"30 derniers jours: Some(2026-10-31)..Some(2026-11-29)".to_string()));
+            .contains(&"30 derniers jours: Some(2026-10-30)..Some(2026-11-29)".to_string()));
         assert!(
             read("seit Q1 2026", Language::De).contains(&"seit Q1 2026: Some(2026-01-01)..None".to_string())
         );

@@ -358,7 +358,15 @@ fn a_question_in_another_language_is_read_in_it_whatever_the_askers_locale() {
         conditions(&r)
     );
     let r = read(&cara, "factures de plus de vingt mille euros");
-    assert!(conditions(&r).iter().any(|(_, c)| c["value"] == json!(20000)), "{:#?}", conditions(&r));
+    assert!(
+        has(
+            &r,
+            "plus de vingt mille euros",
+            json!({"all": [cmp("total", "gt", json!(20000)), cmp("currency_code", "eq", json!("EUR"))]})
+        ),
+        "{:#?}",
+        conditions(&r)
+    );
     // A field named in German.
     let r = read(&cara, "Rechnungen mit einem Rechnungsbetrag über 5000");
     assert!(has(&r, "über 5000", cmp("total", "gt", json!(5000))), "{:#?}", conditions(&r));
@@ -784,4 +792,53 @@ fn a_count_cut_through_equal_values_shows_every_record_that_ties() {
     let a = ask_with(&ava, "the 3 accounts with the most employees", model(&endpoint.url, 0.0)).unwrap();
     assert_eq!(a.result.as_ref().unwrap().records.len(), 3);
     assert_eq!(a.spec.limit, Some(3));
+}
+
+#[test]
+fn amounts_in_a_currency_exact_numbers_acronyms_and_gaps_between_dates_are_read() {
+    let f = common::demo();
+    let cara = f.ws.session("cara").unwrap();
+    // An amount said in a currency is an amount in that currency: both conditions, as one.
+    let r = read(&cara, "factures de moins de mille euros");
+    assert!(
+        has(
+            &r,
+            "moins de mille euros",
+            json!({"all": [cmp("total", "lt", json!(1000)), cmp("currency_code", "eq", json!("EUR"))]})
+        ),
+        "{:#?}",
+        conditions(&r)
+    );
+    let r = read(&cara, "invoices of exactly 16800");
+    assert!(has(&r, "exactly 16800", cmp("total", "eq", json!(16800))), "{:#?}", conditions(&r));
+    // An acronym in a label is said by its words, or alone: "PO Number".
+    for (q, words) in [
+        ("which invoices have no purchase order?", "purchase order"),
+        ("invoices without a PO", "a PO"),
+        ("invoices lacking a purchase order number", "lacking a purchase order number"),
+    ] {
+        let r = read(&cara, q);
+        assert!(has(&r, words, presence("po_number", "is_blank")), "{q}: {:#?}", conditions(&r));
+    }
+    // Words another reading holds spell no acronym: "paid ones" is not a PO.
+    let r = read(&cara, "invoices except paid ones");
+    assert!(!conditions(&r).iter().any(|(_, c)| c["field"] == "po_number"), "{:#?}", conditions(&r));
+    // "anything but X" is "not X".
+    let r = read(&cara, "opportunities in anything but prospecting");
+    assert!(has(&r, "prospecting", cmp("stage", "ne", json!("prospecting"))), "{:#?}", conditions(&r));
+    assert!(!positive(&r, "prospecting", "stage"), "{:#?}", conditions(&r));
+    // The object's own name does not name a field in another language: "fällig" is the due date.
+    let r = read(&cara, "Rechnungen, die im Mai 2026 fällig waren");
+    let on: Vec<Value> = r
+        .candidates
+        .iter()
+        .filter(|c| c.kind == countersign_kernel::ai::ask::reader::Kind::Date)
+        .map(|c| serde_json::to_value(&c.condition).unwrap()["all"][0]["field"].clone())
+        .collect();
+    assert_eq!(on, vec![json!("due_date")], "{:#?}", conditions(&r));
+    // A gap between two dates of one record is asked about in words, not read as an age.
+    let endpoint = fake(vec![choice("invoice", &[])]);
+    let e = ask_with(&cara, "invoices paid more than 30 days late", model(&endpoint.url, 0.0)).unwrap_err();
+    assert_eq!(e.code, Code::GroundingInsufficient, "{e:?}");
+    assert!(e.message.contains("cannot be asked yet"), "{}", e.message);
 }

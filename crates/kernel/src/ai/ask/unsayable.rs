@@ -11,6 +11,7 @@ use super::*;
 pub(super) fn unsayable(reading: &Reading, p: &Projection, named: &[String]) -> Option<String> {
     aggregate(reading, p, named)
         .or_else(|| fields_compared(reading, p, named))
+        .or_else(|| dates_apart(reading))
         .or_else(|| follow_up(reading, p, named))
         .or_else(|| lacking_a_parent(reading, p))
 }
@@ -152,6 +153,23 @@ fn fields_compared(reading: &Reading, p: &Projection, named: &[String]) -> Optio
         }
     }
     None
+}
+
+/// "paid more than 30 days late", "signed two weeks after the meeting": a duration between two
+/// dates of one record, which no condition on one field says.
+fn dates_apart(reading: &Reading) -> Option<String> {
+    let t = &reading.tokens;
+    let units = ["day", "days", "week", "weeks", "month", "months", "year", "years"];
+    (1..t.len())
+        .any(|i| {
+            units.contains(&t[i - 1].lower.as_str())
+                && crate::ai::dates::GAP_WORDS.contains(&t[i].lower.as_str())
+                && i >= 2
+                && t[i - 2].lower.chars().any(|c| c.is_ascii_digit() || c.is_alphabetic())
+        })
+        .then(|| {
+            "How far apart two dates of one record are (paid how long after it was due) cannot be asked yet. Ask for one date against a day instead (“invoices paid after 1 March 2026”).".to_string()
+        })
 }
 
 /// "and in March?", "what about Globex", "only those over 10k": a question that continues

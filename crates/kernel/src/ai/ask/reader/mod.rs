@@ -217,6 +217,21 @@ fn names_field(t: &[Token], f: &ProjectedField) -> bool {
         })
 }
 
+/// The fields of `fields` the question `t` names, not counting the words naming an object
+/// (blanked in `apart`) where that leaves any.
+fn named_fields<'f>(
+    t: &[Token],
+    apart: &[Token],
+    fields: Vec<&'f ProjectedField>,
+) -> Vec<&'f ProjectedField> {
+    let by_own: Vec<&ProjectedField> = fields.iter().copied().filter(|f| names_field(apart, f)).collect();
+    if by_own.is_empty() {
+        fields.into_iter().filter(|f| names_field(t, f)).collect()
+    } else {
+        by_own
+    }
+}
+
 /// Two words of one family in a language whose labels are nouns and whose questions say verbs
 /// ("émises" and "émission", "emitidas" and "emisión", "fällig" and "Fälligkeitsdatum"): the same
 /// first four letters, accents aside, or three when both are seven letters or more.
@@ -259,6 +274,14 @@ impl Session<'_> {
         // The objects the question is about: those it names (in any language, or by a
         // synonym), else those whose terms it says.
         let mentions = objects::objects_said(&t, &in_scope);
+        // The question with the words naming an object blanked: in another language a field
+        // is named by a word of the same root ("fällig" of "Fälligkeitsdatum"), and the object's
+        // own name must not name one too ("Rechnungen" of "Rechnungsdatum").
+        let apart: Vec<Token> = t
+            .iter()
+            .enumerate()
+            .map(|(i, w)| if mentions.iter().any(|m| m.span.contains(&i)) { token("") } else { w.clone() })
+            .collect();
         let mut listed: Vec<String> =
             self.objects_named(question).into_iter().filter(|o| objects.contains(o)).collect();
         for m in &mentions {
@@ -303,9 +326,8 @@ impl Session<'_> {
                     .iter()
                     .filter(|f| matches!(f.field_type, FieldType::Date | FieldType::Datetime))
                     .collect();
-                let said: Vec<&&ProjectedField> = dates.iter().filter(|f| names_field(&t, f)).collect();
-                let offered: Vec<&ProjectedField> =
-                    if said.is_empty() { dates.clone() } else { said.into_iter().copied().collect() };
+                let said = named_fields(&t, &apart, dates.clone());
+                let offered: Vec<&ProjectedField> = if said.is_empty() { dates.clone() } else { said };
                 if !said_or_named(&named, &o.key, !offered.is_empty()) {
                     continue;
                 }
@@ -388,8 +410,7 @@ impl Session<'_> {
                     .filter(|f| !money_said || f.field_type == FieldType::Currency)
                     .filter(|f| conditions.iter().all(|(_, v)| fits(f, *v)))
                     .collect();
-                let said: Vec<&ProjectedField> =
-                    numeric.iter().copied().filter(|f| names_field(&t, f)).collect();
+                let said = named_fields(&t, &apart, numeric.clone());
                 // A large number ("40k", "forty thousand") is an amount unless the question
                 // names a number field ("more than forty thousand employees").
                 let offered = if !said.is_empty() {
@@ -414,6 +435,26 @@ impl Session<'_> {
                         [(op, v)] => format!("{} {} {}", f.label, op_words(*op), shown_number(*v)),
                         _ => continue,
                     };
+                    // An amount said in a currency ("less than 1000 euros") is an amount in
+                    // that currency, where the record states its currency: both, as one.
+                    let stated = currency_in(&t, &span)
+                        .filter(|_| f.field_type == FieldType::Currency)
+                        .and_then(|code| {
+                            o.fields
+                                .iter()
+                                .filter(|c| c.field_type == FieldType::Picklist)
+                                .filter(|c| {
+                                    !c.values.is_empty()
+                                        && c.values.iter().all(|(v, _)| looks_like_currency_code(v))
+                                })
+                                .find(|c| c.values.iter().any(|(v, _)| v == code))
+                                .map(|c| (c, code))
+                        });
+                    let (mut parts, mut meaning) = (parts, meaning);
+                    if let Some((c, code)) = stated {
+                        parts.push(Condition::compare(&c.key, Op::Eq, Value::String(code.to_string())));
+                        meaning = format!("{meaning}, {} is {code}", c.label);
+                    }
                     let condition = match parts.len() {
                         1 => parts.into_iter().next().expect("one"),
                         _ => Condition::All(AllOf { all: parts }),
@@ -614,7 +655,9 @@ impl Session<'_> {
 
         // Blank and not blank: "has a PO number", "without a next step", "missing email".
         for o in &in_scope {
-            for (span, key, blank) in presence_said(&t, o) {
+            // Words another reading holds are not an acronym's words ("paid ones" is no "PO").
+            let held: Vec<usize> = found.iter().flat_map(|c| c.span.iter().copied()).collect();
+            for (span, key, blank) in presence_said(&t, o, &held) {
                 let related =
                     found.iter().any(|c| c.kind == Kind::Related && c.span.iter().any(|i| span.contains(i)));
                 // Another reading of the same field says more ("with revenue over 10M").

@@ -81,6 +81,8 @@ pub(super) fn cue_at(t: &[Token], i: usize) -> Option<usize> {
     let next = t.get(i + 1).map(|x| x.lower.as_str());
     match (w, next) {
         ("other" | "rather", Some("than")) | ("apart" | "aside", Some("from")) => Some(2),
+        // "anything but prospecting", "all but the paid ones": "but" after a word of all.
+        ("anything" | "everything" | "all" | "any" | "everyone" | "anyone", Some("but")) => Some(2),
         ("autre" | "autres", Some("que")) | ("distinto" | "distinta" | "distintos", Some("de")) => Some(2),
         _ => None,
     }

@@ -24,7 +24,12 @@ const ARTICLES: &[&str] = &[
 ];
 
 /// Where the question says a field of `o` is set or blank: (span, field, is it blank).
-pub(super) fn presence_said(t: &[Token], o: &ProjectedObject) -> Vec<(Vec<usize>, String, bool)> {
+/// `held`: words other readings hold, which cannot spell an acronym.
+pub(super) fn presence_said(
+    t: &[Token],
+    o: &ProjectedObject,
+    held: &[usize],
+) -> Vec<(Vec<usize>, String, bool)> {
     let mut out = vec![];
     for f in &o.fields {
         // Its label, its key, and its labels in other languages ("ohne Bestellnummer").
@@ -40,12 +45,13 @@ pub(super) fn presence_said(t: &[Token], o: &ProjectedObject) -> Vec<(Vec<usize>
         names.dedup_by(|a, b| a.1.iter().map(|x| &x.lower).eq(b.1.iter().map(|x| &x.lower)));
         let mut seen: Vec<usize> = vec![];
         for (language, name) in &names {
-            for at in runs_in(t, name, *language) {
+            let whole = runs_in(t, name, *language).into_iter().map(|at| (at, name.len()));
+            for (at, len) in whole.chain(acronym_runs(t, name, held)) {
                 if seen.contains(&at) {
                     continue;
                 }
                 seen.push(at);
-                let end = at + name.len();
+                let end = at + len;
                 let mut before = at;
                 while before > 0 && ARTICLES.contains(&t[before - 1].lower.as_str()) {
                     before -= 1;
@@ -77,6 +83,61 @@ pub(super) fn presence_said(t: &[Token], o: &ProjectedObject) -> Vec<(Vec<usize>
                     continue;
                 };
                 out.push(((from..to).collect(), f.key.clone(), blank));
+            }
+        }
+    }
+    out
+}
+
+/// Words after an acronym in a label that only say it is a number or code ("PO *number*").
+const ACRONYM_TAIL: &[&str] = &["number", "no", "nr", "id", "code", "nummer", "numéro", "numero", "número"];
+
+/// Where the question says a label that holds an acronym by the acronym's words or alone:
+/// "PO number" said as "purchase order number", "purchase order" or "PO". (first word, words).
+fn acronym_runs(t: &[Token], name: &[Token], held: &[usize]) -> Vec<(usize, usize)> {
+    let is_acronym =
+        |w: &Token| (2..=4).contains(&w.text.len()) && w.text.chars().all(|c| c.is_ascii_uppercase());
+    let Some(j) = name.iter().position(is_acronym) else { return vec![] };
+    let letters: Vec<char> = name[j].lower.chars().collect();
+    // The label with its tail of number words, and without it when that tail is all it adds.
+    let mut variants = vec![name.to_vec()];
+    if name[j + 1..].iter().all(|w| ACRONYM_TAIL.contains(&w.lower.as_str())) && j + 1 < name.len() {
+        variants.push(name[..=j].to_vec());
+    }
+    let mut out = vec![];
+    for at in 0..t.len() {
+        for v in &variants {
+            // Match the variant from `at`: its acronym by itself or by its words' initials.
+            let mut q = at;
+            let matched = v.iter().enumerate().all(|(k, w)| {
+                if k == j {
+                    if t.get(q).is_some_and(|x| x.lower == w.lower) {
+                        q += 1;
+                        return true;
+                    }
+                    // Each of its words a content word of its own, starting with its letter.
+                    let spelled = q + letters.len() <= t.len()
+                        && (q..q + letters.len()).zip(&letters).all(|(i, l)| {
+                            let x = &t[i].lower;
+                            x.starts_with(*l)
+                                && x.chars().count() >= 4
+                                && !held.contains(&i)
+                                && !FILLER.contains(&x.as_str())
+                                && !LIGHT_WORDS.contains(&x.as_str())
+                                && !POINTING.contains(&x.as_str())
+                        });
+                    if spelled {
+                        q += letters.len();
+                    }
+                    spelled
+                } else {
+                    let ok = t.get(q).is_some_and(|x| says(x, w));
+                    q += 1;
+                    ok
+                }
+            });
+            if matched && !out.iter().any(|(a, _)| *a == at) {
+                out.push((at, q - at));
             }
         }
     }

@@ -356,6 +356,9 @@ pub(super) fn comparison_before(t: &[Token], at: usize) -> Option<(Op, usize)> {
         "below" | "under" | "<" | "unter" => Some((Op::Lt, 1)),
         "minimum" | "min" | "mindestens" => Some((Op::Gte, 1)),
         "maximum" | "max" | "höchstens" | "maximal" => Some((Op::Lte, 1)),
+        "exactly" | "precisely" | "genau" | "exakt" | "exactement" | "exactamente" | "justo" | "=" => {
+            Some((Op::Eq, 1))
+        }
         _ => None,
     }
 }
@@ -408,6 +411,19 @@ pub(super) fn fits(f: &ProjectedField, v: f64) -> bool {
 
 pub(super) fn looks_like_currency_code(v: &str) -> bool {
     crate::metadata::catalog::is_currency_code(v)
+}
+
+/// The currency an amount is said in, by a symbol or a word among its words `span` ("under
+/// 1000 €", "moins de mille euros"): its ISO code. Not "$" or "dollars": they are written for
+/// "an amount" as often as for US dollars, and name a dozen currencies.
+pub(super) fn currency_in(t: &[Token], span: &[usize]) -> Option<&'static str> {
+    span.iter().find_map(|&i| match t[i].lower.as_str() {
+        "€" => Some("EUR"),
+        "£" => Some("GBP"),
+        "¥" => Some("JPY"),
+        "$" | "dollar" | "dollars" | "dólar" | "dólares" | "dolar" | "dolares" => None,
+        w => CURRENCY_WORDS.iter().find(|(word, _)| *word == w).map(|(_, code)| *code),
+    })
 }
 
 /// Where the question says the currency `code` in words ("euros", "pounds").
