@@ -491,6 +491,38 @@ fn period_in(
     if let Ok(d) = NaiveDate::parse_from_str(w(0), "%Y-%m-%d") {
         return Some(((d, d), 1));
     }
+    // One day: "9 January 2025", "9. Januar 2026", "le 9 janvier 2026", "9 de enero de 2026",
+    // "January 9, 2025"; without its year only after "on" ("on 9 January"), where a number
+    // before a month is no count ("the 5 March invoices").
+    let day_of = |s: &str| {
+        let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+        let suffix = &s[digits.len()..];
+        let ordinal = matches!(suffix, "" | "st" | "nd" | "rd" | "th" | "er" | "e");
+        digits.parse::<u32>().ok().filter(|d| (1..=31).contains(d) && digits.len() <= 2 && ordinal)
+    };
+    let prev = i.checked_sub(1).and_then(|j| ws.get(j)).map(|w| w.text.as_str()).unwrap_or("");
+    let joins = |s: &str| matches!(s, "de" | "of");
+    if let Some(d) = day_of(w(0)) {
+        let m_at = if joins(w(1)) { 2 } else { 1 };
+        if let Some(m) = month_of(w(m_at)) {
+            let y_at = if joins(w(m_at + 1)) { m_at + 2 } else { m_at + 1 };
+            let dated = match year_of(w(y_at)) {
+                Some(y) => Some((y, y_at + 1)),
+                None if matches!(prev, "on" | "am" | "le" | "el") => Some((today.year(), m_at + 1)),
+                None => None,
+            };
+            if let Some((y, taken)) = dated {
+                if let Some(day) = NaiveDate::from_ymd_opt(y, m, d) {
+                    return Some(((day, day), taken));
+                }
+            }
+        }
+    }
+    if let (Some(m), Some(d), Some(y)) = (month_of(w(0)), day_of(w(1)), year_of(w(2))) {
+        if let Some(day) = NaiveDate::from_ymd_opt(y, m, d) {
+            return Some(((day, day), 3));
+        }
+    }
     // March 2026, March (of this year)
     if let Some(m) = month_of(w(0)) {
         if let Some(y) = year_of(w(1)) {
@@ -905,6 +937,9 @@ mod tests {
         assert_eq!(read("this week"), ["this week: 2026-11-23..2026-11-29"]);
         assert_eq!(read("invoices overdue by more than 60 days"), ["by more than 60 days: ..2026-09-29"]);
         assert_eq!(read("invoices issued this year so far"), ["this year so far: 2026-01-01..2026-11-29"]);
+        assert_eq!(read("issued on 9 January 2025"), ["9 January 2025: 2025-01-09..2025-01-09"]);
+        assert_eq!(read("issued January 9, 2025"), ["January 9, 2025: 2025-01-09..2025-01-09"]);
+        assert_eq!(read("the 5 March invoices"), Vec::<String>::new());
         assert_eq!(read("invoices paid more than 30 days late"), Vec::<String>::new());
         assert_eq!(read("notes written more than 2 weeks ago"), ["more than 2 weeks ago: ..2026-11-14"]);
         assert_eq!(read("yesterday"), ["yesterday: 2026-11-28..2026-11-28"]);

@@ -842,3 +842,46 @@ fn amounts_in_a_currency_exact_numbers_acronyms_and_gaps_between_dates_are_read(
     assert_eq!(e.code, Code::GroundingInsufficient, "{e:?}");
     assert!(e.message.contains("cannot be asked yet"), "{}", e.message);
 }
+
+#[test]
+fn comparisons_after_a_number_days_of_a_month_and_an_asking_which_are_read() {
+    let f = common::demo();
+    let ava = f.ws.session("ava").unwrap();
+    for (q, words, field, op, n) in [
+        ("lines with 20 units or more", "20 units or more", "quantity", "gte", 20),
+        ("accounts with 10,000 employees or less", "10,000 employees or less", "employees", "lte", 10000),
+        (
+            "deals worth a quarter of a million or more",
+            "a quarter of a million or more",
+            "amount",
+            "gte",
+            250000,
+        ),
+        ("Verkaufschancen mit 100000 oder mehr", "100000 oder mehr", "amount", "gte", 100000),
+    ] {
+        let r = read(&ava, q);
+        assert!(has(&r, words, cmp(field, op, json!(n))), "{q}: {:#?}", conditions(&r));
+    }
+    // "no next step set": the word that says "set" is the reading's own.
+    let r = read(&ava, "any deals with no next step set?");
+    assert!(has(&r, "next step set", presence("next_step", "is_blank")), "{:#?}", conditions(&r));
+    // A day of a month.
+    let r = read(&ava, "invoices issued on 9 January 2025");
+    assert!(
+        r.candidates.iter().any(|c| c.date.as_ref().is_some_and(|d| {
+            d.start.as_deref() == Some("2025-01-09") && d.end.as_deref() == Some("2025-01-09")
+        })),
+        "{:#?}",
+        conditions(&r)
+    );
+    // "which account has the most notes?": the account is asked for ("which" asks, it does
+    // not relate), and a count of notes is no field's order: no order is read.
+    let r = read(&ava, "which account has the most notes?");
+    assert_eq!(r.objects, ["account"]);
+    assert!(r.orders.iter().all(|o| o.object != "account"), "{:?}", r.orders);
+    // A word naming an object is no value it only resembles: "negocio" is a deal, not the
+    // stage Negotiation.
+    let r = read(&ava, "el negocio más grande de Initech GmbH");
+    assert_eq!(r.objects, ["opportunity"]);
+    assert!(!conditions(&r).iter().any(|(_, c)| c["field"] == "stage"), "{:#?}", conditions(&r));
+}

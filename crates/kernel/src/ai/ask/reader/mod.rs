@@ -374,6 +374,13 @@ impl Session<'_> {
                 )
             } else if let Some((op, words)) = comparison_before(&t, n.from) {
                 (vec![(op, n.value)], (n.from - words..=n.to).collect(), (n.money, n.money_said), n.percent)
+            } else if let Some((op, at, words)) = [n.to + 1, n.to + 2]
+                .into_iter()
+                .find_map(|a| comparison_after(&t, a).map(|(op, w)| (op, a, w)))
+                .filter(|(_, a, _)| *a == n.to + 1 || t[n.to + 1].lower.chars().all(char::is_alphabetic))
+            {
+                // "20 units or more": the comparison after the number and the noun it counts.
+                (vec![(op, n.value)], (n.from..at + words).collect(), (n.money, n.money_said), n.percent)
             } else if number_field_beside(&t, n.from, n.to, &in_scope) {
                 // "with 250 employees", "zero probability", "a probability of 0": a number
                 // beside a number field's name is its value, not a count of rows.
@@ -396,7 +403,13 @@ impl Session<'_> {
                 })
             });
             // The noun counted is the quantity's own word ("a dozen units").
-            let span = if counts_things { span.iter().copied().chain([last.to + 1]).collect() } else { span };
+            let span = if counts_things && !span.contains(&(last.to + 1)) {
+                let mut with: Vec<usize> = span.iter().copied().chain([last.to + 1]).collect();
+                with.sort_unstable();
+                with
+            } else {
+                span
+            };
             if counts_things {
                 reading.used_by_readings.push(last.to + 1);
             }
@@ -756,6 +769,18 @@ impl Session<'_> {
             }
         }
 
+        // A word that names an object as written ("negocio", a deal) is no value it only
+        // resembles ("Negotiation"): a value is still read where the word says it as written,
+        // or in its plural.
+        let as_written = |c: &Candidate| {
+            let value = serde_json::to_value(&c.condition).ok();
+            let value = value.as_ref().and_then(|v| v["value"].as_str()).map(|v| fold(&v.to_lowercase()));
+            let words = fold(&c.words.to_lowercase());
+            value.is_some_and(|v| words == v || words == format!("{v}s") || words == format!("{v}es"))
+        };
+        found.retain(|c| {
+            c.kind != Kind::Value || as_written(c) || !mentions.iter().any(|m| m.exact && m.span == c.span)
+        });
         // A value whose words a term also says, on a field the term reads, is that term.
         let terms: Vec<(Vec<usize>, String, Vec<String>)> = found
             .iter()

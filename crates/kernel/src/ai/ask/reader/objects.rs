@@ -23,6 +23,8 @@ pub struct Mention {
     pub span: Vec<usize>,
     /// Said in the plural ("invoices", "Rechnungen"), the singular, or not known (a synonym).
     pub plural: Option<bool>,
+    /// Said exactly as one of its names (accents aside), not only by a stem or an edit.
+    pub exact: bool,
 }
 
 /// Every place the question names an object in scope (the longest name wins where two overlap:
@@ -45,7 +47,12 @@ pub(super) fn objects_said(t: &[Token], in_scope: &[&ProjectedObject]) -> Vec<Me
                 };
                 for at in heads {
                     if !out.iter().any(|m| m.object == o.key && m.span == [at]) {
-                        out.push(Mention { object: o.key.clone(), span: vec![at], plural: name.plural });
+                        out.push(Mention {
+                            object: o.key.clone(),
+                            span: vec![at],
+                            plural: name.plural,
+                            exact: false,
+                        });
                     }
                 }
                 for at in runs_in(t, &phrase, l) {
@@ -57,11 +64,13 @@ pub(super) fn objects_said(t: &[Token], in_scope: &[&ProjectedObject]) -> Vec<Me
                             if exact && name.plural.is_some() {
                                 m.plural = name.plural;
                             }
+                            m.exact |= exact;
                         }
                         None => out.push(Mention {
                             object: o.key.clone(),
                             span,
                             plural: if exact { name.plural } else { None },
+                            exact,
                         }),
                     }
                 }
@@ -124,7 +133,10 @@ pub(super) fn head(t: &[Token], mentions: &[Mention], found: &[Candidate]) -> Op
             {
                 b -= 1;
             }
-            b == 0 || !RELATION_WORDS.contains(&t[b - 1].lower.as_str())
+            // "which", "that" open a question ("which account has …") as often as they relate
+            // a clause to a noun ("accounts which have …"): first in the question, they ask.
+            let opens = b == 1 && matches!(t[0].lower.as_str(), "which" | "that" | "what");
+            b == 0 || opens || !RELATION_WORDS.contains(&t[b - 1].lower.as_str())
         })
         .map(|m| m.object.clone())
 }

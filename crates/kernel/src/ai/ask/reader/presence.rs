@@ -74,7 +74,9 @@ pub(super) fn presence_said(
                     (before - 1, end, true)
                 } else if word_before.is_some_and(|w| HAVE.contains(&w)) || cue_before {
                     // The cue stays outside: the negation reads it and turns "set" into "blank".
-                    (if cue_before { before } else { before - 1 }, end, false)
+                    // "no next step set": the word after that says "set" is the reading's too.
+                    let to = if word_after.is_some_and(|w| SET_AFTER.contains(&w)) { after + 1 } else { end };
+                    (if cue_before { before } else { before - 1 }, to, false)
                 } else if word_after.is_some_and(|w| BLANK_AFTER.contains(&w)) {
                     (at, after + 1, true)
                 } else if word_after.is_some_and(|w| SET_AFTER.contains(&w)) {

@@ -363,6 +363,25 @@ pub(super) fn comparison_before(t: &[Token], at: usize) -> Option<(Op, usize)> {
     }
 }
 
+/// A comparison said after a number (and the noun it counts): "20 units *or more*", "10,000
+/// employees *or less*", "100k *and up*", "10 *oder mehr*", "10 *ou plus*", "10 *o más*".
+/// Its operator and the words it takes, from `at` (the first word after the number).
+pub(super) fn comparison_after(t: &[Token], at: usize) -> Option<(Op, usize)> {
+    let w = |k: usize| t.get(at + k).map(|x| x.lower.as_str()).unwrap_or("");
+    let joined = matches!(w(0), "or" | "and" | "oder" | "und" | "ou" | "et" | "o" | "y");
+    if !joined {
+        return (w(0) == "+").then_some((Op::Gte, 1));
+    }
+    match w(1) {
+        "more" | "greater" | "higher" | "above" | "over" | "up" | "mehr" | "darüber" | "plus" | "más"
+        | "mas" => Some((Op::Gte, 2)),
+        "less" | "fewer" | "lower" | "below" | "under" | "weniger" | "darunter" | "moins" | "menos" => {
+            Some((Op::Lte, 2))
+        }
+        _ => None,
+    }
+}
+
 /// The number as the spec writes it (whole numbers without a fraction).
 pub(super) fn number_value(n: f64) -> Value {
     if n.fract() == 0.0 && n.abs() < 1e15 {
