@@ -40,19 +40,36 @@ def top(rows, key, n, reverse):
     return ranked[:n]
 
 
-def write_ask_cases(name, cases, ordered_by):
+def acc_of(r, key, value):
+    """Whether the account of record `r` has `value` in `key`."""
+    return acc[r["account"]][key] == value
+
+
+def with_ties(rows, key, n, reverse):
+    """The first n rows by key and every row tying with the n-th (SQL's WITH TIES): what Ask
+    shows for a count that cuts through equal values."""
+    ranked = sorted(rows, key=key, reverse=reverse)
+    cut = key(ranked[n - 1])
+    return [r for r in ranked if (key(r) >= cut if reverse else key(r) <= cut)]
+
+
+def write_ask_cases(name, cases, ordered_by, unordered=(), empty=()):
     """Writes eval/<name>.jsonl from (user, question, object, expected rows or None for a
-    refusal); a question with one of the words `ordered_by` expects its rows in order."""
+    refusal); a question with one of the words `ordered_by` expects its rows in order, but for
+    the case numbers in `unordered` (rows tying at a cut); the case numbers in `empty` expect
+    no row or a refusal."""
     import json
 
     out = ROOT / "eval" / f"{name}.jsonl"
     with open(out, "w") as f:
         for n, (user, question, obj, expected) in enumerate(cases, 1):
             case = {"id": f"{name}-{n:02d}", "user": user, "question": question, "object": obj}
-            if expected is None:
+            if n in empty:
+                case["expect_refusal_or_empty"] = True
+            elif expected is None:
                 case["expect_refusal"] = True
             else:
-                ordered = any(w in question for w in ordered_by)
+                ordered = any(w in question for w in ordered_by) and n not in unordered
                 ids = [r["id"] for r in expected]
                 case.update({"expected_ids": ids if ordered else sorted(ids), "ordered": ordered})
             f.write(json.dumps(case, ensure_ascii=False) + "\n")

@@ -7,14 +7,10 @@ last year, month ranges, parents' fields, possessives of other users, politeness
 Run: python3 eval/make_ask_heldout6.py
 """
 
-from demo_fixture import CLOSED, UNPAID, acc, account, by_name, contact, inv, invoice, line, note, num, opps, top, write_ask_cases
+from demo_fixture import CLOSED, UNPAID, acc, acc_of, account, by_name, contact, inv, invoice, line, note, num, opps, top, write_ask_cases
 
 GENCO = by_name["Genco Group"]
 ava_opps = opps("ava")
-
-
-def acc_of(r, key, value):
-    return acc[r["account"]][key] == value
 
 
 cases = [

@@ -10,14 +10,10 @@ Run: python3 eval/make_ask_heldout8.py
 
 import datetime as dt
 
-from demo_fixture import CLOSED, UNPAID, acc, account, by_name, contact, inv, invoice, line, note, num, opps, top, write_ask_cases
+from demo_fixture import CLOSED, UNPAID, acc, acc_of, account, by_name, contact, inv, invoice, line, note, num, opps, top, with_ties, write_ask_cases
 
 today = dt.date.today()
 ava_opps = opps("ava")
-
-
-def acc_of(r, key, value):
-    return acc[r["account"]][key] == value
 
 
 cases = [
@@ -82,12 +78,6 @@ cases = [
 ]
 
 
-def with_ties(rows, key, n, reverse):
-    ranked = sorted(rows, key=key, reverse=reverse)
-    cut = key(ranked[n - 1])
-    return [r for r in ranked if (key(r) >= cut if reverse else key(r) <= cut)]
-
-
 # Cases whose count may cut through equal values take the WITH TIES reading the kernel gives
 # (every record tying at the cut); where there is a tie they are judged unordered. (Corrected
 # after the first run: case 14 has no tie at its cut, and judging it unordered failed a right
@@ -99,21 +89,9 @@ cases[13] = (cases[13][0], cases[13][1], cases[13][2], with_ties(invoice, lambda
 EMPTY = {25}
 
 if __name__ == "__main__":
-    import json
-
-    from demo_fixture import ROOT
-
-    for n, (user, question, obj, expected) in enumerate(cases, 1):
+    for user, question, obj, expected in cases:
         if expected is not None and not expected:
             raise SystemExit(f"no expected rows: {question}")
-    write_ask_cases("ask-heldout8", cases, ("newest", "top three", "plus gros", "ältesten"))
-    out = ROOT / "eval" / "ask-heldout8.jsonl"
-    lines = [json.loads(x) for x in out.read_text().splitlines()]
-    for n, case in enumerate(lines, 1):
-        if n in TIES:
-            case["ordered"] = False
-            case["expected_ids"].sort()
-        if n in EMPTY:
-            case.pop("expect_refusal", None)
-            case["expect_refusal_or_empty"] = True
-    out.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in lines))
+    write_ask_cases(
+        "ask-heldout8", cases, ("newest", "top three", "plus gros", "ältesten"), unordered=TIES, empty=EMPTY
+    )

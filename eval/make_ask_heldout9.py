@@ -10,14 +10,10 @@ Run: python3 eval/make_ask_heldout9.py
 
 import datetime as dt
 
-from demo_fixture import CLOSED, UNPAID, acc, account, by_name, contact, inv, invoice, line, note, num, opps, top, write_ask_cases
+from demo_fixture import CLOSED, UNPAID, acc, acc_of, account, by_name, contact, inv, invoice, line, note, num, opps, top, write_ask_cases
 
 today = dt.date.today()
 ava_opps = opps("ava")
-
-
-def acc_of(r, key, value):
-    return acc[r["account"]][key] == value
 
 
 cases = [
