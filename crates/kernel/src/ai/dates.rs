@@ -940,6 +940,15 @@ mod tests {
         assert_eq!(read("issued on 9 January 2025"), ["9 January 2025: 2025-01-09..2025-01-09"]);
         assert_eq!(read("issued January 9, 2025"), ["January 9, 2025: 2025-01-09..2025-01-09"]);
         assert_eq!(read("the 5 March invoices"), Vec::<String>::new());
+        // The same day in German, Spanish and French.
+        let day = |q: &str, l: crate::locale::Language| {
+            let today = NaiveDate::from_ymd_opt(2026, 11, 29).unwrap();
+            read_dates(q, today, l).iter().map(|r| (r.start, r.end)).collect::<Vec<_>>()
+        };
+        let ninth = NaiveDate::from_ymd_opt(2026, 1, 9);
+        assert_eq!(day("Rechnungen vom 9. Januar 2026", crate::locale::Language::De), [(ninth, ninth)]);
+        assert_eq!(day("facturas del 9 de enero de 2026", crate::locale::Language::Es), [(ninth, ninth)]);
+        assert_eq!(day("factures du 9 janvier 2026", crate::locale::Language::Fr), [(ninth, ninth)]);
         assert_eq!(read("invoices paid more than 30 days late"), Vec::<String>::new());
         assert_eq!(read("notes written more than 2 weeks ago"), ["more than 2 weeks ago: ..2026-11-14"]);
         assert_eq!(read("yesterday"), ["yesterday: 2026-11-28..2026-11-28"]);

@@ -159,6 +159,11 @@ fn superlatives_and_top_n_become_the_kernels_order_and_count() {
     assert_eq!(order("the account with the most invoices", "account"), None);
     // "at least", "at most" are comparisons, not superlatives.
     assert_eq!(order("invoices with a total of at least 5000", "invoice"), None);
+    // "best" is a superlative, on the field the question names.
+    assert_eq!(
+        order("the deal with the best margin", "opportunity"),
+        Some(("margin_pct".into(), "desc".into(), Some(1)))
+    );
     // "bottom N" is the top N of the other end.
     assert_eq!(order("bottom 3 invoices by total", "invoice"), Some(("total".into(), "asc".into(), Some(3))));
 }
@@ -215,6 +220,15 @@ fn numbers_in_words_and_a_range_s_unit_are_read() {
             .collect();
         assert_eq!(on, vec![json!("quantity")], "{q}: {:#?}", conditions(&r));
     }
+    // A sign names no field: "%" of "Probability (%)" does not put "margin above 50%" on it.
+    let r = read(&ava, "deals with a margin above 50%");
+    let on: Vec<Value> =
+        r.candidates.iter().map(|c| serde_json::to_value(&c.condition).unwrap()["field"].clone()).collect();
+    assert_eq!(on, vec![json!("margin_pct")], "{:#?}", conditions(&r));
+    // "lacking a paid date": the term "paid" inside the blank reading's words is not offered.
+    let r = read(&ava, "invoices lacking a paid date");
+    assert!(has(&r, "lacking a paid date", presence("paid_date", "is_blank")), "{:#?}", conditions(&r));
+    assert_eq!(r.candidates.len(), 1, "{:#?}", conditions(&r));
     // A number before a word that says which amount ("issued", "due") is no count.
     let r = read(&ava, "invoices over 5000 due in 2026");
     assert!(conditions(&r).iter().any(|(_, c)| c["field"] == "total"), "{:#?}", conditions(&r));
