@@ -455,11 +455,16 @@ impl Session<'_> {
                 let clarification = run.state.reading.as_ref().and_then(|r| {
                     self.clarification(r, &run.state.grounding.projection, &spec, &read, &unused)
                 });
-                // A count that cuts through equal values shows them all.
-                let (spec, tie) =
-                    if ambiguous || clarification.is_some() { (spec, None) } else { self.with_ties(&spec)? };
-                let result =
-                    if ambiguous || clarification.is_some() { None } else { Some(self.query(&spec)?) };
+                let answerable = !ambiguous && clarification.is_none();
+                // A count that cuts through equal values shows them all (run once, widened).
+                let widened = if answerable { self.with_ties(&spec)? } else { None };
+                let (spec, result, tie) = match widened {
+                    Some((spec, result, tie)) => (spec, Some(result), Some(tie)),
+                    None => {
+                        let result = if answerable { Some(self.query(&spec)?) } else { None };
+                        (spec, result, None)
+                    }
+                };
                 // A first plan that finds nothing gets one repair with what the data holds for
                 // its values (never a value swapped in by the kernel).
                 if !run.state.repaired && result.as_ref().is_some_and(|r| r.records.is_empty()) {

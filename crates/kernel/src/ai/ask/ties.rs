@@ -9,25 +9,26 @@ use crate::locale::Language;
 use crate::metadata::condition::{AllOf, Condition, Op};
 use crate::records::query::Direction;
 
-/// Most records a widened answer may hold: past this, the count stands and the warning says so.
+/// Most records a widened answer may hold: past this, the count stands as asked.
 const MAX_WIDENED: u32 = 1_000;
 
 impl Session<'_> {
-    /// `spec` unchanged, or widened to the records that tie with its last one on its one sort
-    /// field, with the sentence that says so.
-    pub(super) fn with_ties(&self, spec: &QuerySpec) -> Result<(QuerySpec, Option<String>)> {
-        let (Some(n), [key]) = (spec.limit, spec.sort.as_slice()) else { return Ok((spec.clone(), None)) };
+    /// When `spec`'s count cuts through equal values of its one sort field: the spec widened to
+    /// every record that ties with its last one, the records it finds, and the sentence that
+    /// says so. `None` where the count stands.
+    pub(super) fn with_ties(&self, spec: &QuerySpec) -> Result<Option<(QuerySpec, QueryResult, String)>> {
+        let (Some(n), [key]) = (spec.limit, spec.sort.as_slice()) else { return Ok(None) };
         if n == 0 || spec.offset.is_some() || spec.after.is_some() {
-            return Ok((spec.clone(), None));
+            return Ok(None);
         }
         let probe = QuerySpec { fields: vec![key.field.clone()], limit: Some(n + 1), ..spec.clone() };
         let rows = self.query(&probe)?.records;
         let (Some(last), Some(next)) = (rows.get(n as usize - 1), rows.get(n as usize)) else {
-            return Ok((spec.clone(), None));
+            return Ok(None);
         };
         let value = last.get(&key.field).cloned().unwrap_or(Value::Null);
         if value.is_null() || next.get(&key.field) != Some(&value) {
-            return Ok((spec.clone(), None));
+            return Ok(None);
         }
         let op = match key.direction {
             Direction::Asc => Op::Lte,
@@ -43,13 +44,13 @@ impl Session<'_> {
             Some(other) => Condition::All(AllOf { all: vec![other, cut] }),
         };
         let widened = QuerySpec { filters: Some(filters), limit: Some(MAX_WIDENED), ..spec.clone() };
-        let shown = value.as_str().map(str::to_string).unwrap_or_else(|| value.to_string());
-        let total = self.query(&QuerySpec { fields: vec![key.field.clone()], ..widened.clone() })?;
-        if total.has_more {
-            return Ok((spec.clone(), None));
+        let found = self.query(&widened)?;
+        if found.has_more {
+            return Ok(None);
         }
-        let message = said(self.locale().language(), n, &shown, total.records.len());
-        Ok((widened, Some(message)))
+        let shown = value.as_str().map(str::to_string).unwrap_or_else(|| value.to_string());
+        let message = said(self.locale().language(), n, &shown, found.records.len());
+        Ok(Some((widened, found, message)))
     }
 }
 

@@ -524,6 +524,9 @@ impl Session<'_> {
             }
         }
 
+        // The countries the question says, once: a currency's ("US dollars") and a stored
+        // value's ("in Germany").
+        let places = places_said(&t);
         // Picklist values and boolean fields by label or key.
         for o in &in_scope {
             for f in &o.fields {
@@ -557,7 +560,7 @@ impl Session<'_> {
                                 }
                             }
                             // A currency said in words ("in euros") is its code's value.
-                            if let Some(span) = currency_said(&t, value) {
+                            if let Some(span) = currency_said(&t, value, &places) {
                                 if free(&span) && !spans.contains(&span) {
                                     spans.push(span);
                                 }
@@ -627,7 +630,6 @@ impl Session<'_> {
 
         // Records by name, and stored values of short text fields.
         let vocabulary = vocabulary_words(p);
-        let places = places_said(&t);
         for o in &in_scope {
             for f in o.fields.iter().filter(|f| f.field_type == FieldType::Text) {
                 for c in
@@ -773,10 +775,12 @@ impl Session<'_> {
         // resembles ("Negotiation"): a value is still read where the word says it as written,
         // or in its plural.
         let as_written = |c: &Candidate| {
-            let value = serde_json::to_value(&c.condition).ok();
-            let value = value.as_ref().and_then(|v| v["value"].as_str()).map(|v| fold(&v.to_lowercase()));
+            let Condition::Compare(cmp) = &c.condition else { return false };
+            let Some(v) = cmp.value.as_ref().and_then(Value::as_str).map(|v| fold(&v.to_lowercase())) else {
+                return false;
+            };
             let words = fold(&c.words.to_lowercase());
-            value.is_some_and(|v| words == v || words == format!("{v}s") || words == format!("{v}es"))
+            words == v || words == format!("{v}s") || words == format!("{v}es")
         };
         found.retain(|c| {
             c.kind != Kind::Value || as_written(c) || !mentions.iter().any(|m| m.exact && m.span == c.span)

@@ -446,19 +446,17 @@ pub(super) fn currency_in(t: &[Token], span: &[usize]) -> Option<&'static str> {
 }
 
 /// Where the question says the currency `code` in words ("euros", "pounds").
-pub(super) fn currency_said(t: &[Token], code: &str) -> Option<Vec<usize>> {
+/// `places`: the countries the question says (`places_said`).
+pub(super) fn currency_said(
+    t: &[Token],
+    code: &str,
+    places: &[(&'static super::places::Place, Vec<usize>)],
+) -> Option<Vec<usize>> {
     if !looks_like_currency_code(code) {
         return None;
     }
-    let said: Vec<(usize, &str)> = (0..t.len())
-        .filter_map(|i| CURRENCY_WORDS.iter().find(|(w, _)| t[i].lower == *w).map(|(_, c)| (i, *c)))
-        .collect();
-    if said.is_empty() {
-        return None;
-    }
-    // Countries only where a currency word is said (reading them costs a pass over ISO 3166).
-    let places = super::places::places_said(t);
-    said.into_iter().find_map(|(i, default)| {
+    (0..t.len()).find_map(|i| {
+        let default = CURRENCY_WORDS.iter().find(|(w, _)| t[i].lower == *w).map(|(_, c)| *c)?;
         // "US dollars", "Canadian dollars", "Swiss francs", "dollars US": a country said
         // beside the currency's word says whose currency it is, and is part of its words.
         let beside = places.iter().find(|(_, span)| {
